@@ -1,0 +1,68 @@
+# probegate — `make run` is the tour, `make test` is everything CI runs.
+GO       ?= go
+BINARY   := probegate
+PKG      := github.com/probegate/probegate
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X github.com/prometheus/common/version.Version=$(VERSION) \
+            -X github.com/prometheus/common/version.Revision=$(shell git rev-parse HEAD 2>/dev/null) \
+            -X github.com/prometheus/common/version.Branch=$(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
+JSONNET  := $(GO) tool jsonnet
+# The Debian packages the tests use: promtool and the Prometheus server,
+# HAProxy and wrk. Installed once when missing; a missing tool is an error,
+# never a skipped test.
+DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk
+
+.PHONY: all build run test unit lint deps rules dashboards mixin-check rules-test e2e bench clean
+
+all: build
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BINARY) ./cmd/probegate
+
+run: build
+	./$(BINARY) demo
+
+# deps installs the Debian packages the tests need, idempotently.
+deps:
+	@missing=""; for pair in $(DEB_TOOLS); do \
+	  tool=$${pair%%:*}; pkg=$${pair##*:}; \
+	  command -v $$tool >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@for pair in $(DEB_TOOLS); do tool=$${pair%%:*}; command -v $$tool >/dev/null || { echo "missing $$tool"; exit 1; }; done
+
+test: deps lint unit rules-test mixin-check e2e
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go') $$(git ls-files --others --exclude-standard '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# unit runs every package's tests under the race detector; the fuzz
+# targets' seed corpora run as ordinary tests here.
+unit:
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+
+e2e: build
+	$(GO) test -count=1 -timeout 15m ./e2e/...
+
+rules:
+	@echo "rules: not yet generated"
+
+dashboards:
+	@echo "dashboards: not yet generated"
+
+rules-test:
+	@echo "rules-test: no rules yet"
+
+mixin-check:
+	@echo "mixin-check: no mixin yet"
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./collector/... ./gate/...
+
+clean:
+	rm -f $(BINARY)

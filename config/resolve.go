@@ -1,0 +1,35 @@
+package config
+
+// ProbeFor is the health_probe block in force for a backend: the top-level
+// defaults with every key the backend sets replaced.
+func (c *Config) ProbeFor(b Backend) HealthProbe {
+	p := c.HealthProbe
+	o := b.HealthProbe
+	if o.Enabled != nil {
+		p.Enabled = *o.Enabled
+	}
+	if o.Path != nil {
+		p.Path = *o.Path
+	}
+	if o.Interval != nil {
+		p.Interval = *o.Interval
+	}
+	if o.Timeout != nil {
+		p.Timeout = *o.Timeout
+	}
+	if o.Failures != nil {
+		p.Failures = *o.Failures
+	}
+	if o.Successes != nil {
+		p.Successes = *o.Successes
+	}
+	return p
+}
+
+// ClientConfigFor is the http_client_config in force for a backend.
+func (c *Config) ClientConfigFor(b Backend) HTTPClientConfig {
+	if b.HTTPClientConfig != nil {
+		return *b.HTTPClientConfig
+	}
+	return c.HTTPClientConfig
+}
