@@ -3,11 +3,16 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestMain builds the probegate binary once for every test in the package.
@@ -52,4 +57,84 @@ func requireTool(t testing.TB, name string) string {
 		t.Fatalf("%s is not installed: run `make deps` (the tests never skip a missing tool)", name)
 	}
 	return path
+}
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// probegateProcess is a running probegate binary.
+type probegateProcess struct {
+	cmd    *exec.Cmd
+	base   string // http://127.0.0.1:port
+	output *syncBuffer
+	done   chan struct{} // closed when the process exited
+}
+
+// startProbegate runs the binary with args plus a --web.listen-address on a
+// free loopback port, waits until /health answers and stops it (SIGKILL if
+// still running) when the test ends.
+func startProbegate(t testing.TB, args ...string) *probegateProcess {
+	t.Helper()
+	addr := freeAddr(t)
+	p := &probegateProcess{base: "http://" + addr, output: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(binary(t), append(args, "--web.listen-address="+addr)...)
+	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("probegate output:\n%s", p.output.String())
+		}
+	})
+	waitFor(t, 10*time.Second, "probegate /health", func() bool {
+		resp, err := http.Get(p.base + "/health")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return p
+}
+
+// waitFor polls cond every 50ms until it holds or the deadline passes.
+func waitFor(t testing.TB, deadline time.Duration, what string, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("%s: not within %s", what, deadline)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's stdout and stderr.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
