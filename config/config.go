@@ -3,8 +3,18 @@
 package config
 
 import (
+	"time"
+
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+)
+
+// The fan-out merge formats of fanout.merge.
+const (
+	// MergeJSONArray concatenates the backends' 2xx JSON arrays in config order.
+	MergeJSONArray = "json_array"
+	// MergeNDJSON concatenates the backends' newline-delimited JSON bodies.
+	MergeNDJSON = "ndjson"
 )
 
 // Config is the whole configuration file.
@@ -17,6 +27,49 @@ type Config struct {
 	PassiveHealth    PassiveHealth    `yaml:"passive_health"`
 	HTTPClientConfig HTTPClientConfig `yaml:"http_client_config"`
 	Backends         []Backend        `yaml:"backends"`
+
+	// src is the file the configuration was decoded from, kept so that
+	// Validate can name the line of every problem; nil when built in code.
+	src *source
+	// origins maps a field path to the flag or environment variable that
+	// set it, so that Validate blames the flag rather than the file.
+	origins map[string]string
+}
+
+// Default is the configuration of SPEC section 7 with no backends: what
+// an empty file means.
+func Default() *Config {
+	return &Config{
+		HealthProbe: HealthProbe{
+			Enabled:   true,
+			Path:      "/healthz",
+			Interval:  model.Duration(5 * time.Second),
+			Timeout:   model.Duration(2 * time.Second),
+			Failures:  3,
+			Successes: 2,
+		},
+		Pool: Pool{PanicThreshold: 0},
+		Gate: Gate{
+			Drain:           0,
+			ShutdownTimeout: model.Duration(30 * time.Second),
+			CheckInterval:   model.Duration(time.Second),
+		},
+		Fanout: Fanout{
+			Timeout:          model.Duration(30 * time.Second),
+			Merge:            MergeJSONArray,
+			MaxRequestBytes:  1 << 20,
+			MaxResponseBytes: 64 << 20,
+		},
+		PassiveHealth: PassiveHealth{
+			Enabled:           false,
+			Window:            model.Duration(30 * time.Second),
+			MaxFailures:       5,
+			MinSuccessRatio:   0,
+			MinRequests:       10,
+			MaxEjectedPercent: 50,
+		},
+		HTTPClientConfig: commoncfg.DefaultHTTPClientConfig,
+	}
 }
 
 // HealthProbe is how a backend is probed.
@@ -75,9 +128,6 @@ type Fanout struct {
 	MaxResponseBytes Bytes          `yaml:"max_response_bytes"`
 }
 
-// Bytes is a size such as 1MiB or 64MiB (or a plain number of bytes).
-type Bytes int64
-
 // PassiveHealth holds the outlier detection from real fan-out traffic.
 type PassiveHealth struct {
 	Enabled           bool           `yaml:"enabled"`
@@ -95,6 +145,10 @@ type Backend struct {
 	HealthProbe HealthProbeOverride `yaml:"health_probe"`
 	// HTTPClientConfig, when set, replaces the top-level one for this backend.
 	HTTPClientConfig *HTTPClientConfig `yaml:"http_client_config"`
+
+	// origin is the flag that added the backend, if one did; it travels
+	// with the backend however the list is reordered.
+	origin string
 }
 
 // HTTPClientConfig is the Prometheus ecosystem's HTTP client block (TLS,

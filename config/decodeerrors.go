@@ -1,0 +1,305 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/common/model"
+	"go.yaml.in/yaml/v3"
+)
+
+// The messages of the YAML library, which this file turns into problems
+// that name the field and say what would be valid.
+var (
+	syntaxErrorRE     = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	typeErrorLineRE   = regexp.MustCompile(`^line (\d+): (.*)$`)
+	unknownFieldRE    = regexp.MustCompile(`^field (.+) not found in type `)
+	duplicateKeyRE    = regexp.MustCompile(`^mapping key (".*") already defined at line (\d+)$`)
+	cannotUnmarshalRE = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into ")
+)
+
+// configType is the Go type the top-level document decodes into.
+var configType = reflect.TypeFor[Config]()
+
+// parserProblems are the YAML parser's messages (as opposed to its
+// scanner's), for which the library reports the line counting from 0.
+var parserProblems = []string{
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"did not find expected '-' indicator",
+	"did not find expected <document start>",
+	"did not find expected <stream-start>",
+	"did not find expected key",
+	"did not find expected node content",
+	"found duplicate %TAG directive",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found undefined tag handle",
+}
+
+// syntaxProblem is a YAML syntax error in data. The library leaves the
+// line out when it is the first, so a first line that fails to parse on
+// its own is named.
+func (s *source) syntaxProblem(data []byte, err error) Problem {
+	msg := err.Error()
+	if m := syntaxErrorRE.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		if slices.Contains(parserProblems, m[2]) {
+			line++
+		}
+		return Problem{File: s.file, Line: line, Message: "invalid YAML: " + m[2]}
+	}
+	p := Problem{File: s.file, Message: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	if yaml.Unmarshal(first, new(yaml.Node)) != nil {
+		p.Line = 1
+	}
+	return p
+}
+
+// decodeProblems turns a decoding error into problems with lines and
+// field paths.
+func (s *source) decodeProblems(err error) []Problem {
+	var typeErr *yaml.TypeError
+	if errors.As(err, &typeErr) {
+		problems := make([]Problem, 0, len(typeErr.Errors))
+		for _, e := range typeErr.Errors {
+			problems = append(problems, s.typeProblem(e))
+		}
+		return problems
+	}
+	// An error from an UnmarshalYAML method (a bad duration, size or
+	// http_client_config) stops the decoder and carries no line: find the
+	// innermost node that fails to decode on its own.
+	if p, ok := s.locate(err); ok {
+		return p
+	}
+	return []Problem{{File: s.file, Message: err.Error()}}
+}
+
+// typeProblem turns one of the YAML library's "line N: ..." messages into
+// a problem.
+func (s *source) typeProblem(e string) Problem {
+	m := typeErrorLineRE.FindStringSubmatch(e)
+	if m == nil {
+		return Problem{File: s.file, Message: e}
+	}
+	line, _ := strconv.Atoi(m[1])
+	msg := m[2]
+	p := Problem{File: s.file, Line: line, Message: msg}
+	switch {
+	case unknownFieldRE.MatchString(msg):
+		key := unknownFieldRE.FindStringSubmatch(msg)[1]
+		if path, parent, ok := s.findKey(line, key); ok {
+			p.Field = path
+			p.Message = unknownKeyMessage(key, yamlKeys(parent))
+		}
+	case duplicateKeyRE.MatchString(msg):
+		sub := duplicateKeyRE.FindStringSubmatch(msg)
+		key, err := strconv.Unquote(sub[1])
+		if err != nil {
+			break
+		}
+		if path, _, ok := s.findKey(line, key); ok {
+			p.Field = path
+			p.Message = fmt.Sprintf("%q is set twice; it is also set at line %s", key, sub[2])
+		}
+	case cannotUnmarshalRE.MatchString(msg):
+		sub := cannotUnmarshalRE.FindStringSubmatch(msg)
+		if n, t, path, ok := s.findValue(line, sub[1], sub[2]); ok {
+			p.Field = path
+			p.Message = fmt.Sprintf("want %s, got %s", describeType(t), describeNode(n))
+		}
+	}
+	return p
+}
+
+// findKey finds the mapping key named key on the given line, returning its
+// field path and the Go type of the mapping that holds it.
+func (s *source) findKey(line int, key string) (path string, parent reflect.Type, ok bool) {
+	walk(s.root, configType, "", func(n *yaml.Node, t reflect.Type, at string) bool {
+		if n.Kind != yaml.MappingNode {
+			return true
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Line == line && k.Value == key {
+				path, parent, ok = joinKey(at, key), t, true
+				return false
+			}
+		}
+		return true
+	})
+	return path, parent, ok
+}
+
+// findValue finds the node on the given line that the YAML library could
+// not decode: a mapping or list by its tag, a scalar by its (possibly
+// shortened) text.
+func (s *source) findValue(line int, tag, shown string) (node *yaml.Node, t reflect.Type, path string, ok bool) {
+	prefix := strings.TrimSuffix(shown, "...")
+	walk(s.root, configType, "", func(n *yaml.Node, nt reflect.Type, at string) bool {
+		if n.Line != line {
+			return true
+		}
+		var match bool
+		switch tag {
+		case "map":
+			match = n.Kind == yaml.MappingNode
+		case "seq":
+			match = n.Kind == yaml.SequenceNode
+		default:
+			match = n.Kind == yaml.ScalarNode && strings.HasPrefix(n.Value, prefix)
+		}
+		if match {
+			node, t, path, ok = n, nt, at, true
+			return false
+		}
+		return true
+	})
+	return node, t, path, ok
+}
+
+// locate finds where an error without a line comes from by decoding
+// subtrees on their own, down to the innermost one that still fails.
+func (s *source) locate(err error) ([]Problem, bool) {
+	n, key, t, path, found := innermostFailure(s.root, nil, configType, "")
+	if n == nil {
+		return nil, false
+	}
+	var typeErr *yaml.TypeError
+	if errors.As(found, &typeErr) {
+		return s.decodeProblems(found), true
+	}
+	at := n
+	if key != nil {
+		at = key
+	}
+	return []Problem{{File: s.file, Line: at.Line, Field: path, Message: withHint(t, found)}}, true
+}
+
+// innermostFailure decodes n into a new value of type t; when that fails it
+// tries n's children and returns the innermost failing node, the key that
+// names it, its type, its field path and the error.
+func innermostFailure(n, key *yaml.Node, t reflect.Type, path string) (*yaml.Node, *yaml.Node, reflect.Type, string, error) {
+	if t == nil {
+		return nil, nil, nil, "", nil
+	}
+	err := n.Decode(reflect.New(t).Interface())
+	if err == nil {
+		return nil, nil, nil, "", nil
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if fn, fk, ft, fp, ferr := innermostFailure(n.Content[i+1], k, fieldType(t, k.Value), joinKey(path, k.Value)); fn != nil {
+				return fn, fk, ft, fp, ferr
+			}
+		}
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			if fn, fk, ft, fp, ferr := innermostFailure(item, nil, elemType(t), joinIndex(path, i)); fn != nil {
+				return fn, fk, ft, fp, ferr
+			}
+		}
+	}
+	return n, key, t, path, err
+}
+
+// withHint adds what a valid value looks like to errors that do not say.
+func withHint(t reflect.Type, err error) string {
+	if deref(t) == reflect.TypeFor[model.Duration]() {
+		return err.Error() + ": want a duration such as 500ms, 5s, 1m or 1h30m"
+	}
+	return err.Error()
+}
+
+// describeType says in words what a value of type t looks like in YAML.
+func describeType(t reflect.Type) string {
+	t = deref(t)
+	if t == nil {
+		return "another type"
+	}
+	switch t {
+	case reflect.TypeFor[model.Duration]():
+		return "a duration such as 5s"
+	case reflect.TypeFor[Bytes]():
+		return "a size such as 1MiB"
+	case reflect.TypeFor[IntOrPercent]():
+		return `an integer or a percentage such as "50%"`
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a non-negative integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "a mapping of keys to values"
+	}
+	return t.String()
+}
+
+// describeNode says in words what a YAML node holds.
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return strconv.Quote(n.Value)
+}
+
+// unknownKeyMessage names the unknown key, the closest valid key when one
+// is a likely typo, and every valid key.
+func unknownKeyMessage(key string, valid []string) string {
+	msg := fmt.Sprintf("unknown key %q", key)
+	if len(valid) == 0 {
+		return msg
+	}
+	best, bestDistance := "", len(key)/3+2
+	for _, v := range valid {
+		if d := editDistance(key, v); d < bestDistance {
+			best, bestDistance = v, d
+		}
+	}
+	if best != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return msg + "; valid keys: " + strings.Join(valid, ", ")
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,138 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// invalidCases are the fixtures testdata/invalid-<name>.yml: the line and
+// field each must be blamed on, and words the message must contain.
+var invalidCases = []struct {
+	name  string
+	line  int
+	field string
+	says  string
+}{
+	{"unknown-key", 3, "helth_check", `unknown key "helth_check"; valid keys: health_probe, pool`},
+	{"unknown-key-nested", 4, "health_probe.timout", `unknown key "timout" (did you mean "timeout"?)`},
+	{"unknown-key-backend", 6, "backends[1].helth_probe", `unknown key "helth_probe" (did you mean "health_probe"?)`},
+	{"unknown-key-backend-probe", 6, "backends[0].health_probe.intervall", `unknown key "intervall" (did you mean "interval"?)`},
+	{"unknown-key-http-client", 3, "http_client_config.tls_config.ca_fiel", `unknown key "ca_fiel" (did you mean "ca_file"?)`},
+	{"unknown-key-backend-http-client", 6, "backends[0].http_client_config.bearer_tokn", `unknown key "bearer_tokn" (did you mean "bearer_token"?)`},
+	{"duplicate-key", 4, "gate.drain", `"drain" is set twice; it is also set at line 2`},
+	{"syntax", 3, "", "invalid YAML: did not find expected ',' or ']'"},
+	{"second-document", 3, "", "a second YAML document"},
+	{"not-a-mapping", 1, "", "want a mapping of keys to values, got a list"},
+	{"backends-not-a-list", 2, "backends", "want a list, got a mapping"},
+	{"duplicate-name", 6, "backends[2].name", `"pdb-1" is already the name of backends[0]`},
+	{"name-characters", 2, "backends[0].name", `"pdb 1" may contain only letters, digits`},
+	{"name-missing", 4, "backends[1].name", "a backend needs a name"},
+	{"url-missing", 2, "backends[0].url", "a backend needs a url"},
+	{"url-scheme", 3, "backends[0].url", `"ftp://127.0.0.1:8081": want an absolute http:// or https:// URL`},
+	{"url-relative", 3, "backends[0].url", `"/pdb-1": want an absolute http:// or https:// URL`},
+	{"url-no-host", 3, "backends[0].url", `"http:///pdb-1" has no host`},
+	{"url-query", 3, "backends[0].url", "has a query"},
+	{"url-fragment", 3, "backends[0].url", "has a fragment"},
+	{"url-credentials", 3, "backends[0].url", "carries credentials"},
+	{"probe-timeout-longer", 4, "health_probe.timeout", "10s is longer than the interval 5s"},
+	{"probe-interval-shorter", 3, "health_probe.interval", "1s is shorter than the timeout 2s (the default health_probe.timeout)"},
+	{"backend-probe-timeout-longer", 10, "backends[1].health_probe.timeout", "10s is longer than the interval 5s (health_probe.interval at line 2)"},
+	{"backend-probe-interval-shorter", 6, "backends[0].health_probe.interval", "1s is shorter than the timeout 2s"},
+	{"probe-path", 2, "health_probe.path", `"healthz" must start with "/"`},
+	{"backend-probe-path", 5, "backends[0].health_probe.path", `"status" must start with "/"`},
+	{"interval-zero", 2, "health_probe.interval", "0s is not positive"},
+	{"duration-syntax", 2, "health_probe.interval", `not a valid duration string: "5": want a duration such as`},
+	{"failures-zero", 2, "health_probe.failures", "0 is below 1"},
+	{"failures-type", 2, "health_probe.failures", `want an integer, got "three"`},
+	{"backend-successes-zero", 5, "backends[0].health_probe.successes", "0 is below 1"},
+	{"readiness-both", 3, "readiness.max_unavailable", "set at most one of the two"},
+	{"readiness-percent", 2, "readiness.max_unavailable", `"150%" is above 100%`},
+	{"readiness-negative", 2, "readiness.min_available", `"-1" is negative`},
+	{"panic-threshold", 2, "pool.panic_threshold", "150 is not a percentage between 0 and 100"},
+	{"max-ejected-percent", 3, "passive_health.max_ejected_percent", "-5 is not a percentage between 0 and 100"},
+	{"min-success-ratio", 3, "passive_health.min_success_ratio", "80 is not a ratio between 0 and 1"},
+	{"passive-window-zero", 2, "passive_health.window", "0s is not positive"},
+	{"passive-max-failures-zero", 2, "passive_health.max_failures", "0 is below 1"},
+	{"passive-min-requests-zero", 2, "passive_health.min_requests", "0 is below 1"},
+	{"merge", 3, "fanout.merge", `"xml" is not a merge format: want json_array or ndjson`},
+	{"bytes-zero", 2, "fanout.max_request_bytes", "0 is not a positive size"},
+	{"bytes-syntax", 2, "fanout.max_response_bytes", `"64 megabytes" is not a size`},
+	{"fanout-timeout-zero", 2, "fanout.timeout", "0s is not positive"},
+	{"shutdown-timeout-zero", 3, "gate.shutdown_timeout", "0s is not positive"},
+	{"check-interval-zero", 2, "gate.check_interval", "0s is not positive"},
+	{"http-client-config", 3, "http_client_config", "at most one of basic_auth, oauth2, bearer_token & bearer_token_file"},
+	{"backend-http-client-config", 5, "backends[0].http_client_config.tls_config", "at most one of ca, ca_file & ca_ref"},
+	{"tls-version", 3, "http_client_config.tls_config.min_version", "unknown TLS version: TLS99"},
+}
+
+func TestInvalidFixtures(t *testing.T) {
+	for _, tc := range invalidCases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join("testdata", "invalid-"+tc.name+".yml")
+			c, err := Load(path)
+			if c != nil {
+				t.Errorf("Load returned a configuration along with the error")
+			}
+			var cfgErr *Error
+			if !errors.As(err, &cfgErr) {
+				t.Fatalf("Load(%s) = %v, want a *config.Error", path, err)
+			}
+			if len(cfgErr.Problems) != 1 {
+				t.Fatalf("got %d problems, want 1:\n%v", len(cfgErr.Problems), err)
+			}
+			p := cfgErr.Problems[0]
+			if p.File != path || p.Line != tc.line || p.Field != tc.field {
+				t.Errorf("problem at %s:%d field %q, want %s:%d field %q\n%v", p.File, p.Line, p.Field, path, tc.line, tc.field, err)
+			}
+			if !contains(p.Message, tc.says) {
+				t.Errorf("message %q does not say %q", p.Message, tc.says)
+			}
+			prefix := fmt.Sprintf("%s:%d: ", path, tc.line)
+			if tc.field != "" {
+				prefix += tc.field + ": "
+			}
+			if !strings.HasPrefix(err.Error(), prefix) {
+				t.Errorf("error %q does not start with %q", err, prefix)
+			}
+		})
+	}
+}
+
+// TestEveryInvalidFixtureHasACase keeps fixtures and cases in step.
+func TestEveryInvalidFixtureHasACase(t *testing.T) {
+	files, err := filepath.Glob("testdata/invalid-*.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, tc := range invalidCases {
+		known[tc.name] = true
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "invalid-"), ".yml")
+		if !known[name] {
+			t.Errorf("%s has no case in invalidCases", f)
+		}
+	}
+	if len(files) != len(invalidCases) {
+		t.Errorf("%d fixtures, %d cases", len(files), len(invalidCases))
+	}
+}
+
+func TestEveryProblemIsReported(t *testing.T) {
+	data := "health_probe:\n  failures: 0\nbackends:\n  - name: a\n    url: ftp://x\n  - name: a\n    url: http://y\n"
+	_, err := Parse([]byte(data), "probegate.yml")
+	want := strings.Join([]string{
+		"probegate.yml:2: health_probe.failures: 0 is below 1: want at least 1",
+		`probegate.yml:5: backends[0].url: "ftp://x": want an absolute http:// or https:// URL such as http://127.0.0.1:8081`,
+		`probegate.yml:6: backends[1].name: "a" is already the name of backends[0]; names must be unique`,
+	}, "\n")
+	if err == nil || err.Error() != want {
+		t.Errorf("got\n%v\nwant\n%s", err, want)
+	}
+}

@@ -1,0 +1,125 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Load reads, decodes and validates the configuration file at path. It
+// returns either a valid configuration or an error, never both.
+func Load(path string) (*Config, error) {
+	cfg, err := DecodeFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// Parse decodes and validates a configuration; filename is the name its
+// errors carry and the directory relative file paths are resolved against.
+func Parse(data []byte, filename string) (*Config, error) {
+	cfg, err := Decode(data, filename)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// DecodeFile reads and decodes the file at path without validating the
+// values; see Decode. A missing file is an error that matches
+// fs.ErrNotExist.
+func DecodeFile(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Decode(data, path)
+}
+
+// Decode decodes a configuration over the defaults and checks its shape:
+// YAML syntax, unknown keys, value types. It does not check the values;
+// Validate does, and names the lines of this file when it does. Relative
+// file paths in http_client_config blocks are resolved against the
+// directory of filename. An empty document is the defaults.
+func Decode(data []byte, filename string) (*Config, error) {
+	src := &source{file: filename}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &Error{Problems: []Problem{src.syntaxProblem(data, err)}}
+	}
+	cfg := Default()
+	cfg.src = src
+	if len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
+		return cfg, nil
+	}
+	src.root = doc.Content[0]
+
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil {
+		return nil, &Error{Problems: src.decodeProblems(err)}
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, &Error{Problems: []Problem{src.syntaxProblem(data, err)}}
+	default:
+		return nil, &Error{Problems: []Problem{{File: filename, Line: next.Line,
+			Message: "a second YAML document: the configuration is one document"}}}
+	}
+
+	dir := filepath.Dir(filename)
+	cfg.HTTPClientConfig.SetDirectory(dir)
+	for i := range cfg.Backends {
+		cfg.Backends[i].HTTPClientConfig.SetDirectory(dir)
+	}
+	return cfg, nil
+}
+
+// UnmarshalYAML decodes over the values already in c, so that keys the
+// file leaves out keep their defaults, and so does a block that is
+// present but empty (a YAML null), which a plain decode would zero.
+func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
+	// Decode into a struct with the same keys whose fields point at c's:
+	// the decoder fills a non-nil pointer in place and sets it to nil for
+	// a null, leaving c's field alone.
+	self := reflect.ValueOf(c).Elem()
+	var fields []reflect.StructField
+	var targets []reflect.Value
+	for i := range self.NumField() {
+		f := self.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		fields = append(fields, reflect.StructField{Name: f.Name, Type: reflect.PointerTo(f.Type), Tag: f.Tag})
+		targets = append(targets, self.Field(i).Addr())
+	}
+	raw := reflect.New(reflect.StructOf(fields)).Elem()
+	for i, target := range targets {
+		raw.Field(i).Set(target)
+	}
+	return unmarshal(raw.Addr().Interface())
+}
+
+// File is the name of the file the configuration was decoded from, empty
+// when it was built in code.
+func (c *Config) File() string {
+	if c.src == nil {
+		return ""
+	}
+	return c.src.file
+}
