@@ -1,0 +1,142 @@
+// The alerts of SPEC section 10. Each expression selects its targets with
+// _config.probegateSelector and waits _config.alertFor[name] before firing.
+//
+// The per-backend alerts join probegate_backend_info so that the alert
+// itself carries the backend's url and probe path: whoever gets paged sees
+// what to fix without opening a dashboard.
+{
+  local config = self._config,
+
+  local alert(name, severity, expr, summary, description) = {
+    assert std.objectHas(config.alertFor, name) : 'mixin: _config.alertFor has no entry for ' + name,
+    assert std.length(std.findSubstr('{{', summary)) == 0 : 'mixin: the summary of ' + name + ' must be static',
+    alert: name,
+    expr: expr,
+    'for': config.alertFor[name],
+    labels: { severity: severity },
+    annotations: {
+      summary: summary,
+      description: description,
+      runbook_url: config.runbookURLPattern % std.asciiLower(name),
+    },
+  },
+
+  // withBackendInfo adds the url and probe_path labels of
+  // probegate_backend_info to a per-backend vector.
+  local withBackendInfo(vector) = |||
+    (
+      %(vector)s
+    )
+    * ignoring (state, url, probe_path) group_left (url, probe_path)
+      probegate_backend_info{%(sel)s}
+  ||| % { vector: std.stripChars(vector, '\n'), sel: config.probegateSelector },
+
+  local vars = {
+    sel: config.probegateSelector,
+  },
+
+  prometheusAlerts+:: {
+    groups+: [
+      {
+        name: 'probegate',
+        rules: [
+          alert(
+            'ProbegateProbePathMisconfigured',
+            'warning',
+            withBackendInfo('probegate_backend_state{%(sel)s, state="probe_unsupported"} == 1' % vars),
+            'A backend refuses its probe path, so probegate keeps it in service without a health signal.',
+            'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate {{ $labels.instance }} has refused probes of {{ $labels.probe_path }} for %(for)s: it stays in service unverified, and probegate cannot take it out when it fails. Set the backend\'s health_probe.path to a path it answers.' % { 'for': config.alertFor.ProbegateProbePathMisconfigured },
+          ),
+          alert(
+            'ProbegatePoolProbePathMisconfigured',
+            'critical',
+            |||
+              count without (backend, state) (
+                probegate_backend_state{%(sel)s, state="probe_unsupported"} == 1
+              )
+              == probegate_backends_configured{%(sel)s}
+            ||| % vars,
+            'Every backend of a probegate instance refuses its probe path, so none of them has a health signal.',
+            'All {{ $value }} backends of probegate {{ $labels.instance }} have refused their probe paths for %(for)s: the pool stays in service without any health check. The probe path is most likely wrong for the whole pool (health_probe.path).' % { 'for': config.alertFor.ProbegatePoolProbePathMisconfigured },
+          ),
+          alert(
+            'ProbegateBackendUnhealthy',
+            'warning',
+            withBackendInfo('probegate_backend_state{%(sel)s, state="unhealthy"} == 1' % vars),
+            'A backend is out of service.',
+            'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate {{ $labels.instance }} has been unhealthy and out of service for %(for)s; its probes of {{ $labels.probe_path }} fail.' % { 'for': config.alertFor.ProbegateBackendUnhealthy },
+          ),
+          alert(
+            'ProbegateBackendFlapping',
+            'warning',
+            |||
+              sum without (to) (
+                increase(probegate_backend_transitions_total{%(sel)s}[%(window)s])
+              ) >= %(threshold)d
+            ||| % vars { window: config.backendFlappingWindow, threshold: config.backendFlappingTransitions },
+            'A backend keeps changing state.',
+            'Backend {{ $labels.backend }} of probegate {{ $labels.instance }} changed state {{ printf "%%.0f" $value }} times in the last %(window)s: it keeps entering and leaving service.' % { window: config.backendFlappingWindow },
+          ),
+          alert(
+            'ProbegatePoolFailOpen',
+            'critical',
+            'probegate_pool_fail_open{%(sel)s} == 1\n' % vars,
+            'A probegate pool fails open: traffic goes to every configured backend, healthy or not.',
+            'Too few backends of probegate {{ $labels.instance }} are in service, so for %(for)s it has sent traffic to every configured backend, unhealthy ones included.' % { 'for': config.alertFor.ProbegatePoolFailOpen },
+          ),
+          alert(
+            'ProbegatePartialFanout',
+            'warning',
+            |||
+              (
+                rate(probegate_fanout_partial_total{%(sel)s}[%(window)s])
+                  /
+                rate(probegate_fanout_requests_total{%(sel)s}[%(window)s])
+              ) > %(ratio)g
+            ||| % vars { window: config.partialFanoutWindow, ratio: config.partialFanoutRatio },
+            'Fan-out requests get answers from only part of the pool.',
+            '{{ $value | humanizePercentage }} of the fan-out requests to probegate {{ $labels.instance }} over the last %(window)s were answered by fewer backends than configured: clients get partial results.' % { window: config.partialFanoutWindow },
+          ),
+          alert(
+            'ProbegateNotReady',
+            'warning',
+            |||
+              probegate_gate_ready{%(sel)s} == 0
+              and
+              probegate_gate_draining{%(sel)s} == 0
+            ||| % vars,
+            'A probegate instance is not ready although it is not draining.',
+            'Probegate {{ $labels.instance }} has answered /ready with 503 for %(for)s without draining: its readiness budget does not hold, too few backends are in service, and the load balancers in front have taken it out.' % { 'for': config.alertFor.ProbegateNotReady },
+          ),
+          alert(
+            'ProbegateReadinessBudgetBlocksMaintenance',
+            'info',
+            |||
+              probegate_readiness_disruptions_allowed{%(sel)s} == 0
+              and
+              probegate_backends_in_service{%(sel)s} == probegate_backends_configured{%(sel)s}
+              and
+              probegate_backends_configured{%(sel)s} > 0
+            ||| % vars,
+            'The readiness budget allows no disruption even with every backend in service.',
+            'Every backend of probegate {{ $labels.instance }} has been in service for %(for)s, yet its readiness budget allows no disruption: taking any backend down for maintenance makes /ready fail. Lower readiness.min_available or raise readiness.max_unavailable.' % { 'for': config.alertFor.ProbegateReadinessBudgetBlocksMaintenance },
+          ),
+          alert(
+            'ProbegateReadinessBudgetGuardsNothing',
+            'warning',
+            'probegate_backends_configured{%(sel)s} == 0\n' % vars,
+            'A probegate instance has no backends configured, so its readiness budget guards nothing.',
+            'Probegate {{ $labels.instance }} has had no backends configured for %(for)s: there is nothing to probe or fan out to. Check its configuration file and --backend flags.' % { 'for': config.alertFor.ProbegateReadinessBudgetGuardsNothing },
+          ),
+          alert(
+            'ProbegateConfigReloadFailed',
+            'warning',
+            'probegate_config_last_reload_successful{%(sel)s} == 0\n' % vars,
+            'A probegate configuration reload failed; the previous configuration is still running.',
+            'The last configuration reload of probegate {{ $labels.instance }} was rejected, and no reload has succeeded for %(for)s since: it keeps running the previous configuration. Run probegate check-config on the file and read the logs.' % { 'for': config.alertFor.ProbegateConfigReloadFailed },
+          ),
+        ],
+      },
+    ],
+  },
+}

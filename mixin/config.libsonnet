@@ -1,0 +1,52 @@
+// The knobs of the probegate mixin. Override any of them from your own
+// jsonnet: (import 'mixin.libsonnet') + { _config+:: { probegateSelector: 'job="lb"' } }.
+{
+  _config+:: {
+    // probegateSelector picks the probegate targets. It is spliced into every
+    // alert and recording rule and into the dashboards' job variable.
+    probegateSelector: 'job="probegate"',
+
+    // alertFor is how long each alert's condition must hold before it fires.
+    // Every alert of alerts.libsonnet has an entry; a missing one is an error.
+    alertFor: {
+      // A refused probe path is a configuration mistake, not an outage: give
+      // a rollout time to fix it before anyone is told.
+      ProbegateProbePathMisconfigured: '10m',
+      ProbegatePoolProbePathMisconfigured: '10m',
+      ProbegateBackendUnhealthy: '5m',
+      ProbegateBackendFlapping: '5m',
+      ProbegatePoolFailOpen: '2m',
+      ProbegatePartialFanout: '15m',
+      ProbegateNotReady: '5m',
+      // A budget that allows no disruption matters at the next maintenance,
+      // so it waits long enough not to fire during a rolling restart.
+      ProbegateReadinessBudgetBlocksMaintenance: '1h',
+      ProbegateReadinessBudgetGuardsNothing: '15m',
+      ProbegateConfigReloadFailed: '10m',
+    },
+
+    // A backend that changed state at least backendFlappingTransitions times
+    // within backendFlappingWindow is flapping: by default three round trips
+    // out of service and back in 15 minutes. increase() extrapolates to the
+    // window's edges, so one transition fewer can reach the threshold when
+    // it is small; six keeps that slack below one transition.
+    backendFlappingWindow: '15m',
+    backendFlappingTransitions: 6,
+
+    // Fan-out rounds answered by fewer backends than configured, as a share
+    // of all rounds over partialFanoutWindow, above which to alert.
+    partialFanoutWindow: '5m',
+    partialFanoutRatio: 0.1,
+
+    // runbookURLPattern gets the alert name, lower-cased, for %s: the
+    // anchors of mixin/runbook.md as GitHub renders them.
+    runbookURLPattern: 'https://github.com/probegate/probegate/blob/main/mixin/runbook.md#%s',
+
+    // Dashboards.
+    dashboardTags: ['probegate'],
+    dashboardTitlePrefix: 'probegate / ',
+    dashboardUIDPrefix: 'probegate-',
+    dashboardRefresh: '30s',
+    dashboardTimeFrom: 'now-1h',
+  },
+}

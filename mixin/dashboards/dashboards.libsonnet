@@ -1,0 +1,1 @@
+(import 'overview.libsonnet') + (import 'backend.libsonnet')

@@ -1,0 +1,175 @@
+// "probegate / Overview": the pool, the gate and the prober of the selected
+// instances.
+local lib = import 'lib.libsonnet';
+
+{
+  local config = self._config,
+  // sel narrows every query to the job and instances chosen above the
+  // dashboard.
+  local sel = 'job=~"$job", instance=~"$instance"',
+  local v = { sel: sel },
+
+  grafanaDashboards+:: {
+    'probegate-overview.json': lib.dashboard(
+      config,
+      'overview',
+      'Overview',
+      [
+        lib.queryVariable('job', 'label_values(probegate_build_info{%s}, job)' % config.probegateSelector),
+        lib.queryVariable('instance', 'label_values(probegate_build_info{job=~"$job"}, instance)', multi=true, allValue='.+'),
+      ],
+      lib.layout([
+        lib.row(4, [
+          lib.stat(
+            'Backends configured',
+            'Backends in the configuration of the selected instances (probegate_backends_configured), summed.',
+            'short',
+            [lib.target('sum(probegate_backends_configured{%(sel)s})' % v, 'configured')],
+          ),
+          lib.stat(
+            'Backends in service',
+            'Backends in service, in every state but unhealthy (probegate_backends_in_service), summed over the selected instances.',
+            'short',
+            [lib.target('sum(probegate_backends_in_service{%(sel)s})' % v, 'in service')],
+          ),
+          lib.stat(
+            'Unverified backends',
+            'Backends in service whose probe path refuses (state probe_unsupported): they have no health signal. Zero is what you want.',
+            'short',
+            [lib.target('sum(probegate_backend_state{%(sel)s, state="probe_unsupported"})' % v, 'probe_unsupported')],
+          ) + lib.thresholdColors('green', [[1, 'orange']]),
+          lib.stat(
+            'Failing open',
+            'Selected instances whose pool fails open right now (probegate_pool_fail_open): they send traffic to every configured backend, unhealthy ones included.',
+            'short',
+            [lib.target('sum(probegate_pool_fail_open{%(sel)s})' % v, 'fail-open')],
+          ) + lib.thresholdColors('green', [[1, 'red']]),
+          lib.stat(
+            'Not ready',
+            'Selected instances answering /ready with 503 (probegate_gate_ready is 0), draining ones included.',
+            'short',
+            [lib.target('count(probegate_gate_ready{%(sel)s} == 0) or vector(0)' % v, 'not ready')],
+          ) + lib.thresholdColors('green', [[1, 'red']]),
+          lib.stat(
+            'Config reload',
+            'Whether the last configuration reload of every selected instance succeeded (probegate_config_last_reload_successful, the minimum over instances).',
+            'bool_yes_no',
+            [lib.target('min(probegate_config_last_reload_successful{%(sel)s})' % v, 'reload ok')],
+          ) + lib.thresholdColors('red', [[1, 'green']]),
+        ]),
+        lib.row(8, [
+          lib.timeseries(
+            'Backends by state',
+            'How many backends are in each state of the state machine (probegate_backend_state), stacked. Every state but unhealthy is in service; probe_unsupported is in service without a health signal.',
+            'short',
+            [lib.target('sum by (state) (probegate_backend_state{%(sel)s})' % v, '{{state}}')],
+            stack=true,
+            min=0,
+          ) + lib.byNameColors(lib.stateColors),
+          lib.timeseries(
+            'In service vs configured',
+            'Backends in service (probegate_backends_in_service) against backends configured (probegate_backends_configured), per instance.',
+            'short',
+            [
+              lib.target('probegate_backends_in_service{%(sel)s}' % v, '{{instance}} in service'),
+              lib.target('probegate_backends_configured{%(sel)s}' % v, '{{instance}} configured'),
+            ],
+            min=0,
+          ),
+        ]),
+        lib.row(6, [
+          lib.stateTimeline(
+            'Fail-open',
+            'When each instance failed open (probegate_pool_fail_open): too few backends in service, so every configured backend was selected.',
+            'bool_yes_no',
+            [lib.target('probegate_pool_fail_open{%(sel)s}' % v, '{{instance}}')],
+          ) + lib.thresholdColors('green', [[1, 'red']]),
+          lib.stateTimeline(
+            'Readiness and draining',
+            'Whether each instance answered /ready with 200 (probegate_gate_ready) and whether it was draining after a stop signal (probegate_gate_draining).',
+            'bool_yes_no',
+            [
+              lib.target('probegate_gate_ready{%(sel)s}' % v, '{{instance}} ready'),
+              lib.target('probegate_gate_draining{%(sel)s}' % v, '{{instance}} draining'),
+            ],
+          ) + lib.thresholdColors('red', [[1, 'green']]),
+        ]),
+        lib.row(8, [
+          lib.timeseries(
+            'Readiness budget',
+            'The readiness budget per instance: backends in service (current healthy), the desired healthy count from readiness.min_available or max_unavailable, and the disruptions that leaves (probegate_readiness_disruptions_allowed). /ready fails when in service drops below desired.',
+            'short',
+            [
+              lib.target('probegate_backends_in_service{%(sel)s}' % v, '{{instance}} in service'),
+              lib.target('probegate_readiness_desired_healthy{%(sel)s}' % v, '{{instance}} desired healthy'),
+              lib.target('probegate_readiness_disruptions_allowed{%(sel)s}' % v, '{{instance}} disruptions allowed'),
+            ],
+            min=0,
+          ),
+          lib.timeseries(
+            'Partial fan-out ratio',
+            'The share of fan-out requests answered by fewer backends than configured (probegate_fanout_partial_total over probegate_fanout_requests_total), per instance.',
+            'percentunit',
+            [lib.target(|||
+              sum by (instance) (rate(probegate_fanout_partial_total{%(sel)s}[$__rate_interval]))
+              /
+              sum by (instance) (rate(probegate_fanout_requests_total{%(sel)s}[$__rate_interval]))
+            ||| % v, '{{instance}}')],
+            min=0,
+          ),
+        ]),
+        lib.row(8, [
+          lib.timeseries(
+            'Probe results by class',
+            'Probes per second by class (probegate_probe_duration_seconds_count): ok (200-399), refused (4xx but 429, and 501: the probe path is refused) and failed (429, 5xx, timeouts and transport errors).',
+            'ops',
+            [lib.target('sum by (class) (rate(probegate_probe_duration_seconds_count{%(sel)s}[$__rate_interval]))' % v, '{{class}}')],
+            stack=true,
+            min=0,
+          ) + lib.byNameColors({ ok: 'green', refused: 'orange', failed: 'red' }),
+          lib.timeseries(
+            'Probe failures and refusals by reason',
+            'Failed probes per second by reason (probegate_probe_failures_total: timeout, transport, http_5xx, http_429) and refused probes (probegate_probe_refusals_total).',
+            'ops',
+            [
+              lib.target('sum by (reason) (rate(probegate_probe_failures_total{%(sel)s}[$__rate_interval]))' % v, '{{reason}}'),
+              lib.target('sum(rate(probegate_probe_refusals_total{%(sel)s}[$__rate_interval]))' % v, 'refused'),
+            ],
+            stack=true,
+            min=0,
+          ),
+        ]),
+        lib.row(8, [
+          lib.timeseries(
+            'Probe latency',
+            'Probe duration quantiles by class (probegate_probe_duration_seconds): the median and the 99th percentile.',
+            's',
+            [
+              lib.target('histogram_quantile(0.5, sum by (class, le) (rate(probegate_probe_duration_seconds_bucket{%(sel)s}[$__rate_interval])))' % v, 'p50 {{class}}'),
+              lib.target('histogram_quantile(0.99, sum by (class, le) (rate(probegate_probe_duration_seconds_bucket{%(sel)s}[$__rate_interval])))' % v, 'p99 {{class}}'),
+            ],
+            min=0,
+          ),
+          lib.table(
+            'Backends',
+            'Every backend of the selected instances with its current state, url and probe path (probegate_backend_state joined with probegate_backend_info). Open probegate / Backend for one backend\'s history.',
+            'none',
+            [lib.target(|||
+              (probegate_backend_state{%(sel)s} == 1)
+              * ignoring (state, url, probe_path) group_left (url, probe_path)
+              probegate_backend_info{%(sel)s}
+            ||| % v, '', instant=true) { format: 'table' }],
+          ) + {
+            transformations: [{
+              id: 'organize',
+              options: {
+                excludeByName: { Time: true, Value: true, __name__: true, job: true },
+                indexByName: { instance: 0, backend: 1, state: 2, url: 3, probe_path: 4 },
+              },
+            }],
+          },
+        ]),
+      ]),
+    ),
+  },
+}

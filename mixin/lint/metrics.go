@@ -1,0 +1,84 @@
+package lint
+
+import "strings"
+
+// Metric is one metric family of SPEC section 9.
+type Metric struct {
+	Name      string
+	Histogram bool
+}
+
+// SpecMetrics lists every metric family of SPEC section 9, the names the
+// rules and dashboards may query besides the mixin's own recording rules.
+func SpecMetrics() []Metric {
+	return []Metric{
+		{Name: "probegate_probes_total"},
+		{Name: "probegate_probe_failures_total"},
+		{Name: "probegate_probe_refusals_total"},
+		{Name: "probegate_probe_duration_seconds", Histogram: true},
+		{Name: "probegate_backend_state"},
+		{Name: "probegate_backend_in_service"},
+		{Name: "probegate_backend_reachable"},
+		{Name: "probegate_backend_probe_verified"},
+		{Name: "probegate_backend_transitions_total"},
+		{Name: "probegate_backend_last_probe_status_code"},
+		{Name: "probegate_backend_last_probe_timestamp_seconds"},
+		{Name: "probegate_backend_info"},
+		{Name: "probegate_backends"},
+		{Name: "probegate_backends_configured"},
+		{Name: "probegate_backends_in_service"},
+		{Name: "probegate_pool_fail_open"},
+		{Name: "probegate_readiness_desired_healthy"},
+		{Name: "probegate_readiness_disruptions_allowed"},
+		{Name: "probegate_fanout_requests_total"},
+		{Name: "probegate_fanout_partial_total"},
+		{Name: "probegate_fanout_failed_total"},
+		{Name: "probegate_fanout_backend_errors_total"},
+		{Name: "probegate_fanout_duration_seconds", Histogram: true},
+		{Name: "probegate_passive_ejections_total"},
+		{Name: "probegate_gate_ready"},
+		{Name: "probegate_gate_draining"},
+		{Name: "probegate_gate_check_success"},
+		{Name: "probegate_config_last_reload_successful"},
+		{Name: "probegate_config_last_reload_success_timestamp_seconds"},
+		{Name: "probegate_build_info"},
+	}
+}
+
+// histogramSuffixes are the series names a histogram family exposes.
+var histogramSuffixes = []string{"_bucket", "_sum", "_count"}
+
+// SpecSeriesName reports whether name is a series name SPEC section 9
+// promises: a family's name, or for a histogram one of its _bucket, _sum and
+// _count series.
+func SpecSeriesName(name string) bool {
+	for _, m := range SpecMetrics() {
+		if !m.Histogram {
+			if name == m.Name {
+				return true
+			}
+			continue
+		}
+		for _, suffix := range histogramSuffixes {
+			if name == m.Name+suffix {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// IsRecordingRuleName reports whether name has the level:metric:operations
+// shape the Prometheus documentation recommends for recording rules.
+func IsRecordingRuleName(name string) bool {
+	parts := strings.Split(name, ":")
+	if len(parts) != 3 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || !labelPattern.MatchString(p) {
+			return false
+		}
+	}
+	return true
+}
