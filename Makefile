@@ -87,7 +87,7 @@ bench-probe:
 	@echo "bench-probe: not yet written"
 
 bench-metrics:
-	@echo "bench-metrics: not yet written"
+	$(GO) test -run '^$$' -bench 'BenchmarkExporter' -benchmem ./collector/
 
 bench-ready:
 	@echo "bench-ready: not yet written"

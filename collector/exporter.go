@@ -1,0 +1,455 @@
+package collector
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// exporter mirrors the pool into Prometheus series at scrape time (SPEC
+// section 9). Building the series from one pool snapshot per scrape means
+// a backend removed by reload vanishes from the next scrape without any
+// bookkeeping, and a scrape costs one pass over it.
+//
+// A pool of 10,000 backends exports close to 280,000 series and the budget
+// is 1.5 µs for each (SPEC section 11). prometheus.MustNewConstMetric
+// allocates about ten objects per series and the registry hashes, checks
+// and sorts every one, which together cost more than the budget. So the
+// exporter builds the metric families itself, in a few large per-scrape
+// slabs: label pairs of fixed values (states, reasons) exist once, a
+// backend's own label pairs once per scrape, shared by all its series, and
+// every family comes out sorted. It serves them two ways: as a
+// prometheus.Collector (NewExporter) for any registry, and as a
+// prometheus.Gatherer (NewGatherer) that skips the registry's per-series
+// work for /metrics.
+type exporter struct {
+	pool *Pool
+
+	families [numFamilies]exportedFamily
+	// familyOrder lists the families sorted by name, the exposition order.
+	familyOrder []family
+
+	// The label values in the order the exposition sorts them, so that
+	// each family's series come out already sorted.
+	states         []State
+	failureReasons []Reason
+	fanoutReasons  []FanoutReason
+
+	// Label pairs with a fixed value, shared by every scrape.
+	statePairs         [numStates]*dto.LabelPair
+	toPairs            [numStates]*dto.LabelPair
+	failureReasonPairs [numReasons]*dto.LabelPair
+	fanoutReasonPairs  [numFanoutReasons]*dto.LabelPair
+
+	// The names of the per-backend labels, pointed to by every scrape's
+	// label pairs.
+	backendLabel, urlLabel, probePathLabel *string
+}
+
+// family names one metric family of the exporter.
+type family int
+
+// The exporter's metric families.
+const (
+	familyProbes family = iota
+	familyProbeFailures
+	familyProbeRefusals
+	familyState
+	familyInService
+	familyReachable
+	familyVerified
+	familyTransitions
+	familyLastStatusCode
+	familyLastTimestamp
+	familyInfo
+	familyFanoutErrors
+	familyPassiveEjections
+	familyBackendsByState
+	familyConfigured
+	familyPoolInService
+	familyFailOpen
+	familyDesiredHealthy
+	familyDisruptionsAllowed
+	numFamilies
+)
+
+// exportedFamily is what the exporter knows about one family.
+type exportedFamily struct {
+	desc       *prometheus.Desc
+	name, help *string
+	kind       *dto.MetricType
+	// perBackend is how many series each backend has in the family
+	// (0 for pool-wide families), to size the family up front.
+	perBackend int
+}
+
+// NewExporter returns the collector that exports every backend and pool
+// series of the pool. Register it once; each scrape takes one snapshot.
+// For /metrics prefer NewGatherer, which exports the same series faster.
+func NewExporter(pool *Pool) prometheus.Collector {
+	return newExporter(pool)
+}
+
+func newExporter(pool *Pool) *exporter {
+	e := &exporter{
+		pool:           pool,
+		states:         sortedByName(States()),
+		failureReasons: sortedByName(FailureReasons()),
+		fanoutReasons:  sortedByName(FanoutReasons()),
+		backendLabel:   new("backend"),
+		urlLabel:       new("url"),
+		probePathLabel: new("probe_path"),
+	}
+	counter, gauge := dto.MetricType_COUNTER, dto.MetricType_GAUGE
+	perState, perFailure, perFanout := len(e.states), len(e.failureReasons), len(e.fanoutReasons)
+	e.define(familyProbes, "probes_total", counter, 1,
+		"Probes finished per backend, of any class.")
+	e.define(familyProbeFailures, "probe_failures_total", counter, perFailure,
+		"Probes of class failed per backend, by reason (timeout, transport, http_5xx, http_429).", "reason")
+	e.define(familyProbeRefusals, "probe_refusals_total", counter, 1,
+		"Probes of class refused per backend: the probe path answered 4xx (not 429) or 501, evidence about the path, not the backend.")
+	e.define(familyState, "backend_state", gauge, perState,
+		"Health state of the backend: 1 for the current state, 0 for the others.", "state")
+	e.define(familyInService, "backend_in_service", gauge, 1,
+		"Whether the backend may receive traffic (1) or is out of service (0).")
+	e.define(familyReachable, "backend_reachable", gauge, 1,
+		"Whether the backend answered HTTP recently (0 after `failures` consecutive unanswered probes).")
+	e.define(familyVerified, "backend_probe_verified", gauge, 1,
+		"Whether the probe path ever showed it tells health apart (an ok or an answered failure); 0 means in service without a health signal.")
+	e.define(familyTransitions, "backend_transitions_total", counter, perState,
+		"State changes of the backend, by the state entered.", "to")
+	e.define(familyLastStatusCode, "backend_last_probe_status_code", gauge, 1,
+		"HTTP status code of the last probe; 0 when it got no HTTP answer or none finished yet.")
+	e.define(familyLastTimestamp, "backend_last_probe_timestamp_seconds", gauge, 1,
+		"Unix time the last finished probe started; absent until the first probe finishes.")
+	e.define(familyInfo, "backend_info", gauge, 1,
+		"Configured backend, with its base URL and probe path; always 1.", "url", "probe_path")
+	e.define(familyFanoutErrors, "fanout_backend_errors_total", counter, perFanout,
+		"Fan-out requests the backend did not contribute to, by reason.", "reason")
+	e.define(familyPassiveEjections, "passive_ejections_total", counter, 1,
+		"Times passive health took the backend out of service for failing real traffic.")
+	e.define(familyBackendsByState, "backends", gauge, 0,
+		"Configured backends per health state.", "state")
+	e.define(familyConfigured, "backends_configured", gauge, 0,
+		"Backends in the configuration.")
+	e.define(familyPoolInService, "backends_in_service", gauge, 0,
+		"Backends in service, not counting fail-open.")
+	e.define(familyFailOpen, "pool_fail_open", gauge, 0,
+		"Whether the pool fails open (1): too few backends in service, so every configured backend is selected.")
+	e.define(familyDesiredHealthy, "readiness_desired_healthy", gauge, 0,
+		"Backends that must be in service for the readiness budget to hold.")
+	e.define(familyDisruptionsAllowed, "readiness_disruptions_allowed", gauge, 0,
+		"How many more backends may leave service while the readiness budget still holds.")
+
+	for f := range numFamilies {
+		e.familyOrder = append(e.familyOrder, f)
+	}
+	slices.SortFunc(e.familyOrder, func(a, b family) int {
+		return strings.Compare(*e.families[a].name, *e.families[b].name)
+	})
+	for _, s := range e.states {
+		e.statePairs[s] = fixedLabelPair("state", s.String())
+		e.toPairs[s] = fixedLabelPair("to", s.String())
+	}
+	for _, r := range e.failureReasons {
+		e.failureReasonPairs[r] = fixedLabelPair("reason", r.String())
+	}
+	for _, r := range e.fanoutReasons {
+		e.fanoutReasonPairs[r] = fixedLabelPair("reason", r.String())
+	}
+	return e
+}
+
+// define describes family f. Backend families (perBackend > 0) carry the
+// backend label first; labels follow it.
+func (e *exporter) define(f family, name string, kind dto.MetricType, perBackend int, help string, labels ...string) {
+	if perBackend > 0 {
+		labels = append([]string{"backend"}, labels...)
+	}
+	fqName := prometheus.BuildFQName(metricsNamespace, "", name)
+	e.families[f] = exportedFamily{
+		desc:       prometheus.NewDesc(fqName, help, labels, nil),
+		name:       &fqName,
+		help:       &help,
+		kind:       &kind,
+		perBackend: perBackend,
+	}
+}
+
+func fixedLabelPair(name, value string) *dto.LabelPair {
+	return &dto.LabelPair{Name: &name, Value: &value}
+}
+
+// sortedByName orders label values the way the exposition sorts them.
+func sortedByName[T interface{ String() string }](values []T) []T {
+	slices.SortFunc(values, func(a, b T) int { return strings.Compare(a.String(), b.String()) })
+	return values
+}
+
+// Describe sends every descriptor the exporter uses.
+func (e *exporter) Describe(ch chan<- *prometheus.Desc) {
+	for f := range numFamilies {
+		ch <- e.families[f].desc
+	}
+}
+
+// Collect takes one snapshot of the pool and sends its series.
+func (e *exporter) Collect(ch chan<- prometheus.Metric) {
+	e.collect(ch, e.pool.Snapshot())
+}
+
+func (e *exporter) collect(ch chan<- prometheus.Metric, snap PoolSnapshot) {
+	s := e.build(snap)
+	var series slab[dtoSeries]
+	for f := range numFamilies {
+		for _, m := range s.families[f].Metric {
+			c := series.next()
+			c.desc, c.metric = e.families[f].desc, m
+			ch <- c
+		}
+	}
+}
+
+// build turns a pool snapshot into the exporter's metric families, each
+// with its series sorted by label values, backends in name order. The
+// families point into snap, which must stay unchanged while they are used.
+func (e *exporter) build(snap PoolSnapshot) *scrape {
+	order := make([]*BackendSnapshot, len(snap.Backends))
+	for i := range snap.Backends {
+		order[i] = &snap.Backends[i]
+	}
+	slices.SortFunc(order, func(a, b *BackendSnapshot) int { return strings.Compare(a.Name, b.Name) })
+
+	s := &scrape{exporter: e}
+	for f := range numFamilies {
+		ef := &e.families[f]
+		size := ef.perBackend * len(order)
+		if ef.perBackend == 0 {
+			size = len(e.states)
+		}
+		s.families[f] = &dto.MetricFamily{Name: ef.name, Help: ef.help, Type: ef.kind, Metric: make([]*dto.Metric, 0, size)}
+	}
+
+	var perState [numStates]int
+	for _, b := range order {
+		perState[b.Health.State]++
+		e.addBackend(s, b)
+	}
+	for _, st := range e.states {
+		s.add(familyBackendsByState, float64(perState[st]), s.labels(e.statePairs[st]))
+	}
+	s.add(familyConfigured, float64(len(snap.Backends)), nil)
+	s.add(familyPoolInService, float64(snap.InService), nil)
+	s.add(familyFailOpen, metricBool(snap.FailOpen), nil)
+	s.add(familyDesiredHealthy, float64(snap.Budget.DesiredHealthy), nil)
+	s.add(familyDisruptionsAllowed, float64(snap.Budget.DisruptionsAllowed), nil)
+	return s
+}
+
+// addBackend adds the series of one backend, each family's in label order.
+func (e *exporter) addBackend(s *scrape, b *BackendSnapshot) {
+	backend := s.pair(e.backendLabel, &b.Name)
+	only := s.labels(backend)
+
+	s.add(familyProbes, float64(b.Probes), only)
+	for _, r := range e.failureReasons {
+		s.add(familyProbeFailures, float64(b.Failures[r]), s.labels(backend, e.failureReasonPairs[r]))
+	}
+	s.add(familyProbeRefusals, float64(b.Refusals), only)
+	for _, st := range e.states {
+		s.add(familyState, metricBool(b.Health.State == st), s.labels(backend, e.statePairs[st]))
+	}
+	s.add(familyInService, metricBool(b.Health.InService()), only)
+	s.add(familyReachable, metricBool(b.Health.Reachable()), only)
+	s.add(familyVerified, metricBool(b.Health.Verified), only)
+	for _, st := range e.states {
+		s.add(familyTransitions, float64(b.Transitions[st]), s.labels(backend, e.toPairs[st]))
+	}
+	statusCode := 0
+	if b.LastProbe != nil {
+		statusCode = b.LastProbe.StatusCode
+		// A timestamp of 0 would read as a probe 55 years ago; an absent
+		// series says "never probed" without tripping staleness alerts.
+		s.add(familyLastTimestamp, metricTimestamp(b.LastProbe.Time), only)
+	}
+	s.add(familyLastStatusCode, float64(statusCode), only)
+	// Label pairs sorted by name: backend, probe_path, url.
+	s.add(familyInfo, 1, s.labels(backend, s.pair(e.probePathLabel, &b.ProbePath), s.pair(e.urlLabel, &b.URL)))
+	for _, r := range e.fanoutReasons {
+		s.add(familyFanoutErrors, float64(b.Traffic.Errors[r]), s.labels(backend, e.fanoutReasonPairs[r]))
+	}
+	s.add(familyPassiveEjections, float64(b.Traffic.Ejections), only)
+}
+
+// metricBool is the 0/1 value of a boolean gauge.
+func metricBool(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// scrape is one scrape's metric families under construction.
+type scrape struct {
+	exporter *exporter
+	families [numFamilies]*dto.MetricFamily
+	counters slab[counterSample]
+	gauges   slab[gaugeSample]
+	pairs    slab[dto.LabelPair]
+	// labelSlab is carved into the label lists of the series.
+	labelSlab []*dto.LabelPair
+}
+
+// counterSample and gaugeSample hold one series and its value together,
+// so that a series costs a fraction of a slab chunk, not five allocations.
+type counterSample struct {
+	metric  dto.Metric
+	counter dto.Counter
+	value   float64
+}
+
+type gaugeSample struct {
+	metric dto.Metric
+	gauge  dto.Gauge
+	value  float64
+}
+
+// add appends a series of value v with labels to family f.
+func (s *scrape) add(f family, v float64, labels []*dto.LabelPair) {
+	var m *dto.Metric
+	if *s.exporter.families[f].kind == dto.MetricType_COUNTER {
+		c := s.counters.next()
+		c.value = v
+		c.counter.Value = &c.value
+		c.metric.Counter = &c.counter
+		m = &c.metric
+	} else {
+		g := s.gauges.next()
+		g.value = v
+		g.gauge.Value = &g.value
+		g.metric.Gauge = &g.gauge
+		m = &g.metric
+	}
+	m.Label = labels
+	s.families[f].Metric = append(s.families[f].Metric, m)
+}
+
+// pair returns a label pair pointing at name and value, which must not
+// change until the scrape is encoded. A value that is not UTF-8 (a URL
+// from a flag, say) is repaired rather than breaking the exposition.
+func (s *scrape) pair(name, value *string) *dto.LabelPair {
+	if !utf8.ValidString(*value) {
+		repaired := strings.ToValidUTF8(*value, "\uFFFD")
+		value = &repaired
+	}
+	p := s.pairs.next()
+	p.Name, p.Value = name, value
+	return p
+}
+
+// labels returns a label list of pairs, which must be sorted by name.
+func (s *scrape) labels(pairs ...*dto.LabelPair) []*dto.LabelPair {
+	if len(s.labelSlab) < len(pairs) {
+		s.labelSlab = make([]*dto.LabelPair, max(slabChunk, len(pairs)))
+	}
+	l := s.labelSlab[:len(pairs):len(pairs)]
+	copy(l, pairs)
+	s.labelSlab = s.labelSlab[len(pairs):]
+	return l
+}
+
+// sorted returns the families that have series, sorted by name.
+func (s *scrape) sorted() []*dto.MetricFamily {
+	out := make([]*dto.MetricFamily, 0, numFamilies)
+	for _, f := range s.exporter.familyOrder {
+		if len(s.families[f].Metric) > 0 {
+			out = append(out, s.families[f])
+		}
+	}
+	return out
+}
+
+// slabChunk is how many objects of a kind a scrape allocates at a time:
+// large enough that allocation is rare, small enough that a small pool
+// does not pay for a large one.
+const slabChunk = 1024
+
+// slab hands out pointers to objects carved from chunks of slabChunk, so
+// that a scrape allocates per chunk rather than per series. Nothing is
+// reused: whoever gathered the scrape holds on to it until it is encoded.
+type slab[T any] struct{ free []T }
+
+func (s *slab[T]) next() *T {
+	if len(s.free) == 0 {
+		s.free = make([]T, slabChunk)
+	}
+	p := &s.free[0]
+	s.free = s.free[1:]
+	return p
+}
+
+// dtoSeries is a built series as a prometheus.Metric, for the Collector
+// path.
+type dtoSeries struct {
+	desc   *prometheus.Desc
+	metric *dto.Metric
+}
+
+func (s *dtoSeries) Desc() *prometheus.Desc { return s.desc }
+
+func (s *dtoSeries) Write(out *dto.Metric) error {
+	out.Label, out.Counter, out.Gauge = s.metric.Label, s.metric.Counter, s.metric.Gauge
+	return nil
+}
+
+// NewGatherer returns the Gatherer to serve /metrics from: everything
+// others gathers (the registry with probegate's other metrics, the Go and
+// process collectors) merged with the pool's backend and pool series, all
+// sorted by name. Do not also register NewExporter in others: a family
+// exported by both is an error (the pool's copy is kept).
+//
+// It exports exactly what NewExporter does, but hands the families to the
+// encoder directly instead of through a registry, whose per-series
+// hashing, checks and sorting would cost more than the /metrics budget at
+// 10,000 backends. The checks it skips hold by construction: unique
+// backend names (config validation), label names fixed here, label values
+// repaired to UTF-8, families sorted.
+func NewGatherer(pool *Pool, others prometheus.Gatherer) prometheus.Gatherer {
+	return &poolGatherer{exporter: newExporter(pool), others: others}
+}
+
+type poolGatherer struct {
+	exporter *exporter
+	others   prometheus.Gatherer
+}
+
+// Gather merges the two name-sorted lists of families.
+func (g *poolGatherer) Gather() ([]*dto.MetricFamily, error) {
+	var errs prometheus.MultiError
+	var theirs []*dto.MetricFamily
+	if g.others != nil {
+		var err error
+		theirs, err = g.others.Gather()
+		errs.Append(err)
+	}
+	ours := g.exporter.build(g.exporter.pool.Snapshot()).sorted()
+
+	merged := make([]*dto.MetricFamily, 0, len(theirs)+len(ours))
+	for len(theirs) > 0 && len(ours) > 0 {
+		switch c := strings.Compare(theirs[0].GetName(), ours[0].GetName()); {
+		case c < 0:
+			merged, theirs = append(merged, theirs[0]), theirs[1:]
+		case c > 0:
+			merged, ours = append(merged, ours[0]), ours[1:]
+		default:
+			errs.Append(fmt.Errorf("metric family %s is exported by both the pool and another collector; keeping the pool's", ours[0].GetName()))
+			merged, theirs, ours = append(merged, ours[0]), theirs[1:], ours[1:]
+		}
+	}
+	merged = append(append(merged, theirs...), ours...)
+	return merged, errs.MaybeUnwrap()
+}

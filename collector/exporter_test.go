@@ -1,0 +1,574 @@
+package collector
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/probegate/probegate/config"
+)
+
+// exporterTestEpoch is the start time of the probes the exporter tests feed.
+var exporterTestEpoch = time.Unix(1700000000, 0)
+
+// exporterTestConfig is a configuration with thresholds 3/2 and one
+// loopback backend per name (nothing listens: the tests feed results).
+func exporterTestConfig(names ...string) *config.Config {
+	cfg := &config.Config{HealthProbe: config.HealthProbe{
+		Enabled:   true,
+		Path:      "/healthz",
+		Interval:  model.Duration(5 * time.Second),
+		Timeout:   model.Duration(2 * time.Second),
+		Failures:  3,
+		Successes: 2,
+	}}
+	for i, name := range names {
+		cfg.Backends = append(cfg.Backends, config.Backend{
+			Name: name,
+			URL:  fmt.Sprintf("http://127.0.0.1:%d", 19001+i),
+		})
+	}
+	return cfg
+}
+
+func exporterTestPool(t testing.TB, cfg *config.Config) *Pool {
+	t.Helper()
+	pool, err := NewPool(cfg, log.NewNopLogger())
+	if err != nil {
+		t.Fatalf("NewPool: %v", err)
+	}
+	return pool
+}
+
+// exporterTestRecord feeds status results to a backend, one second apart
+// starting at offset after exporterTestEpoch.
+func exporterTestRecord(b *Backend, offset time.Duration, codes ...int) {
+	for i, code := range codes {
+		r := StatusResult(code)
+		r.Time = exporterTestEpoch.Add(offset + time.Duration(i)*time.Second)
+		r.Duration = 10 * time.Millisecond
+		b.Record(r)
+	}
+}
+
+// exporterTestText renders the collector's series in the text format
+// without HELP lines (the lint test checks those), so the expectations
+// read as the exposition an operator sees.
+func exporterTestText(t *testing.T, c prometheus.Collector, names ...string) string {
+	t.Helper()
+	out, err := testutil.CollectAndFormat(c, expfmt.TypeTextPlain, names...)
+	if err != nil {
+		t.Fatalf("collect: %v", err)
+	}
+	var kept []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if !strings.HasPrefix(line, "# HELP ") {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+func exporterTestCompare(t *testing.T, got, want string) {
+	t.Helper()
+	want = strings.TrimSpace(want)
+	if got != want {
+		t.Errorf("series differ\n--- got\n%s\n--- want\n%s", got, want)
+	}
+}
+
+// TestExporterSeriesOfPoolInEveryState drives four backends into the four
+// states and checks every backend and pool series, exactly.
+func TestExporterSeriesOfPoolInEveryState(t *testing.T) {
+	cfg := exporterTestConfig("a", "b", "c", "d")
+	statusPath := "/status"
+	cfg.Backends[2].HealthProbe.Path = &statusPath
+	pool := exporterTestPool(t, cfg)
+	bs := pool.Backends()
+	exporterTestRecord(bs[0], 0, 200)                    // healthy
+	exporterTestRecord(bs[1], 0, 200, 503, 503, 503)     // unhealthy, verified
+	exporterTestRecord(bs[2], 250*time.Millisecond, 404) // probe_unsupported
+	/* bs[3] is never probed */ // unknown
+
+	got := exporterTestText(t, NewExporter(pool),
+		"probegate_backend_in_service",
+		"probegate_backend_info",
+		"probegate_backend_last_probe_status_code",
+		"probegate_backend_last_probe_timestamp_seconds",
+		"probegate_backend_probe_verified",
+		"probegate_backend_reachable",
+		"probegate_backend_state",
+		"probegate_backend_transitions_total",
+		"probegate_backends",
+		"probegate_backends_configured",
+		"probegate_backends_in_service",
+		"probegate_pool_fail_open",
+		"probegate_probe_failures_total",
+		"probegate_probe_refusals_total",
+		"probegate_probes_total",
+		"probegate_readiness_desired_healthy",
+		"probegate_readiness_disruptions_allowed",
+	)
+	exporterTestCompare(t, got, `
+# TYPE probegate_backend_in_service gauge
+probegate_backend_in_service{backend="a"} 1
+probegate_backend_in_service{backend="b"} 0
+probegate_backend_in_service{backend="c"} 1
+probegate_backend_in_service{backend="d"} 1
+# TYPE probegate_backend_info gauge
+probegate_backend_info{backend="a",probe_path="/healthz",url="http://127.0.0.1:19001"} 1
+probegate_backend_info{backend="b",probe_path="/healthz",url="http://127.0.0.1:19002"} 1
+probegate_backend_info{backend="c",probe_path="/status",url="http://127.0.0.1:19003"} 1
+probegate_backend_info{backend="d",probe_path="/healthz",url="http://127.0.0.1:19004"} 1
+# TYPE probegate_backend_last_probe_status_code gauge
+probegate_backend_last_probe_status_code{backend="a"} 200
+probegate_backend_last_probe_status_code{backend="b"} 503
+probegate_backend_last_probe_status_code{backend="c"} 404
+probegate_backend_last_probe_status_code{backend="d"} 0
+# TYPE probegate_backend_last_probe_timestamp_seconds gauge
+probegate_backend_last_probe_timestamp_seconds{backend="a"} 1.7e+09
+probegate_backend_last_probe_timestamp_seconds{backend="b"} 1.700000003e+09
+probegate_backend_last_probe_timestamp_seconds{backend="c"} 1.70000000025e+09
+# TYPE probegate_backend_probe_verified gauge
+probegate_backend_probe_verified{backend="a"} 1
+probegate_backend_probe_verified{backend="b"} 1
+probegate_backend_probe_verified{backend="c"} 0
+probegate_backend_probe_verified{backend="d"} 0
+# TYPE probegate_backend_reachable gauge
+probegate_backend_reachable{backend="a"} 1
+probegate_backend_reachable{backend="b"} 1
+probegate_backend_reachable{backend="c"} 1
+probegate_backend_reachable{backend="d"} 1
+# TYPE probegate_backend_state gauge
+probegate_backend_state{backend="a",state="healthy"} 1
+probegate_backend_state{backend="a",state="probe_unsupported"} 0
+probegate_backend_state{backend="a",state="unhealthy"} 0
+probegate_backend_state{backend="a",state="unknown"} 0
+probegate_backend_state{backend="b",state="healthy"} 0
+probegate_backend_state{backend="b",state="probe_unsupported"} 0
+probegate_backend_state{backend="b",state="unhealthy"} 1
+probegate_backend_state{backend="b",state="unknown"} 0
+probegate_backend_state{backend="c",state="healthy"} 0
+probegate_backend_state{backend="c",state="probe_unsupported"} 1
+probegate_backend_state{backend="c",state="unhealthy"} 0
+probegate_backend_state{backend="c",state="unknown"} 0
+probegate_backend_state{backend="d",state="healthy"} 0
+probegate_backend_state{backend="d",state="probe_unsupported"} 0
+probegate_backend_state{backend="d",state="unhealthy"} 0
+probegate_backend_state{backend="d",state="unknown"} 1
+# TYPE probegate_backend_transitions_total counter
+probegate_backend_transitions_total{backend="a",to="healthy"} 1
+probegate_backend_transitions_total{backend="a",to="probe_unsupported"} 0
+probegate_backend_transitions_total{backend="a",to="unhealthy"} 0
+probegate_backend_transitions_total{backend="a",to="unknown"} 0
+probegate_backend_transitions_total{backend="b",to="healthy"} 1
+probegate_backend_transitions_total{backend="b",to="probe_unsupported"} 0
+probegate_backend_transitions_total{backend="b",to="unhealthy"} 1
+probegate_backend_transitions_total{backend="b",to="unknown"} 0
+probegate_backend_transitions_total{backend="c",to="healthy"} 0
+probegate_backend_transitions_total{backend="c",to="probe_unsupported"} 1
+probegate_backend_transitions_total{backend="c",to="unhealthy"} 0
+probegate_backend_transitions_total{backend="c",to="unknown"} 0
+probegate_backend_transitions_total{backend="d",to="healthy"} 0
+probegate_backend_transitions_total{backend="d",to="probe_unsupported"} 0
+probegate_backend_transitions_total{backend="d",to="unhealthy"} 0
+probegate_backend_transitions_total{backend="d",to="unknown"} 0
+# TYPE probegate_backends gauge
+probegate_backends{state="healthy"} 1
+probegate_backends{state="probe_unsupported"} 1
+probegate_backends{state="unhealthy"} 1
+probegate_backends{state="unknown"} 1
+# TYPE probegate_backends_configured gauge
+probegate_backends_configured 4
+# TYPE probegate_backends_in_service gauge
+probegate_backends_in_service 3
+# TYPE probegate_pool_fail_open gauge
+probegate_pool_fail_open 0
+# TYPE probegate_probe_failures_total counter
+probegate_probe_failures_total{backend="a",reason="http_429"} 0
+probegate_probe_failures_total{backend="a",reason="http_5xx"} 0
+probegate_probe_failures_total{backend="a",reason="timeout"} 0
+probegate_probe_failures_total{backend="a",reason="transport"} 0
+probegate_probe_failures_total{backend="b",reason="http_429"} 0
+probegate_probe_failures_total{backend="b",reason="http_5xx"} 3
+probegate_probe_failures_total{backend="b",reason="timeout"} 0
+probegate_probe_failures_total{backend="b",reason="transport"} 0
+probegate_probe_failures_total{backend="c",reason="http_429"} 0
+probegate_probe_failures_total{backend="c",reason="http_5xx"} 0
+probegate_probe_failures_total{backend="c",reason="timeout"} 0
+probegate_probe_failures_total{backend="c",reason="transport"} 0
+probegate_probe_failures_total{backend="d",reason="http_429"} 0
+probegate_probe_failures_total{backend="d",reason="http_5xx"} 0
+probegate_probe_failures_total{backend="d",reason="timeout"} 0
+probegate_probe_failures_total{backend="d",reason="transport"} 0
+# TYPE probegate_probe_refusals_total counter
+probegate_probe_refusals_total{backend="a"} 0
+probegate_probe_refusals_total{backend="b"} 0
+probegate_probe_refusals_total{backend="c"} 1
+probegate_probe_refusals_total{backend="d"} 0
+# TYPE probegate_probes_total counter
+probegate_probes_total{backend="a"} 1
+probegate_probes_total{backend="b"} 4
+probegate_probes_total{backend="c"} 1
+probegate_probes_total{backend="d"} 0
+# TYPE probegate_readiness_desired_healthy gauge
+probegate_readiness_desired_healthy 1
+# TYPE probegate_readiness_disruptions_allowed gauge
+probegate_readiness_disruptions_allowed 2
+`)
+}
+
+// TestExporterUnreachableBackend checks a backend dead from the start:
+// out of service, unreachable, its unanswered failures counted by reason
+// and a last status code of 0.
+func TestExporterUnreachableBackend(t *testing.T) {
+	pool := exporterTestPool(t, exporterTestConfig("dead"))
+	b := pool.Backends()[0]
+	b.Record(TransportResult("connect: connection refused"))
+	b.Record(TimeoutResult("context deadline exceeded"))
+	b.Record(TransportResult("connect: connection refused"))
+
+	got := exporterTestText(t, NewExporter(pool),
+		"probegate_backend_reachable",
+		"probegate_backend_in_service",
+		"probegate_backend_last_probe_status_code",
+		"probegate_probe_failures_total",
+		"probegate_pool_fail_open",
+		"probegate_readiness_disruptions_allowed",
+	)
+	exporterTestCompare(t, got, `
+# TYPE probegate_backend_in_service gauge
+probegate_backend_in_service{backend="dead"} 0
+# TYPE probegate_backend_last_probe_status_code gauge
+probegate_backend_last_probe_status_code{backend="dead"} 0
+# TYPE probegate_backend_reachable gauge
+probegate_backend_reachable{backend="dead"} 0
+# TYPE probegate_pool_fail_open gauge
+probegate_pool_fail_open 1
+# TYPE probegate_probe_failures_total counter
+probegate_probe_failures_total{backend="dead",reason="http_429"} 0
+probegate_probe_failures_total{backend="dead",reason="http_5xx"} 0
+probegate_probe_failures_total{backend="dead",reason="timeout"} 1
+probegate_probe_failures_total{backend="dead",reason="transport"} 2
+# TYPE probegate_readiness_disruptions_allowed gauge
+probegate_readiness_disruptions_allowed 0
+`)
+}
+
+// TestExporterPreinitialisesLabelValues checks that every failure reason,
+// state, transition target and fan-out error reason has its series at 0
+// before anything happened, so rate() and alerts work from the start,
+// and that the timestamp series is absent until the first probe.
+func TestExporterPreinitialisesLabelValues(t *testing.T) {
+	pool := exporterTestPool(t, exporterTestConfig("fresh"))
+	exporter := NewExporter(pool)
+
+	for name, want := range map[string]int{
+		"probegate_probe_failures_total":                 len(FailureReasons()),
+		"probegate_backend_state":                        len(States()),
+		"probegate_backend_transitions_total":            len(States()),
+		"probegate_fanout_backend_errors_total":          len(FanoutReasons()),
+		"probegate_backends":                             len(States()),
+		"probegate_passive_ejections_total":              1,
+		"probegate_backend_last_probe_status_code":       1,
+		"probegate_backend_last_probe_timestamp_seconds": 0,
+	} {
+		if got := testutil.CollectAndCount(exporter, name); got != want {
+			t.Errorf("%s: %d series before any probe, want %d", name, got, want)
+		}
+	}
+
+	got := exporterTestText(t, exporter, "probegate_probe_failures_total")
+	exporterTestCompare(t, got, `
+# TYPE probegate_probe_failures_total counter
+probegate_probe_failures_total{backend="fresh",reason="http_429"} 0
+probegate_probe_failures_total{backend="fresh",reason="http_5xx"} 0
+probegate_probe_failures_total{backend="fresh",reason="timeout"} 0
+probegate_probe_failures_total{backend="fresh",reason="transport"} 0
+`)
+	// The fan-out owns its list of reasons; each must be there at 0.
+	got = exporterTestText(t, exporter, "probegate_fanout_backend_errors_total")
+	for _, r := range FanoutReasons() {
+		line := fmt.Sprintf("probegate_fanout_backend_errors_total{backend=\"fresh\",reason=%q} 0\n", r)
+		if !strings.Contains(got+"\n", line) {
+			t.Errorf("missing %s in\n%s", line, got)
+		}
+	}
+}
+
+// exporterTestSnapshotCollector exports a hand-made pool snapshot, for
+// numbers the tests cannot drive through a Backend (traffic is recorded by
+// the fan-out).
+type exporterTestSnapshotCollector struct {
+	*exporter
+	snapshot PoolSnapshot
+}
+
+func (c exporterTestSnapshotCollector) Collect(ch chan<- prometheus.Metric) {
+	c.collect(ch, c.snapshot)
+}
+
+// TestExporterTrafficSeries checks that each fan-out error count lands on
+// its own reason label and that passive ejections are exported.
+func TestExporterTrafficSeries(t *testing.T) {
+	snap := BackendSnapshot{Name: "x", URL: "http://127.0.0.1:19001", ProbePath: "/healthz"}
+	snap.Traffic.Ejections = 2
+	for i, r := range FanoutReasons() {
+		snap.Traffic.Errors[r] = uint64(10 + i)
+	}
+	c := exporterTestSnapshotCollector{
+		exporter: newExporter(exporterTestPool(t, exporterTestConfig())),
+		snapshot: PoolSnapshot{Backends: []BackendSnapshot{snap}},
+	}
+	got := exporterTestText(t, c, "probegate_passive_ejections_total")
+	exporterTestCompare(t, got, `
+# TYPE probegate_passive_ejections_total counter
+probegate_passive_ejections_total{backend="x"} 2
+`)
+	// The fan-out owns its list of reasons: check each count went to
+	// its own label, whatever the list is.
+	got = exporterTestText(t, c, "probegate_fanout_backend_errors_total")
+	for i, r := range FanoutReasons() {
+		line := fmt.Sprintf("probegate_fanout_backend_errors_total{backend=\"x\",reason=%q} %d\n", r, 10+i)
+		if !strings.Contains(got+"\n", line) {
+			t.Errorf("missing %s in\n%s", line, got)
+		}
+	}
+}
+
+// TestExporterStateSetIsOneHot walks one backend through every state and
+// checks after each step that exactly its current state reads 1.
+func TestExporterStateSetIsOneHot(t *testing.T) {
+	pool := exporterTestPool(t, exporterTestConfig("walker"))
+	b := pool.Backends()[0]
+	exporter := NewExporter(pool)
+	steps := []struct {
+		feed []int
+		want State
+	}{
+		{nil, StateUnknown},
+		{[]int{404}, StateProbeUnsupported},
+		{[]int{200}, StateHealthy},
+		{[]int{503, 503, 503}, StateUnhealthy},
+		{[]int{200, 200}, StateHealthy},
+	}
+	for _, step := range steps {
+		exporterTestRecord(b, 0, step.feed...)
+		var lines []string
+		for _, s := range States() {
+			value := 0
+			if s == step.want {
+				value = 1
+			}
+			lines = append(lines, fmt.Sprintf("probegate_backend_state{backend=\"walker\",state=%q} %d", s, value))
+		}
+		got := exporterTestText(t, exporter, "probegate_backend_state")
+		// The exposition sorts by label value; compare as sets.
+		for _, line := range lines {
+			if !strings.Contains(got+"\n", line+"\n") {
+				t.Errorf("after %v: missing %s in\n%s", step.feed, line, got)
+			}
+		}
+	}
+}
+
+// TestExporterForgetsRemovedBackend checks that a backend dropped by reload
+// vanishes from the next scrape while the others keep their numbers.
+func TestExporterForgetsRemovedBackend(t *testing.T) {
+	cfg := exporterTestConfig("keep", "drop")
+	pool := exporterTestPool(t, cfg)
+	exporterTestRecord(pool.Backends()[0], 0, 200)
+	exporterTestRecord(pool.Backends()[1], 0, 503)
+	exporter := NewExporter(pool)
+	perBackend := testutil.CollectAndCount(exporter) - exporterTestPoolSeries
+	if perBackend%2 != 0 {
+		t.Fatalf("%d backend series for two backends", perBackend)
+	}
+
+	reloaded := exporterTestConfig("keep")
+	if err := pool.Apply(reloaded); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if got, want := testutil.CollectAndCount(exporter), perBackend/2+exporterTestPoolSeries; got != want {
+		t.Errorf("%d series after removing a backend, want %d", got, want)
+	}
+	got := exporterTestText(t, exporter, "probegate_probes_total", "probegate_backends_configured")
+	exporterTestCompare(t, got, `
+# TYPE probegate_backends_configured gauge
+probegate_backends_configured 1
+# TYPE probegate_probes_total counter
+probegate_probes_total{backend="keep"} 1
+`)
+}
+
+// exporterTestPoolSeries is the number of pool-wide series: one per state
+// plus configured, in service, fail-open, desired healthy and disruptions
+// allowed.
+const exporterTestPoolSeries = 4 + 5
+
+// exporterTestBackendSeries is the number of series per backend once
+// probed: probes, 4 failure reasons, refusals, 4 states, in service,
+// reachable, verified, 4 transitions, status code, timestamp, info, one
+// per fan-out reason and ejections.
+func exporterTestBackendSeries() int {
+	return 1 + 4 + 1 + 4 + 3 + 4 + 2 + 1 + len(FanoutReasons()) + 1
+}
+
+// TestExporterSeriesCount pins the number of series per backend, which the
+// /metrics budget (SPEC section 11) is expressed in.
+func TestExporterSeriesCount(t *testing.T) {
+	pool := exporterTestPool(t, exporterTestConfig("a", "b", "c"))
+	for _, b := range pool.Backends() {
+		exporterTestRecord(b, 0, 200)
+	}
+	if got, want := testutil.CollectAndCount(NewExporter(pool)), 3*exporterTestBackendSeries()+exporterTestPoolSeries; got != want {
+		t.Errorf("%d series for 3 probed backends, want %d", got, want)
+	}
+}
+
+// TestExporterLint runs promlint over every series of a probed pool: names,
+// units, help text and counter suffixes follow the conventions.
+func TestExporterLint(t *testing.T) {
+	pool := exporterTestPool(t, exporterTestConfig("a", "b"))
+	exporterTestRecord(pool.Backends()[0], 0, 200)
+	exporterTestRecord(pool.Backends()[1], 0, 404)
+	problems, err := testutil.CollectAndLint(NewExporter(pool))
+	if err != nil {
+		t.Fatalf("lint: %v", err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint %s: %s", p.Metric, p.Text)
+	}
+}
+
+// TestExporterEmptyPool checks a pool without backends exports the pool
+// series (zero configured, zero in service) and nothing else.
+func TestExporterEmptyPool(t *testing.T) {
+	pool := exporterTestPool(t, exporterTestConfig())
+	exporter := NewExporter(pool)
+	if got := testutil.CollectAndCount(exporter); got != exporterTestPoolSeries {
+		t.Errorf("%d series for an empty pool, want %d", got, exporterTestPoolSeries)
+	}
+	got := exporterTestText(t, exporter, "probegate_backends_configured", "probegate_pool_fail_open", "probegate_readiness_desired_healthy")
+	exporterTestCompare(t, got, `
+# TYPE probegate_backends_configured gauge
+probegate_backends_configured 0
+# TYPE probegate_pool_fail_open gauge
+probegate_pool_fail_open 0
+# TYPE probegate_readiness_desired_healthy gauge
+probegate_readiness_desired_healthy 1
+`)
+}
+
+// exporterTestMixedPool is a pool with a backend in each state, probed at
+// known times.
+func exporterTestMixedPool(t testing.TB) *Pool {
+	t.Helper()
+	pool := exporterTestPool(t, exporterTestConfig("d", "c", "b", "a"))
+	bs := pool.Backends()
+	exporterTestRecord(bs[0], 0, 200)
+	exporterTestRecord(bs[1], 0, 200, 503, 503, 503)
+	exporterTestRecord(bs[2], 0, 404)
+	return pool
+}
+
+func exporterTestGatherText(t *testing.T, g prometheus.Gatherer) string {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	var out strings.Builder
+	for _, f := range families {
+		if _, err := expfmt.MetricFamilyToText(&out, f); err != nil {
+			t.Fatalf("encode %s: %v", f.GetName(), err)
+		}
+	}
+	return out.String()
+}
+
+// TestGathererMatchesRegisteredExporter checks that the fast /metrics
+// path exports exactly what a registry with the exporter registered does,
+// merged in name order with the registry's own metrics.
+func TestGathererMatchesRegisteredExporter(t *testing.T) {
+	pool := exporterTestMixedPool(t)
+
+	viaRegistry := prometheus.NewPedanticRegistry()
+	NewMetrics(viaRegistry).FanoutRequests.Inc()
+	viaRegistry.MustRegister(NewExporter(pool))
+
+	others := prometheus.NewPedanticRegistry()
+	NewMetrics(others).FanoutRequests.Inc()
+	direct := NewGatherer(pool, others)
+
+	want := exporterTestGatherText(t, viaRegistry)
+	if got := exporterTestGatherText(t, direct); got != want {
+		t.Errorf("gatherer and registry differ\n--- gatherer\n%s\n--- registry\n%s", got, want)
+	}
+	if !strings.Contains(want, "probegate_fanout_requests_total 1") || !strings.Contains(want, `probegate_probes_total{backend="c"} 4`) {
+		t.Errorf("comparison lacks the metrics it is about:\n%s", want)
+	}
+}
+
+// TestGathererReportsCollision checks that a family exported by both the
+// pool and the registry is an error, keeping the pool's series.
+func TestGathererReportsCollision(t *testing.T) {
+	pool := exporterTestMixedPool(t)
+	others := prometheus.NewRegistry()
+	impostor := prometheus.NewGauge(prometheus.GaugeOpts{Name: "probegate_backends_configured", Help: "Backends in the configuration."})
+	impostor.Set(99)
+	others.MustRegister(impostor)
+
+	families, err := NewGatherer(pool, others).Gather()
+	if err == nil || !strings.Contains(err.Error(), "probegate_backends_configured") {
+		t.Errorf("error %v, want one naming probegate_backends_configured", err)
+	}
+	for _, f := range families {
+		if f.GetName() == "probegate_backends_configured" {
+			if v := f.GetMetric()[0].GetGauge().GetValue(); v != 4 {
+				t.Errorf("kept probegate_backends_configured %g, want the pool's 4", v)
+			}
+		}
+	}
+}
+
+// TestGathererServesValidExposition serves the gatherer through promhttp
+// and parses the answer back, with a label value that is not UTF-8.
+func TestGathererServesValidExposition(t *testing.T) {
+	cfg := exporterTestConfig("a")
+	cfg.Backends[0].URL = "http://127.0.0.1:19001/\xff"
+	pool := exporterTestPool(t, cfg)
+	handler := promhttp.HandlerFor(NewGatherer(pool, prometheus.NewRegistry()), promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
+	rec := httptest.NewRecorder()
+	handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("parse exposition: %v", err)
+	}
+	info := families["probegate_backend_info"]
+	if info == nil || len(info.GetMetric()) != 1 {
+		t.Fatalf("probegate_backend_info missing: %v", info)
+	}
+	for _, l := range info.GetMetric()[0].GetLabel() {
+		if l.GetName() == "url" && l.GetValue() != "http://127.0.0.1:19001/\uFFFD" {
+			t.Errorf("url label %q, want the invalid byte replaced", l.GetValue())
+		}
+	}
+	if got, want := len(families), int(numFamilies)-1; got != want {
+		t.Errorf("%d families before any probe, want %d (all but the last probe timestamp)", got, want)
+	}
+}

@@ -1,0 +1,150 @@
+package collector
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// healthzTimeFormat is RFC 3339 in UTC with a fixed millisecond fraction,
+// so every time in /healthz has the same width and sorts as text.
+const healthzTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// healthzReport is the /healthz document (SPEC section 8). Its field names
+// are a contract with operators' scripts: change them only with the SPEC.
+type healthzReport struct {
+	Backends   []healthzBackend `json:"backends"`
+	Pool       healthzPool      `json:"pool"`
+	Readiness  healthzReadiness `json:"readiness"`
+	LastFanout *healthzRound    `json:"last_fanout"`
+}
+
+type healthzBackend struct {
+	Name             string            `json:"name"`
+	URL              string            `json:"url"`
+	ProbePath        string            `json:"probe_path"`
+	State            string            `json:"state"`
+	InService        bool              `json:"in_service"`
+	Reachable        bool              `json:"reachable"`
+	Verified         bool              `json:"verified"`
+	ConsecutiveNotOK int               `json:"consecutive_not_ok"`
+	ConsecutiveGood  int               `json:"consecutive_good"`
+	LastProbe        *healthzLastProbe `json:"last_probe"`
+}
+
+// healthzLastProbe keeps reason and error as empty strings rather than
+// omitting them, so every last_probe object has the same keys.
+type healthzLastProbe struct {
+	Time            string  `json:"time"`
+	Class           string  `json:"class"`
+	Reason          string  `json:"reason"`
+	StatusCode      int     `json:"status_code"`
+	DurationSeconds float64 `json:"duration_seconds"`
+	Error           string  `json:"error"`
+}
+
+type healthzPool struct {
+	Configured int  `json:"configured"`
+	InService  int  `json:"in_service"`
+	FailOpen   bool `json:"fail_open"`
+}
+
+type healthzReadiness struct {
+	Expected           int `json:"expected"`
+	CurrentHealthy     int `json:"current_healthy"`
+	DesiredHealthy     int `json:"desired_healthy"`
+	DisruptionsAllowed int `json:"disruptions_allowed"`
+}
+
+type healthzRound struct {
+	Time        string `json:"time"`
+	Contributed int    `json:"contributed"`
+	Configured  int    `json:"configured"`
+	Partial     bool   `json:"partial"`
+}
+
+// HealthzHandler serves /healthz: every backend's health, the pool, the
+// readiness budget and the last fan-out round as JSON. It always answers
+// 200 to GET and HEAD, whatever the backends' health: it is for people and
+// scripts, the gate's /ready is for load balancers. lastRound may be nil or
+// return nil before the first fan-out round.
+func HealthzHandler(pool *Pool, lastRound func() *RoundSummary) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed: use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		var round *RoundSummary
+		if lastRound != nil {
+			round = lastRound()
+		}
+		body, err := json.MarshalIndent(newHealthzReport(pool.Snapshot(), round), "", "  ")
+		if err != nil {
+			// Only a non-finite float could get here; say so rather than
+			// send half a document.
+			http.Error(w, "encode /healthz: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(append(body, '\n'))
+		}
+	})
+}
+
+func newHealthzReport(s PoolSnapshot, round *RoundSummary) healthzReport {
+	report := healthzReport{
+		// An empty pool is an empty array, never null.
+		Backends: make([]healthzBackend, len(s.Backends)),
+		Pool: healthzPool{
+			Configured: len(s.Backends),
+			InService:  s.InService,
+			FailOpen:   s.FailOpen,
+		},
+		Readiness: healthzReadiness{
+			Expected:           s.Budget.Expected,
+			CurrentHealthy:     s.Budget.CurrentHealthy,
+			DesiredHealthy:     s.Budget.DesiredHealthy,
+			DisruptionsAllowed: s.Budget.DisruptionsAllowed,
+		},
+	}
+	for i, b := range s.Backends {
+		report.Backends[i] = healthzBackend{
+			Name:             b.Name,
+			URL:              b.URL,
+			ProbePath:        b.ProbePath,
+			State:            b.Health.State.String(),
+			InService:        b.Health.InService(),
+			Reachable:        b.Health.Reachable(),
+			Verified:         b.Health.Verified,
+			ConsecutiveNotOK: b.Health.NotOK,
+			ConsecutiveGood:  b.Health.Good,
+		}
+		if p := b.LastProbe; p != nil {
+			report.Backends[i].LastProbe = &healthzLastProbe{
+				Time:            formatHealthzTime(p.Time),
+				Class:           p.Class.String(),
+				Reason:          p.Reason.String(),
+				StatusCode:      p.StatusCode,
+				DurationSeconds: p.Duration.Seconds(),
+				Error:           p.Err,
+			}
+		}
+	}
+	if round != nil {
+		report.LastFanout = &healthzRound{
+			Time:        formatHealthzTime(round.Time),
+			Contributed: round.Contributed,
+			Configured:  round.Configured,
+			Partial:     round.Partial,
+		}
+	}
+	return report
+}
+
+func formatHealthzTime(t time.Time) string {
+	return t.UTC().Format(healthzTimeFormat)
+}
