@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -62,7 +61,7 @@ func Decode(data []byte, filename string) (*Config, error) {
 	}
 	cfg := Default()
 	cfg.src = src
-	if len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
+	if len(doc.Content) == 0 {
 		return cfg, nil
 	}
 	src.root = doc.Content[0]
@@ -88,31 +87,6 @@ func Decode(data []byte, filename string) (*Config, error) {
 		cfg.Backends[i].HTTPClientConfig.SetDirectory(dir)
 	}
 	return cfg, nil
-}
-
-// UnmarshalYAML decodes over the values already in c, so that keys the
-// file leaves out keep their defaults, and so does a block that is
-// present but empty (a YAML null), which a plain decode would zero.
-func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
-	// Decode into a struct with the same keys whose fields point at c's:
-	// the decoder fills a non-nil pointer in place and sets it to nil for
-	// a null, leaving c's field alone.
-	self := reflect.ValueOf(c).Elem()
-	var fields []reflect.StructField
-	var targets []reflect.Value
-	for i := range self.NumField() {
-		f := self.Type().Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		fields = append(fields, reflect.StructField{Name: f.Name, Type: reflect.PointerTo(f.Type), Tag: f.Tag})
-		targets = append(targets, self.Field(i).Addr())
-	}
-	raw := reflect.New(reflect.StructOf(fields)).Elem()
-	for i, target := range targets {
-		raw.Field(i).Set(target)
-	}
-	return unmarshal(raw.Addr().Interface())
 }
 
 // File is the name of the file the configuration was decoded from, empty

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/prometheus/exporter-toolkit/web"
+)
+
+// checkConfig is `probegate check-config`: it loads the configuration as
+// serve would (file, environment, flags), builds every HTTP client (which
+// reads the TLS files they name) and checks --web.config.file. It prints a
+// one-line summary and returns 0, or prints every problem and returns 1.
+func checkConfig(o *options, stdout, stderr io.Writer) int {
+	cfg, err := o.loadConfig()
+	if err == nil {
+		err = cfg.CheckHTTPClients()
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if err := web.Validate(o.WebConfigFile); err != nil {
+		fmt.Fprintf(stderr, "--web.config.file %s: %v\n", o.WebConfigFile, err)
+		return 1
+	}
+	source := cfg.File()
+	if source == "" {
+		source = "defaults and flags (" + defaultConfigFile + " not found)"
+	}
+	fmt.Fprintf(stdout, "%s: ok, %s\n", source, countBackends(len(cfg.Backends)))
+	return 0
+}
+
+// countBackends is "1 backend" or "n backends".
+func countBackends(n int) string {
+	if n == 1 {
+		return "1 backend"
+	}
+	return fmt.Sprintf("%d backends", n)
+}
