@@ -1,5 +1,11 @@
 package collector
 
+import (
+	"time"
+
+	"github.com/probegate/probegate/config"
+)
+
 // FanoutReason says why a backend did not contribute to a fan-out round.
 type FanoutReason uint8
 
@@ -12,10 +18,13 @@ const (
 	FanoutHTTP5xx
 	FanoutInvalidBody
 	FanoutTooLarge
+	// FanoutHTTP3xx is a redirect (never followed) or another status that
+	// is neither 2xx nor an error: not the merge format either.
+	FanoutHTTP3xx
 	numFanoutReasons
 )
 
-var fanoutReasonNames = [numFanoutReasons]string{"timeout", "transport", "http_4xx", "http_429", "http_5xx", "invalid_body", "too_large"}
+var fanoutReasonNames = [numFanoutReasons]string{"timeout", "transport", "http_4xx", "http_429", "http_5xx", "invalid_body", "too_large", "http_3xx"}
 
 func (r FanoutReason) String() string { return fanoutReasonNames[r] }
 
@@ -34,6 +43,10 @@ func FanoutReasons() []FanoutReason {
 type trafficStats struct {
 	ejections uint64
 	errors    [numFanoutReasons]uint64
+	// window holds the recent outcomes passive health judges.
+	window passiveWindow
+	// ejectedAt is when passive health last ejected the backend.
+	ejectedAt time.Time
 }
 
 // TrafficSnapshot is a copy of a backend's traffic stats.
@@ -46,4 +59,75 @@ type TrafficSnapshot struct {
 
 func (t *trafficStats) snapshot() TrafficSnapshot {
 	return TrafficSnapshot{Ejections: t.ejections, Errors: t.errors}
+}
+
+// trafficOutcome is what one backend's part of a fan-out round came to, as
+// the traffic stats and passive health count it. A request the client
+// cancelled has no outcome: it says nothing about the backend.
+type trafficOutcome struct {
+	// Erred is set when the backend did not contribute, for Reason.
+	Erred  bool
+	Reason FanoutReason
+	// Failed is the passive-health verdict: a transport error, a timeout,
+	// 429 or a 5xx other than 501. Any other answer is a success, even one
+	// that did not contribute.
+	Failed bool
+}
+
+// recordTraffic counts one fan-out outcome and, with passive health on,
+// adds it to the window. It reports whether the window now calls for
+// ejecting the backend (which is in service and not yet ejected); the
+// caller decides whether the pool can spare it. It does not allocate.
+func (b *Backend) recordTraffic(o trafficOutcome, now time.Time, p *config.PassiveHealth) (ejectDue bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if o.Erred {
+		b.traffic.errors[o.Reason]++
+	}
+	if !p.Enabled {
+		return false
+	}
+	counts := b.traffic.window.Record(now, time.Duration(p.Window), o.Failed)
+	return !b.health.Ejected && b.health.InService() && shouldEject(counts, *p)
+}
+
+// ejectPassively takes the backend out of service for failing real
+// traffic, unless it is out already. It returns the window's counts that
+// caused the ejection and the state the backend left.
+func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts passiveCounts, from State, ejected bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.health.Ejected || !b.health.InService() {
+		return passiveCounts{}, b.health.State, false
+	}
+	counts = b.traffic.window.Counts(now, window)
+	from = b.health.State
+	b.health = b.health.Eject()
+	b.transitions[b.health.State]++
+	b.traffic.ejections++
+	b.traffic.ejectedAt = now
+	// The backend comes back to an empty window: the failures that ejected
+	// it must not eject it again the moment it is readmitted.
+	b.traffic.window.Reset()
+	return counts, from, true
+}
+
+// readmitElapsed ends the passive ejection of a backend that is not probed
+// once window has elapsed since it: without probes, the elapsed window is
+// the only evidence there will ever be. A probed backend is readmitted by
+// its probes alone, through the state machine. When the backend stays
+// ejected, due says when it will be readmitted; it is zero otherwise.
+func (b *Backend) readmitElapsed(now time.Time, window time.Duration) (readmitted bool, to State, due time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.health.Ejected || b.Probe.Enabled {
+		return false, b.health.State, time.Time{}
+	}
+	due = b.traffic.ejectedAt.Add(window)
+	if now.Before(due) {
+		return false, b.health.State, due
+	}
+	b.health = b.health.Readmit()
+	b.transitions[b.health.State]++
+	return true, b.health.State, time.Time{}
 }
