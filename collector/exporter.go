@@ -31,7 +31,7 @@ type exporter struct {
 
 	families [numFamilies]exportedFamily
 	// familyOrder lists the families sorted by name, the exposition order.
-	familyOrder []family
+	familyOrder []familyID
 
 	// The label values in the order the exposition sorts them, so that
 	// each family's series come out already sorted.
@@ -50,12 +50,12 @@ type exporter struct {
 	backendLabel, urlLabel, probePathLabel *string
 }
 
-// family names one metric family of the exporter.
-type family int
+// familyID names one metric family of the exporter.
+type familyID int
 
 // The exporter's metric families.
 const (
-	familyProbes family = iota
+	familyProbes familyID = iota
 	familyProbeFailures
 	familyProbeRefusals
 	familyState
@@ -148,7 +148,7 @@ func newExporter(pool *Pool) *exporter {
 	for f := range numFamilies {
 		e.familyOrder = append(e.familyOrder, f)
 	}
-	slices.SortFunc(e.familyOrder, func(a, b family) int {
+	slices.SortFunc(e.familyOrder, func(a, b familyID) int {
 		return strings.Compare(*e.families[a].name, *e.families[b].name)
 	})
 	for _, s := range e.states {
@@ -166,7 +166,7 @@ func newExporter(pool *Pool) *exporter {
 
 // define describes family f. Backend families (perBackend > 0) carry the
 // backend label first; labels follow it.
-func (e *exporter) define(f family, name string, kind dto.MetricType, perBackend int, help string, labels ...string) {
+func (e *exporter) define(f familyID, name string, kind dto.MetricType, perBackend int, help string, labels ...string) {
 	if perBackend > 0 {
 		labels = append([]string{"backend"}, labels...)
 	}
@@ -204,7 +204,7 @@ func (e *exporter) Collect(ch chan<- prometheus.Metric) {
 
 func (e *exporter) collect(ch chan<- prometheus.Metric, snap PoolSnapshot) {
 	s := e.build(snap)
-	var series slab[dtoSeries]
+	var series exportSlab[dtoSeries]
 	for f := range numFamilies {
 		for _, m := range s.families[f].Metric {
 			c := series.next()
@@ -217,14 +217,14 @@ func (e *exporter) collect(ch chan<- prometheus.Metric, snap PoolSnapshot) {
 // build turns a pool snapshot into the exporter's metric families, each
 // with its series sorted by label values, backends in name order. The
 // families point into snap, which must stay unchanged while they are used.
-func (e *exporter) build(snap PoolSnapshot) *scrape {
+func (e *exporter) build(snap PoolSnapshot) *exportScrape {
 	order := make([]*BackendSnapshot, len(snap.Backends))
 	for i := range snap.Backends {
 		order[i] = &snap.Backends[i]
 	}
 	slices.SortFunc(order, func(a, b *BackendSnapshot) int { return strings.Compare(a.Name, b.Name) })
 
-	s := &scrape{exporter: e}
+	s := &exportScrape{exporter: e}
 	for f := range numFamilies {
 		ef := &e.families[f]
 		size := ef.perBackend * len(order)
@@ -251,7 +251,7 @@ func (e *exporter) build(snap PoolSnapshot) *scrape {
 }
 
 // addBackend adds the series of one backend, each family's in label order.
-func (e *exporter) addBackend(s *scrape, b *BackendSnapshot) {
+func (e *exporter) addBackend(s *exportScrape, b *BackendSnapshot) {
 	backend := s.pair(e.backendLabel, &b.Name)
 	only := s.labels(backend)
 
@@ -293,13 +293,13 @@ func metricBool(b bool) float64 {
 	return 0
 }
 
-// scrape is one scrape's metric families under construction.
-type scrape struct {
+// exportScrape is one scrape's metric families under construction.
+type exportScrape struct {
 	exporter *exporter
 	families [numFamilies]*dto.MetricFamily
-	counters slab[counterSample]
-	gauges   slab[gaugeSample]
-	pairs    slab[dto.LabelPair]
+	counters exportSlab[counterSample]
+	gauges   exportSlab[gaugeSample]
+	pairs    exportSlab[dto.LabelPair]
 	// labelSlab is carved into the label lists of the series.
 	labelSlab []*dto.LabelPair
 }
@@ -319,7 +319,7 @@ type gaugeSample struct {
 }
 
 // add appends a series of value v with labels to family f.
-func (s *scrape) add(f family, v float64, labels []*dto.LabelPair) {
+func (s *exportScrape) add(f familyID, v float64, labels []*dto.LabelPair) {
 	var m *dto.Metric
 	if *s.exporter.families[f].kind == dto.MetricType_COUNTER {
 		c := s.counters.next()
@@ -341,7 +341,7 @@ func (s *scrape) add(f family, v float64, labels []*dto.LabelPair) {
 // pair returns a label pair pointing at name and value, which must not
 // change until the scrape is encoded. A value that is not UTF-8 (a URL
 // from a flag, say) is repaired rather than breaking the exposition.
-func (s *scrape) pair(name, value *string) *dto.LabelPair {
+func (s *exportScrape) pair(name, value *string) *dto.LabelPair {
 	if !utf8.ValidString(*value) {
 		repaired := strings.ToValidUTF8(*value, "\uFFFD")
 		value = &repaired
@@ -352,7 +352,7 @@ func (s *scrape) pair(name, value *string) *dto.LabelPair {
 }
 
 // labels returns a label list of pairs, which must be sorted by name.
-func (s *scrape) labels(pairs ...*dto.LabelPair) []*dto.LabelPair {
+func (s *exportScrape) labels(pairs ...*dto.LabelPair) []*dto.LabelPair {
 	if len(s.labelSlab) < len(pairs) {
 		s.labelSlab = make([]*dto.LabelPair, max(slabChunk, len(pairs)))
 	}
@@ -363,7 +363,7 @@ func (s *scrape) labels(pairs ...*dto.LabelPair) []*dto.LabelPair {
 }
 
 // sorted returns the families that have series, sorted by name.
-func (s *scrape) sorted() []*dto.MetricFamily {
+func (s *exportScrape) sorted() []*dto.MetricFamily {
 	out := make([]*dto.MetricFamily, 0, numFamilies)
 	for _, f := range s.exporter.familyOrder {
 		if len(s.families[f].Metric) > 0 {
@@ -378,12 +378,13 @@ func (s *scrape) sorted() []*dto.MetricFamily {
 // does not pay for a large one.
 const slabChunk = 1024
 
-// slab hands out pointers to objects carved from chunks of slabChunk, so
-// that a scrape allocates per chunk rather than per series. Nothing is
-// reused: whoever gathered the scrape holds on to it until it is encoded.
-type slab[T any] struct{ free []T }
+// exportSlab hands out pointers to objects carved from chunks of
+// slabChunk, so that a scrape allocates per chunk rather than per series.
+// Nothing is reused: whoever gathered the scrape holds on to it until it
+// is encoded.
+type exportSlab[T any] struct{ free []T }
 
-func (s *slab[T]) next() *T {
+func (s *exportSlab[T]) next() *T {
 	if len(s.free) == 0 {
 		s.free = make([]T, slabChunk)
 	}
