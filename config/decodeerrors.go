@@ -93,25 +93,18 @@ func (s *source) typeProblem(e string) Problem {
 	line, _ := strconv.Atoi(m[1])
 	msg := m[2]
 	p := Problem{File: s.file, Line: line, Message: msg}
-	switch {
-	case unknownFieldRE.MatchString(msg):
-		key := unknownFieldRE.FindStringSubmatch(msg)[1]
-		if path, parent, ok := s.findKey(line, key); ok {
+	if sub := unknownFieldRE.FindStringSubmatch(msg); sub != nil {
+		if path, parent, ok := s.findKey(line, sub[1]); ok {
 			p.Field = path
-			p.Message = unknownKeyMessage(key, yamlKeys(parent))
+			p.Message = unknownKeyMessage(sub[1], yamlKeys(parent))
 		}
-	case duplicateKeyRE.MatchString(msg):
-		sub := duplicateKeyRE.FindStringSubmatch(msg)
+	} else if sub := duplicateKeyRE.FindStringSubmatch(msg); sub != nil {
 		key, err := strconv.Unquote(sub[1])
-		if err != nil {
-			break
-		}
-		if path, _, ok := s.findKey(line, key); ok {
+		if path, _, ok := s.findKey(line, key); err == nil && ok {
 			p.Field = path
 			p.Message = fmt.Sprintf("%q is set twice; it is also set at line %s", key, sub[2])
 		}
-	case cannotUnmarshalRE.MatchString(msg):
-		sub := cannotUnmarshalRE.FindStringSubmatch(msg)
+	} else if sub := cannotUnmarshalRE.FindStringSubmatch(msg); sub != nil {
 		if n, t, path, ok := s.findValue(line, sub[1], sub[2]); ok {
 			p.Field = path
 			p.Message = fmt.Sprintf("want %s, got %s", describeType(t), describeNode(n))

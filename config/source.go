@@ -92,12 +92,6 @@ func walk(n *yaml.Node, t reflect.Type, path string, visit visitFunc) bool {
 		return false
 	}
 	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			if !walk(c, t, path, visit) {
-				return false
-			}
-		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key := n.Content[i].Value

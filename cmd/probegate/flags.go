@@ -104,10 +104,12 @@ func (o *options) probeEnabled(app *kingpin.Application) {
 }
 
 // addOverride registers a flag that replaces the configuration key field.
+// Its help shows the key's default, which applies when neither the flag
+// nor the file sets it.
 func addOverride[T any](o *options, app *kingpin.Application, name, help, field string,
 	parse func(string) (T, error), key func(*config.Config) *T) {
 	v := newFlagValue(new(T), parse)
-	v.register(app, name, help)
+	v.register(app, name, help).PlaceHolder(fmt.Sprint(*key(config.Default())))
 	o.overrides = append(o.overrides, override{field: field, flag: v,
 		apply: func(c *config.Config) { *key(c) = *v.value }})
 }
