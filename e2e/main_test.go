@@ -79,7 +79,7 @@ type probegateProcess struct {
 }
 
 // startProbegate runs the binary with args plus a --web.listen-address on a
-// free loopback port, waits until /health answers and stops it (SIGKILL if
+// free loopback port, waits until /healthz answers and stops it (SIGKILL if
 // still running) when the test ends.
 func startProbegate(t testing.TB, args ...string) *probegateProcess {
 	t.Helper()
@@ -98,8 +98,8 @@ func startProbegate(t testing.TB, args ...string) *probegateProcess {
 			t.Logf("probegate output:\n%s", p.output.String())
 		}
 	})
-	waitFor(t, 10*time.Second, "probegate /health", func() bool {
-		resp, err := http.Get(p.base + "/health")
+	waitFor(t, 10*time.Second, "probegate /healthz", func() bool {
+		resp, err := http.Get(p.base + "/healthz")
 		if err != nil {
 			return false
 		}

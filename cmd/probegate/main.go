@@ -3,11 +3,54 @@
 // load balancers in front of it.
 package main
 
-import "os"
+import (
+	"fmt"
+	"io"
+	"os"
 
-func main() { os.Exit(run(os.Args[1:])) }
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/version"
+)
 
-func run(args []string) int {
-	_ = args
-	return 0
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run parses the command line and runs one command, returning the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	app := kingpin.New("probegate", "Probes a pool of HTTP backends, fans queries out to the ones in service and gates readiness for load balancers.")
+	app.Version(version.Print("probegate"))
+	app.HelpFlag.Short('h')
+	app.UsageWriter(stdout)
+	app.ErrorWriter(stderr)
+	opts := registerFlags(app)
+
+	serveCmd := app.Command("serve", "Probe the configured backends and serve (the default).").Default()
+	demoCmd := app.Command("demo", "Start built-in loopback backends in every state and serve probegate against them.")
+	checkCmd := app.Command("check-config", "Validate the configuration and exit.")
+	simulateCmd := app.Command("simulate", "Feed probe results through the state machine and print each step.")
+	var sim simulation
+	simulateCmd.Flag("failures", "Consecutive failures that take a backend out (fall).").Default("3").IntVar(&sim.failures)
+	simulateCmd.Flag("successes", "Consecutive successes that bring it back (rise).").Default("2").IntVar(&sim.successes)
+	simulateCmd.Flag("output", "Output format.").Default("text").EnumVar(&sim.output, "text", "json")
+	simulateCmd.Arg("results", "Probe results in order: HTTP status codes, \"timeout\" or \"error\".").Required().StringsVar(&sim.inputs)
+
+	command, err := app.Parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "probegate: %v\n", err)
+		return 2
+	}
+	switch command {
+	case checkCmd.FullCommand():
+		return checkConfig(opts, stdout, stderr)
+	case simulateCmd.FullCommand():
+		if err := sim.run(stdout); err != nil {
+			fmt.Fprintf(stderr, "probegate simulate: %v\n", err)
+			return 2
+		}
+		return 0
+	case demoCmd.FullCommand():
+		return demo(opts, stdout, stderr)
+	case serveCmd.FullCommand():
+		return serve(opts, stderr)
+	}
+	return 2
 }

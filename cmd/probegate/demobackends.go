@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/probegate/probegate/config"
+)
+
+// demoQueryPath is the path every demo backend that is alive answers with
+// a JSON array, so `/fanout/api/items` shows a merged, partial round.
+const demoQueryPath = "/api/items"
+
+// demoBackend is one built-in loopback backend of `probegate demo`.
+type demoBackend struct {
+	name string
+	// what the tour says about it
+	story string
+	// health answers the probe path; nil means the backend is dead
+	// (connection refused).
+	health func() int
+	// query answers demoQueryPath with this status (200 sends a JSON array).
+	query int
+}
+
+func demoBackends() []demoBackend {
+	var flips atomic.Uint64
+	return []demoBackend{
+		{name: "healthy", story: "answers 200: healthy", health: func() int { return http.StatusOK }, query: http.StatusOK},
+		{name: "dead", story: "connection refused: unhealthy and unreachable after 3 probes"},
+		{name: "wrong-path", story: "probe path answers 404 but it serves queries: probe_unsupported, in service", health: func() int { return http.StatusNotFound }, query: http.StatusOK},
+		{name: "flapping-proxy", story: "a proxy flipping 404/503 in front of a dead backend: unhealthy (503 verifies, then every non-ok counts)", health: func() int {
+			if flips.Add(1)%2 == 0 {
+				return http.StatusServiceUnavailable
+			}
+			return http.StatusNotFound
+		}, query: http.StatusServiceUnavailable},
+		{name: "overloaded", story: "answers 429: a real failure, unhealthy after 3 probes", health: func() int { return http.StatusTooManyRequests }, query: http.StatusTooManyRequests},
+	}
+}
+
+// handler serves the probe path and the query path of a live demo backend.
+func (d demoBackend) handler(probePath string) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc(probePath, func(w http.ResponseWriter, _ *http.Request) {
+		code := d.health()
+		w.WriteHeader(code)
+		fmt.Fprintln(w, http.StatusText(code))
+	})
+	mux.HandleFunc(demoQueryPath, func(w http.ResponseWriter, _ *http.Request) {
+		if d.query != http.StatusOK {
+			http.Error(w, http.StatusText(d.query), d.query)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `[{"backend":%q,"item":1},{"backend":%q,"item":2}]`+"\n", d.name, d.name)
+	})
+	return mux
+}
+
+// startDemoBackends starts the live demo backends on loopback ports and
+// reserves a port nobody listens on for the dead one. stop shuts them down.
+func startDemoBackends(probePath string) (backends []config.Backend, stories map[string]string, stop func(), err error) {
+	var servers []*http.Server
+	stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		for _, s := range servers {
+			s.Shutdown(ctx)
+		}
+	}
+	stories = map[string]string{}
+	for _, d := range demoBackends() {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			stop()
+			return nil, nil, nil, fmt.Errorf("demo backend %s: %w", d.name, err)
+		}
+		url := "http://" + ln.Addr().String()
+		if d.health == nil {
+			// Closing the listener leaves a port that refuses connections.
+			ln.Close()
+		} else {
+			srv := &http.Server{Handler: d.handler(probePath), ReadHeaderTimeout: 5 * time.Second}
+			servers = append(servers, srv)
+			go srv.Serve(ln)
+		}
+		backends = append(backends, config.Backend{Name: d.name, URL: url})
+		stories[d.name] = d.story
+	}
+	return backends, stories, stop, nil
+}

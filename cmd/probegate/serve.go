@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/probegate/probegate/collector"
+	"github.com/probegate/probegate/config"
+)
+
+// serve runs probegate against the configured backends until a signal ends it.
+func serve(opts *options, stderr io.Writer) int {
+	logger, err := newLogger(opts.LogLevel, opts.LogFormat, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "probegate: %v\n", err)
+		return 2
+	}
+	cfg, err := opts.loadConfig()
+	if err != nil {
+		level.Error(logger).Log("msg", "Invalid configuration", "err", err)
+		return 1
+	}
+	return runServer(opts, logger, cfg, opts.loadConfig, nil)
+}
+
+// server is one running probegate: the pool, its prober and fan-out, the
+// metrics, and the loader a reload calls.
+type server struct {
+	opts    *options
+	logger  log.Logger
+	load    func() (*config.Config, error)
+	metrics *collector.Metrics
+	pool    *collector.Pool
+	prober  *collector.Prober
+	fanout  *collector.Fanout
+
+	// reloadMu serialises reloads from SIGHUP and POST /-/reload.
+	reloadMu sync.Mutex
+}
+
+// runServer wires everything and serves until the gate's lifecycle ends.
+// announce, when set, is called once the listener is about to start.
+func runServer(opts *options, logger log.Logger, cfg *config.Config, load func() (*config.Config, error), announce func()) int {
+	level.Info(logger).Log("msg", "Starting probegate", "version", version.Info(), "backends", len(cfg.Backends))
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		versioncollector.NewCollector("probegate"),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	s := &server{opts: opts, logger: logger, load: load, metrics: collector.NewMetrics(reg)}
+	pool, err := collector.NewPool(cfg, logger)
+	if err != nil {
+		level.Error(logger).Log("msg", "Cannot build the backend pool", "err", err)
+		return 1
+	}
+	s.pool = pool
+	reg.MustRegister(collector.NewExporter(pool))
+	s.prober = collector.NewProber(pool, logger, s.metrics.ObserveProbe)
+	s.fanout = collector.NewFanout(pool, cfg.Fanout, cfg.PassiveHealth, s.metrics, logger, time.Now)
+	s.metrics.ConfigReloadSuccess.Set(1)
+	s.metrics.ConfigReloadTimestamp.SetToCurrentTime()
+
+	mux := http.NewServeMux()
+	mux.Handle(opts.TelemetryPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, ErrorLog: stdlogAdapter{logger}}))
+	mux.Handle("/healthz", collector.HealthzHandler(pool, s.fanout.LastRound))
+	mux.Handle("/fanout/", s.fanout)
+	mux.HandleFunc("/-/reload", s.handleReload)
+	if err := s.mountLandingPage(mux); err != nil {
+		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
+		return 1
+	}
+
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stopProbing := context.WithCancel(context.Background())
+	var probing sync.WaitGroup
+	probing.Go(func() { s.prober.Run(ctx) })
+	stopHUP := s.reloadOnSIGHUP()
+
+	if announce != nil {
+		announce()
+	}
+	err = serveUntilSignal(srv, opts.webFlagConfig(), slogFromGokit(logger))
+	stopHUP()
+	stopProbing()
+	probing.Wait()
+	if err != nil {
+		level.Error(logger).Log("msg", "Server stopped", "err", err)
+		return 1
+	}
+	level.Info(logger).Log("msg", "probegate stopped")
+	return 0
+}
+
+// serveUntilSignal serves until SIGTERM or SIGINT, then shuts down.
+// The gate replaces this with its drain lifecycle.
+func serveUntilSignal(srv *http.Server, flags *web.FlagConfig, logger *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- web.ListenAndServe(srv, flags, logger) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := srv.Shutdown(shutdownCtx)
+	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
+		err = e
+	}
+	return err
+}
+
+// reloadOnSIGHUP reloads the configuration on every SIGHUP until stopped.
+func (s *server) reloadOnSIGHUP() (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-hup:
+				s.reload()
+			case <-done:
+				return
+			}
+		}
+	})
+	return func() {
+		signal.Stop(hup)
+		close(done)
+		wg.Wait()
+	}
+}
+
+// handleReload is POST /-/reload. Other methods get 405.
+func (s *server) handleReload(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "This endpoint requires a POST request.", http.StatusMethodNotAllowed)
+		return
+	}
+	if err := s.reload(); err != nil {
+		http.Error(w, fmt.Sprintf("reload failed, the running configuration is kept: %v", err), http.StatusInternalServerError)
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}
+
+// reload loads and applies the configuration. A configuration that does not
+// load or apply leaves the running one untouched.
+func (s *server) reload() error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	err := s.apply()
+	if err != nil {
+		s.metrics.ConfigReloadSuccess.Set(0)
+		level.Error(s.logger).Log("msg", "Reload failed; keeping the running configuration", "err", err)
+		return err
+	}
+	s.metrics.ConfigReloadSuccess.Set(1)
+	s.metrics.ConfigReloadTimestamp.SetToCurrentTime()
+	level.Info(s.logger).Log("msg", "Configuration reloaded", "backends", len(s.pool.Backends()))
+	return nil
+}
+
+func (s *server) apply() error {
+	cfg, err := s.load()
+	if err != nil {
+		return err
+	}
+	if err := s.pool.Apply(cfg); err != nil {
+		return err
+	}
+	s.prober.Sync()
+	s.fanout.Update(cfg.Fanout, cfg.PassiveHealth)
+	return nil
+}
+
+// mountLandingPage serves the exporter-toolkit landing page at / when the
+// telemetry path is not / itself.
+func (s *server) mountLandingPage(mux *http.ServeMux) error {
+	if s.opts.TelemetryPath == "/" {
+		return nil
+	}
+	page, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "probegate",
+		Description: "Health-checking fan-out gate for a pool of HTTP backends",
+		Version:     version.Info(),
+		Links: []web.LandingLinks{
+			{Address: s.opts.TelemetryPath, Text: "Metrics"},
+			{Address: "/healthz", Text: "Backends and pool (JSON)"},
+			{Address: "/ready", Text: "Readiness"},
+			{Address: "/health", Text: "Liveness"},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	mux.Handle("/", page)
+	return nil
+}
+
+// stdlogAdapter lets promhttp log through go-kit.
+type stdlogAdapter struct{ logger log.Logger }
+
+func (a stdlogAdapter) Println(v ...any) {
+	level.Error(a.logger).Log("msg", fmt.Sprint(v...))
+}
