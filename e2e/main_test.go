@@ -79,11 +79,26 @@ type probegateProcess struct {
 }
 
 // startProbegate runs the binary with args plus a --web.listen-address on a
-// free loopback port, waits until /healthz answers and stops it (SIGKILL if
-// still running) when the test ends.
+// free loopback port and waits until /healthz answers over plain HTTP.
 func startProbegate(t testing.TB, args ...string) *probegateProcess {
 	t.Helper()
-	addr := freeAddr(t)
+	p := launchProbegate(t, freeAddr(t), args...)
+	waitFor(t, 10*time.Second, "probegate /healthz", func() bool {
+		resp, err := http.Get(p.base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return p
+}
+
+// launchProbegate runs the binary with args plus --web.listen-address=addr
+// and stops it (SIGKILL if still running) when the test ends. It does not
+// wait for the listener.
+func launchProbegate(t testing.TB, addr string, args ...string) *probegateProcess {
+	t.Helper()
 	p := &probegateProcess{base: "http://" + addr, output: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(binary(t), append(args, "--web.listen-address="+addr)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
@@ -97,14 +112,6 @@ func startProbegate(t testing.TB, args ...string) *probegateProcess {
 		if t.Failed() {
 			t.Logf("probegate output:\n%s", p.output.String())
 		}
-	})
-	waitFor(t, 10*time.Second, "probegate /healthz", func() bool {
-		resp, err := http.Get(p.base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
 	})
 	return p
 }

@@ -74,14 +74,17 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		return 1
 	}
 	s.pool = pool
-	reg.MustRegister(collector.NewExporter(pool))
 	s.prober = collector.NewProber(pool, logger, s.metrics.ObserveProbe)
 	s.fanout = collector.NewFanout(pool, cfg.Fanout, cfg.PassiveHealth, s.metrics, logger, time.Now)
 	s.metrics.ConfigReloadSuccess.Set(1)
 	s.metrics.ConfigReloadTimestamp.SetToCurrentTime()
 
 	mux := http.NewServeMux()
-	mux.Handle(opts.TelemetryPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, ErrorLog: stdlogAdapter{logger}}))
+	// The pool's series are built straight into metric families at scrape
+	// time and merged with the registry's: at 10,000 backends the registry's
+	// per-series checks would cost more than the whole budget.
+	gatherer := collector.NewGatherer(pool, reg)
+	mux.Handle(opts.TelemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{Registry: reg, ErrorLog: stdlogAdapter{logger}}))
 	mux.Handle("/healthz", collector.HealthzHandler(pool, s.fanout.LastRound))
 	mux.Handle("/fanout/", s.fanout)
 	mux.HandleFunc("/-/reload", s.handleReload)
