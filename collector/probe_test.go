@@ -1,0 +1,248 @@
+package collector
+
+import (
+	"context"
+	"io"
+	stdlog "log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/probegate/probegate/config"
+)
+
+// probeTestServer is a loopback backend that counts requests and the
+// connections they came on.
+type probeTestServer struct {
+	*httptest.Server
+	requests    atomic.Int64
+	connections atomic.Int64
+}
+
+func probeTestServe(t *testing.T, handler http.HandlerFunc) *probeTestServer {
+	t.Helper()
+	s := &probeTestServer{}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		handler(w, r)
+	}))
+	s.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			s.connections.Add(1)
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+func probeTestClient(t *testing.T) *http.Client {
+	t.Helper()
+	client, err := NewHTTPClient("test", config.HTTPClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.CloseIdleConnections)
+	return client
+}
+
+// probeTestDeadURL is a loopback URL where nothing listens.
+func probeTestDeadURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
+}
+
+func TestProbeClassifiesStatus(t *testing.T) {
+	cases := []struct {
+		status int
+		class  Class
+		reason Reason
+	}{
+		{200, ClassOK, ReasonNone},
+		{204, ClassOK, ReasonNone},
+		{301, ClassOK, ReasonNone},
+		{302, ClassOK, ReasonNone},
+		{399, ClassOK, ReasonNone},
+		{400, ClassRefused, ReasonNone},
+		{401, ClassRefused, ReasonNone},
+		{404, ClassRefused, ReasonNone},
+		{499, ClassRefused, ReasonNone},
+		{501, ClassRefused, ReasonNone},
+		{429, ClassFailed, ReasonHTTP429},
+		{500, ClassFailed, ReasonHTTP5xx},
+		{502, ClassFailed, ReasonHTTP5xx},
+		{503, ClassFailed, ReasonHTTP5xx},
+		{504, ClassFailed, ReasonHTTP5xx},
+		{599, ClassFailed, ReasonHTTP5xx},
+	}
+	for _, tc := range cases {
+		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
+			var gotPath string
+			srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
+				gotPath = r.URL.Path
+				if tc.status >= 300 && tc.status < 400 {
+					w.Header().Set("Location", "/elsewhere")
+				}
+				w.WriteHeader(tc.status)
+				w.Write([]byte("body"))
+			})
+			before := time.Now()
+			r := Probe(context.Background(), probeTestClient(t), srv.URL+"/healthz", time.Second)
+			if r.Class != tc.class || r.Reason != tc.reason || r.StatusCode != tc.status || r.Err != "" {
+				t.Fatalf("got %+v, want class %s reason %q status %d and no error", r, tc.class, tc.reason, tc.status)
+			}
+			if gotPath != "/healthz" {
+				t.Errorf("the backend saw path %q, want /healthz", gotPath)
+			}
+			if r.Time.Before(before) || r.Time.After(time.Now()) || r.Duration <= 0 || r.Duration > time.Second {
+				t.Errorf("time %v (test started %v), duration %v: not the probe's", r.Time, before, r.Duration)
+			}
+			if n := srv.requests.Load(); n != 1 {
+				t.Errorf("the backend got %d requests, want 1 (a redirect is never followed)", n)
+			}
+		})
+	}
+}
+
+func TestProbeTimesOut(t *testing.T) {
+	release := make(chan struct{})
+	srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	timeout := 200 * time.Millisecond
+	r := Probe(context.Background(), probeTestClient(t), srv.URL+"/healthz", timeout)
+	if r.Class != ClassFailed || r.Reason != ReasonTimeout || r.Answered() {
+		t.Fatalf("got %+v, want an unanswered timeout", r)
+	}
+	if r.Duration < timeout || r.Duration > timeout+time.Second {
+		t.Errorf("the probe took %v, want about the %v timeout", r.Duration, timeout)
+	}
+	if !strings.Contains(r.Err, "200ms") {
+		t.Errorf("error %q does not name the timeout", r.Err)
+	}
+}
+
+func TestProbeTransportFailures(t *testing.T) {
+	reset := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		// A zero linger turns the close into a TCP reset.
+		conn.(*net.TCPConn).SetLinger(0)
+		conn.Close()
+	})
+	tlsBackend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	tlsBackend.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
+	tlsBackend.StartTLS()
+	defer tlsBackend.Close()
+	cases := []struct {
+		name, url, errPart string
+	}{
+		{"connection refused", probeTestDeadURL(t) + "/healthz", "connection refused"},
+		{"connection reset", reset.URL + "/healthz", ""},
+		{"untrusted certificate", tlsBackend.URL + "/healthz", "certificate"},
+		{"unsupported scheme", "ftp://127.0.0.1:1/healthz", "scheme"},
+		{"unparseable url", "http://127.0.0.1:port/healthz", "port"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Probe(context.Background(), probeTestClient(t), tc.url, time.Second)
+			if r.Class != ClassFailed || r.Reason != ReasonTransport || r.Answered() || r.Err == "" {
+				t.Fatalf("got %+v, want an unanswered transport failure with an error", r)
+			}
+			if !strings.Contains(r.Err, tc.errPart) {
+				t.Errorf("error %q does not mention %q", r.Err, tc.errPart)
+			}
+			if r.Time.IsZero() {
+				t.Error("the result has no time")
+			}
+		})
+	}
+}
+
+func TestProbeReusesItsConnection(t *testing.T) {
+	cases := []struct {
+		name            string
+		body            string
+		wantConnections int64
+	}{
+		{"small body", "ok", 1},
+		{"body of exactly the limit", strings.Repeat("x", MaxProbeBodyBytes), 1},
+		{"body over the limit", strings.Repeat("x", MaxProbeBodyBytes+1), 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
+				// With its length known the body's end comes with its last
+				// byte; a chunked body of exactly the limit would need one
+				// read more, which the probe does not make.
+				w.Header().Set("Content-Length", strconv.Itoa(len(tc.body)))
+				w.Write([]byte(tc.body))
+			})
+			client := probeTestClient(t)
+			for range 3 {
+				if r := Probe(context.Background(), client, srv.URL+"/healthz", time.Second); r.Class != ClassOK {
+					t.Fatalf("got %+v, want ok", r)
+				}
+			}
+			if n := srv.connections.Load(); n != tc.wantConnections {
+				t.Errorf("3 probes used %d connections, want %d", n, tc.wantConnections)
+			}
+		})
+	}
+}
+
+// A keep-alive connection the backend closed while idle is no failure:
+// the probe retries on a new connection.
+func TestProbeSurvivesBackendClosingIdleConnection(t *testing.T) {
+	srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {})
+	client := probeTestClient(t)
+	for i := range 3 {
+		if r := Probe(context.Background(), client, srv.URL+"/healthz", time.Second); r.Class != ClassOK {
+			t.Fatalf("probe %d: got %+v, want ok", i, r)
+		}
+		srv.CloseClientConnections()
+		// Let the close reach this side before the next probe.
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := srv.requests.Load(); n != 3 {
+		t.Errorf("the backend got %d requests, want 3", n)
+	}
+}
+
+func TestProbeCancelledByContext(t *testing.T) {
+	release := make(chan struct{})
+	srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	r := Probe(ctx, probeTestClient(t), srv.URL+"/healthz", time.Minute)
+	if r.Class != ClassFailed || r.Reason != ReasonTransport {
+		t.Fatalf("got %+v, want a transport failure", r)
+	}
+	if r.Duration > 5*time.Second {
+		t.Errorf("the cancelled probe took %v", r.Duration)
+	}
+}
