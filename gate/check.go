@@ -113,7 +113,7 @@ func (g *Gate) callCheck(ctx context.Context, c check) (r checkResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = checkResult{name: c.name, output: fmt.Sprintf("panic: %v", p)}
-			level.Error(g.logger).Log("msg", "readiness check panicked", "check", c.name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			level.Error(g.logger).Log("msg", "Readiness check panicked", "check", c.name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		}
 	}()
 	output, err := c.fn(ctx)

@@ -109,9 +109,9 @@ func (g *Gate) logChanges(ev *evaluation) {
 		switch {
 		case seen && was == r.pass:
 		case r.pass && seen:
-			level.Info(g.logger).Log("msg", "readiness check passes again", "check", r.name, "output", r.output)
+			level.Info(g.logger).Log("msg", "Readiness check passes again", "check", r.name, "output", r.output)
 		case !r.pass:
-			level.Warn(g.logger).Log("msg", "readiness check fails", "check", r.name, "output", r.output)
+			level.Warn(g.logger).Log("msg", "Readiness check fails", "check", r.name, "output", r.output)
 		}
 	}
 }

@@ -96,7 +96,7 @@ func (g *Gate) listen() (<-chan os.Signal, func()) {
 // flag, so they change in a single step.
 func (g *Gate) beginDrain(keyvals ...any) {
 	g.draining.Store(true)
-	level.Info(g.logger).Log(append([]any{"msg", "drain started: /ready fails, keep-alive is off, serving on for the drain window", "drain", g.drain}, keyvals...)...)
+	level.Info(g.logger).Log(append([]any{"msg", "Drain started: /ready fails, keep-alive is off, serving on for the drain window", "drain", g.drain}, keyvals...)...)
 }
 
 // awaitWindow serves on for the drain window, which a second trigger ends
@@ -110,11 +110,11 @@ func (g *Gate) awaitWindow(triggers <-chan os.Signal, served <-chan error) (erro
 	defer timer.Stop()
 	select {
 	case <-timer.C:
-		level.Info(g.logger).Log("msg", "drain window over, shutting down")
+		level.Info(g.logger).Log("msg", "Drain window over, shutting down")
 	case sig := <-triggers:
-		level.Info(g.logger).Log("msg", "second signal ends the drain window early, shutting down", "signal", sig.String())
+		level.Info(g.logger).Log("msg", "Second signal ends the drain window early, shutting down", "signal", sig.String())
 	case err := <-served:
-		level.Warn(g.logger).Log("msg", "server stopped during the drain window", "err", err)
+		level.Warn(g.logger).Log("msg", "Server stopped during the drain window", "err", err)
 		return err, true
 	}
 	return nil, false
@@ -126,7 +126,7 @@ func (g *Gate) shutdown(srv *http.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), g.shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
-		level.Warn(g.logger).Log("msg", "graceful shutdown did not finish in time, closing the remaining connections", "shutdown_timeout", g.shutdownTimeout, "err", err)
+		level.Warn(g.logger).Log("msg", "Graceful shutdown did not finish in time, closing the remaining connections", "shutdown_timeout", g.shutdownTimeout, "err", err)
 		srv.Close()
 	}
 }
@@ -141,14 +141,14 @@ func (g *Gate) cleanUp() {
 	for _, fn := range slices.Backward(fns) {
 		g.runCleanup(ctx, fn)
 	}
-	level.Info(g.logger).Log("msg", "shutdown complete")
+	level.Info(g.logger).Log("msg", "Shutdown complete")
 }
 
 // runCleanup runs one callback; a panic is logged and the next one runs.
 func (g *Gate) runCleanup(ctx context.Context, fn func(context.Context)) {
 	defer func() {
 		if p := recover(); p != nil {
-			level.Error(g.logger).Log("msg", "shutdown callback panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			level.Error(g.logger).Log("msg", "Shutdown callback panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		}
 	}()
 	fn(ctx)

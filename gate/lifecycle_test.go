@@ -297,9 +297,9 @@ func TestSignalDispositionRestoredOnlyAfterWindow(t *testing.T) {
 	}
 	waitLine("serving")
 	cmd.Process.Signal(syscall.SIGINT)
-	waitLine("drain started")
+	waitLine("Drain started")
 	cmd.Process.Signal(syscall.SIGTERM)
-	waitLine("second signal ends the drain window early")
+	waitLine("Second signal ends the drain window early")
 	waitLine("cleanup started")
 	cmd.Process.Signal(syscall.SIGTERM)
 	waited := make(chan error, 1)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/probegate/probegate/collector"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/gate"
 )
 
 // serve runs probegate against the configured backends until a signal ends it.
@@ -79,7 +79,18 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	s.metrics.ConfigReloadSuccess.Set(1)
 	s.metrics.ConfigReloadTimestamp.SetToCurrentTime()
 
+	g := gate.New(gate.Options{
+		Drain:           time.Duration(cfg.Gate.Drain),
+		ShutdownTimeout: time.Duration(cfg.Gate.ShutdownTimeout),
+		CheckInterval:   time.Duration(cfg.Gate.CheckInterval),
+		Logger:          logger,
+	})
+	g.RegisterWithOutput("backends", budgetCheck(pool))
+	reg.MustRegister(g)
+
 	mux := http.NewServeMux()
+	mux.Handle("/health", g.HealthHandler())
+	mux.Handle("/ready", g.ReadyHandler())
 	// The pool's series are built straight into metric families at scrape
 	// time and merged with the registry's: at 10,000 backends the registry's
 	// per-series checks would cost more than the whole budget.
@@ -97,15 +108,18 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	ctx, stopProbing := context.WithCancel(context.Background())
 	var probing sync.WaitGroup
 	probing.Go(func() { s.prober.Run(ctx) })
+	g.OnShutdown(func(context.Context) {
+		stopProbing()
+		probing.Wait()
+	})
 	stopHUP := s.reloadOnSIGHUP()
 
 	if announce != nil {
 		announce()
 	}
-	err = serveUntilSignal(srv, opts.webFlagConfig(), slogFromGokit(logger))
+	flags, slogger := opts.webFlagConfig(), slogFromGokit(logger)
+	err = g.Run(context.Background(), srv, func() error { return web.ListenAndServe(srv, flags, slogger) })
 	stopHUP()
-	stopProbing()
-	probing.Wait()
 	if err != nil {
 		level.Error(logger).Log("msg", "Server stopped", "err", err)
 		return 1
@@ -114,25 +128,18 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	return 0
 }
 
-// serveUntilSignal serves until SIGTERM or SIGINT, then shuts down.
-// The gate replaces this with its drain lifecycle.
-func serveUntilSignal(srv *http.Server, flags *web.FlagConfig, logger *slog.Logger) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- web.ListenAndServe(srv, flags, logger) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+// budgetCheck is the gate's `backends` check: the pool's readiness budget,
+// with its numbers in the output whether it holds or not.
+func budgetCheck(pool *collector.Pool) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) {
+		b := pool.Budget()
+		numbers := fmt.Sprintf("expected=%d current_healthy=%d desired_healthy=%d disruptions_allowed=%d",
+			b.Expected, b.CurrentHealthy, b.DesiredHealthy, b.DisruptionsAllowed)
+		if !b.Holds() {
+			return "", errors.New("readiness budget does not hold: " + numbers)
+		}
+		return numbers, nil
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err := srv.Shutdown(shutdownCtx)
-	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
-		err = e
-	}
-	return err
 }
 
 // reloadOnSIGHUP reloads the configuration on every SIGHUP until stopped.
