@@ -826,13 +826,12 @@ func TestPassiveHealthCountsOutcomes(t *testing.T) {
 	}
 }
 
-// TestPassiveHealthEjectsBackendFailingTrafficWhileProbeSaysOK: a backend
-// whose probe path says ok but whose real traffic fails is ejected at
-// exactly max_failures, gets no traffic while out, and comes back after
-// exactly `successes` ok probes, not when the window ends.
-func TestPassiveHealthEjectsBackendFailingTrafficWhileProbeSaysOK(t *testing.T) {
+// passiveTestRig is three backends whose probe path says ok; b0 fails
+// every fan-out request with 503. Probes are on (successes 3) and every
+// backend has been probed once, so all are healthy.
+func passiveTestRig(t *testing.T, clock *fanoutTestClock) *fanoutTestRig {
+	t.Helper()
 	passive := config.PassiveHealth{Enabled: true, Window: model.Duration(30 * time.Second), MaxFailures: 3, MaxEjectedPercent: 50}
-	clock := newFanoutTestClock()
 	rig := fanoutTestSetup(t, fanoutTestOptions{passive: passive, successes: 3, now: clock.now},
 		fanoutTestServe(t, fanoutTestAnswer(503, `overloaded`)),
 		fanoutTestServe(t, fanoutTestAnswer(200, `[1]`)),
@@ -841,6 +840,16 @@ func TestPassiveHealthEjectsBackendFailingTrafficWhileProbeSaysOK(t *testing.T) 
 	for i := range 3 {
 		rig.probe(t, i, 1)
 	}
+	return rig
+}
+
+// TestPassiveHealthEjectsBackendFailingTrafficWhileProbeSaysOK: a backend
+// whose probe path says ok but whose real traffic fails is ejected at
+// exactly max_failures, gets no traffic while out, comes back after exactly
+// `successes` ok probes, and comes back to an empty window.
+func TestPassiveHealthEjectsBackendFailingTrafficWhileProbeSaysOK(t *testing.T) {
+	clock := newFanoutTestClock()
+	rig := passiveTestRig(t, clock)
 	failing := rig.backend(0)
 	for round := 1; round <= 2; round++ {
 		fanoutTestExpect(t, rig.do("GET", "/fanout/q", "", nil), 200, "2/3", `[1,2]`)
@@ -858,16 +867,10 @@ func TestPassiveHealthEjectsBackendFailingTrafficWhileProbeSaysOK(t *testing.T) 
 		t.Errorf("ejection logged %d times; want once:\n%s", n, rig.logs.buf.String())
 	}
 
-	// Out of service: no traffic, even long after the window ended.
-	clock.advance(time.Hour)
 	fanoutTestExpect(t, rig.do("GET", "/fanout/q", "", nil), 200, "2/3", `[1,2]`)
 	if hits := rig.backends[0].hits.Load(); hits != 3 {
 		t.Errorf("the ejected backend got %d requests; want still 3", hits)
 	}
-	if failing.Health().InService() {
-		t.Fatal("the end of the window readmitted a probed backend")
-	}
-
 	rig.probe(t, 0, 2)
 	if failing.Health().InService() {
 		t.Fatal("readmitted after 2 ok probes; want exactly successes=3")
@@ -879,13 +882,40 @@ func TestPassiveHealthEjectsBackendFailingTrafficWhileProbeSaysOK(t *testing.T) 
 	if n := rig.logs.count("backend=b0", "from=unhealthy", "to=healthy"); n != 1 {
 		t.Errorf("readmission logged %d times; want once", n)
 	}
-	// Readmitted with an empty window: one more failure does not eject it.
-	rig.do("GET", "/fanout/q", "", nil)
-	if !failing.Health().InService() || rig.backends[0].hits.Load() != 4 {
-		t.Error("the readmitted backend was ejected again by the failures that ejected it")
+
+	// Still within the window of the failures that ejected it, the
+	// readmitted backend starts from an empty window: it takes
+	// max_failures new failures to eject it again.
+	for range 2 {
+		rig.do("GET", "/fanout/q", "", nil)
 	}
-	if n := rig.logs.count(`msg="Backend ejected by passive health"`); n != 1 {
-		t.Errorf("%d ejections logged; want 1", n)
+	if !failing.Health().InService() || rig.backends[0].hits.Load() != 5 {
+		t.Fatal("the readmitted backend was ejected again by the failures that ejected it")
+	}
+	rig.do("GET", "/fanout/q", "", nil)
+	if s := failing.Snapshot(); s.Health.InService() || s.Traffic.Ejections != 2 {
+		t.Errorf("after 3 new failures: %+v, ejections %d; want ejected a second time", s.Health, s.Traffic.Ejections)
+	}
+	if n := rig.logs.count(`msg="Backend ejected by passive health"`); n != 2 {
+		t.Errorf("%d ejections logged; want 2", n)
+	}
+}
+
+// TestPassiveHealthWindowEndDoesNotReadmitProbedBackend: the end of the
+// window is no proof of recovery; only probes readmit a probed backend.
+func TestPassiveHealthWindowEndDoesNotReadmitProbedBackend(t *testing.T) {
+	clock := newFanoutTestClock()
+	rig := passiveTestRig(t, clock)
+	for range 3 {
+		rig.do("GET", "/fanout/q", "", nil)
+	}
+	if rig.backend(0).Health().InService() {
+		t.Fatal("not ejected after max_failures")
+	}
+	clock.advance(time.Hour)
+	fanoutTestExpect(t, rig.do("GET", "/fanout/q", "", nil), 200, "2/3", `[1,2]`)
+	if h := rig.backend(0).Health(); h.InService() || rig.backends[0].hits.Load() != 3 {
+		t.Errorf("an hour after the ejection: %+v, %d requests; want still out", h, rig.backends[0].hits.Load())
 	}
 }
 

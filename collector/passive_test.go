@@ -180,3 +180,31 @@ func TestRecordTrafficIsSafeUnderConcurrency(t *testing.T) {
 		t.Errorf("timeouts counted %d; want %d", timeouts, goroutines*each/2)
 	}
 }
+
+// TestReadmitElapsedExactlyAtWindow: a backend without probes comes back
+// when the window has elapsed since its ejection, not a nanosecond before;
+// a probed one never comes back this way.
+func TestReadmitElapsedExactlyAtWindow(t *testing.T) {
+	const window = 30 * time.Second
+	for _, probed := range []bool{false, true} {
+		b := &Backend{Probe: config.HealthProbe{Enabled: probed}}
+		b.health = b.health.Step(StatusResult(200), Thresholds{Failures: 3, Successes: 2})
+		if _, _, ok := b.ejectPassively(passiveTestEpoch, window); !ok {
+			t.Fatal("a healthy backend was not ejected")
+		}
+		readmitted, _, due := b.readmitElapsed(passiveTestEpoch.Add(window-time.Nanosecond), window)
+		if readmitted {
+			t.Errorf("probed %v: readmitted a nanosecond before the window elapsed", probed)
+		}
+		if !probed && !due.Equal(passiveTestEpoch.Add(window)) {
+			t.Errorf("due %v; want %v", due, passiveTestEpoch.Add(window))
+		}
+		readmitted, to, _ := b.readmitElapsed(passiveTestEpoch.Add(window), window)
+		if readmitted == probed {
+			t.Errorf("probed %v: readmitted %v when the window elapsed", probed, readmitted)
+		}
+		if !probed && (to != StateHealthy || b.Health().Ejected) {
+			t.Errorf("a verified unprobed backend came back as %v; want healthy", to)
+		}
+	}
+}
