@@ -22,7 +22,8 @@
   },
 
   // withBackendInfo adds the url and probe_path labels of
-  // probegate_backend_info to a per-backend vector.
+  // probegate_backend_info to a filtered probegate_backend_state vector;
+  // ignoring matches the two on every label but the state and the info's own.
   local withBackendInfo(vector) = |||
     (
       %(vector)s
