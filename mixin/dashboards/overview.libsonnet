@@ -92,7 +92,18 @@ local lib = import 'lib.libsonnet';
               lib.target('probegate_gate_ready{%(sel)s}' % v, '{{instance}} ready'),
               lib.target('probegate_gate_draining{%(sel)s}' % v, '{{instance}} draining'),
             ],
-          ) + lib.thresholdColors('red', [[1, 'green']]),
+          ) + lib.thresholdColors('red', [[1, 'green']]) + {
+            // Draining is deliberate: shown, but not as an error.
+            fieldConfig+: {
+              overrides+: [{
+                matcher: { id: 'byRegexp', options: '.* draining' },
+                properties: [{
+                  id: 'thresholds',
+                  value: { mode: 'absolute', steps: [{ color: 'transparent', value: null }, { color: 'blue', value: 1 }] },
+                }],
+              }],
+            },
+          },
         ]),
         lib.row(8, [
           lib.timeseries(
