@@ -254,7 +254,13 @@ func (f *Fanout) askOne(ctx context.Context, client *http.Request, b *Backend, t
 	// The header is shared by every backend's request: round trippers
 	// never modify a request, they clone it first.
 	req.Header = header
-	resp, err := b.Client.Do(req)
+	// The client's transport directly: a fan-out never follows redirects,
+	// and http.Client.Do copies every request's header in case it does.
+	transport := b.Client.Transport
+	if transport == nil {
+		transport = http.DefaultTransport
+	}
+	resp, err := transport.RoundTrip(req)
 	if err != nil {
 		return errorAnswer(client, b, err)
 	}
