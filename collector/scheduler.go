@@ -343,8 +343,8 @@ func newSchedule(epoch time.Time, phase func(time.Duration) time.Duration) *sche
 func newProbeTarget(b *Backend) *probeTarget {
 	t := &probeTarget{backend: b, timeout: time.Duration(b.Probe.Timeout)}
 	t.request, t.requestErr = NewProbeRequest(b.URL + b.Probe.Path)
-	if interval := probeInterval(b); t.timeout <= 0 || t.timeout > interval {
-		t.timeout = interval
+	if t.timeout <= 0 {
+		t.timeout = probeInterval(b)
 	}
 	return t
 }
