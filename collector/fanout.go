@@ -50,8 +50,8 @@ type Fanout struct {
 	// rounds. It also guards the readmission scan.
 	ejectMu sync.Mutex
 	// readmitDue is the Unix time in nanoseconds at which the earliest
-	// ejected backend without probes is due for readmission, 0 when there
-	// is none. Rounds before it skip the readmission scan entirely.
+	// ejected backend that probes cannot readmit is due for readmission, 0
+	// when there is none. Rounds before it skip the readmission scan.
 	readmitDue atomic.Int64
 }
 
@@ -90,7 +90,7 @@ func (f *Fanout) Update(cfg config.Fanout, passive config.PassiveHealth) {
 		level.Error(f.logger).Log("msg", "Keeping the fan-out merge format", "merge", merge, "err", err)
 	}
 	f.settings.Store(&fanoutSettings{fanout: cfg, merge: merge, passive: passive})
-	// A new window moves the readmission of ejected unprobed backends:
+	// A new window moves the readmission of backends ejected until it ends:
 	// have the next round look at them again.
 	f.ejectMu.Lock()
 	if f.readmitDue.Load() != 0 {
@@ -432,13 +432,13 @@ func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byt
 
 // forwardedHeader is the header every backend's request carries: the
 // client's, without the hop-by-hop headers, with the client's address
-// appended to X-Forwarded-For. Accept-Encoding is dropped too: the merge
-// needs bodies it can read, and the client gets the merged body, not any
-// backend's encoding.
+// appended to X-Forwarded-For, and without what notForwarded names:
+// the merge needs bodies it can read, and the client gets the merged body,
+// not any backend's encoding.
 func forwardedHeader(r *http.Request) http.Header {
 	h := make(http.Header, len(r.Header)+1)
 	for name, values := range r.Header {
-		if !isHopByHop(name) && name != "Accept-Encoding" && name != "Content-Length" {
+		if !isHopByHop(name) && !notForwarded(name) {
 			h[name] = values
 		}
 	}
@@ -450,6 +450,14 @@ func forwardedHeader(r *http.Request) http.Header {
 		h.Set("X-Forwarded-For", ip)
 	}
 	return h
+}
+
+// notForwarded reports whether a client header that is not hop-by-hop
+// still must not reach the backends. The body is buffered whole, so its
+// length is the backend request's own and there is nothing to wait for a
+// 100 Continue about; Accept-Encoding is probegate's to negotiate.
+func notForwarded(name string) bool {
+	return name == "Accept-Encoding" || name == "Content-Length" || name == "Expect"
 }
 
 // copyEndToEndHeader copies a backend's response header to the client's,
@@ -574,24 +582,27 @@ func (f *Fanout) eject(b *Backend, s *fanoutSettings) {
 	}
 	now := f.now()
 	window := time.Duration(s.passive.Window)
-	counts, from, ok := b.ejectPassively(now, window)
+	counts, before, ok := b.ejectPassively(now, window)
 	if !ok {
 		return
 	}
-	if !b.Probe.Enabled {
+	readmission := "probes"
+	if !b.readmittedByProbes(before) {
+		readmission = "window"
 		due := now.Add(window).UnixNano()
 		if current := f.readmitDue.Load(); current == 0 || due < current {
 			f.readmitDue.Store(due)
 		}
 	}
 	level.Warn(f.logger).Log("msg", "Backend ejected by passive health", "backend", b.Name, "url", b.URL,
-		"from", from, "to", StateUnhealthy, "failures", counts.Failures, "requests", counts.Requests(),
-		"window", window, "probed", b.Probe.Enabled)
+		"from", before.State, "to", StateUnhealthy, "failures", counts.Failures, "requests", counts.Requests(),
+		"window", window, "readmission", readmission)
 }
 
-// readmitElapsed readmits the ejected backends without probes whose window
-// has elapsed. Until the earliest is due it costs one atomic load, so the
-// check can run on every round instead of on a timer.
+// readmitElapsed readmits the ejected backends that probes cannot readmit
+// (not probed, or never verified) once their window has elapsed. Until the
+// earliest is due it costs one atomic load, so the check can run on every
+// round instead of on a timer.
 func (f *Fanout) readmitElapsed(now time.Time, window time.Duration) {
 	if due := f.readmitDue.Load(); due == 0 || now.UnixNano() < due {
 		return
@@ -603,7 +614,7 @@ func (f *Fanout) readmitElapsed(now time.Time, window time.Duration) {
 		readmitted, to, due := b.readmitElapsed(now, window)
 		switch {
 		case readmitted:
-			level.Info(f.logger).Log("msg", "Backend readmitted by passive health: the window elapsed and the backend is not probed",
+			level.Info(f.logger).Log("msg", "Backend readmitted by passive health: the window elapsed and no probe can show recovery",
 				"backend", b.Name, "url", b.URL, "from", StateUnhealthy, "to", to, "window", window)
 		case !due.IsZero() && (next == 0 || due.UnixNano() < next):
 			next = due.UnixNano()

@@ -316,6 +316,7 @@ func TestFanoutForwardsMethodPathQueryBodyAndHeaders(t *testing.T) {
 				"X-Forwarded-For":     {"10.0.0.1"},
 				"X-Custom":            {"kept"},
 				"Authorization":       {"Bearer client-token"},
+				"Expect":              {"100-continue"},
 			}
 			body := ""
 			if method == "POST" {
@@ -329,7 +330,7 @@ func TestFanoutForwardsMethodPathQueryBodyAndHeaders(t *testing.T) {
 					t.Errorf("backend %d saw %s %s?%s body %q; want %s %s?q=a%%20b&n=1 body %q",
 						i, got.method, got.path, got.query, got.body, method, wantPath, body)
 				}
-				for _, hop := range []string{"X-Hop-Listed", "Keep-Alive", "Proxy-Authorization", "Te", "Upgrade"} {
+				for _, hop := range []string{"X-Hop-Listed", "Keep-Alive", "Proxy-Authorization", "Te", "Upgrade", "Expect"} {
 					if v, ok := got.header[hop]; ok {
 						t.Errorf("backend %d got hop-by-hop header %s: %q", i, hop, v)
 					}
@@ -863,7 +864,7 @@ func TestPassiveHealthEjectsBackendFailingTrafficWhileProbeSaysOK(t *testing.T) 
 		t.Fatalf("after 3 failures: health %+v, ejections %d, transitions to unhealthy %d; want ejected once",
 			s.Health, s.Traffic.Ejections, s.Transitions[StateUnhealthy])
 	}
-	if n := rig.logs.count(`msg="Backend ejected by passive health"`, "backend=b0", "failures=3", "requests=3"); n != 1 {
+	if n := rig.logs.count(`msg="Backend ejected by passive health"`, "backend=b0", "failures=3", "requests=3", "readmission=probes"); n != 1 {
 		t.Errorf("ejection logged %d times; want once:\n%s", n, rig.logs.buf.String())
 	}
 
@@ -1013,6 +1014,32 @@ func TestPassiveHealthReadmitsUnprobedBackendWhenWindowElapsed(t *testing.T) {
 	}
 	if got := rig.backend(0).Snapshot().Transitions[StateUnknown]; got != 1 {
 		t.Errorf("transitions to unknown %d; want 1", got)
+	}
+}
+
+// TestPassiveHealthReadmitsProbeUnsupportedBackendWhenWindowElapsed: a
+// backend whose probe path refuses never gets an ok probe, so, like one
+// that is not probed, the elapsed window readmits it rather than nothing.
+func TestPassiveHealthReadmitsProbeUnsupportedBackendWhenWindowElapsed(t *testing.T) {
+	const window = 30 * time.Second
+	clock := newFanoutTestClock()
+	passive := config.PassiveHealth{Enabled: true, Window: model.Duration(window), MaxFailures: 2, MaxEjectedPercent: 50}
+	rig := fanoutTestSetup(t, fanoutTestOptions{passive: passive, now: clock.now},
+		fanoutTestServe(t, fanoutTestAnswer(503, ``)), fanoutTestServe(t, fanoutTestAnswer(200, `[1]`)))
+	feed(rig.backend(0), StatusResult(404), 1)
+	rig.do("GET", "/fanout/q", "", nil)
+	rig.do("GET", "/fanout/q", "", nil)
+	if h := rig.backend(0).Health(); !h.Ejected {
+		t.Fatalf("not ejected after max_failures: %+v", h)
+	}
+	if n := rig.logs.count(`msg="Backend ejected by passive health"`, "from=probe_unsupported", "readmission=window"); n != 1 {
+		t.Errorf("ejection logged %d times with readmission=window; want once:\n%s", n, rig.logs.buf.String())
+	}
+	feed(rig.backend(0), StatusResult(404), 5)
+	clock.advance(window)
+	fanoutTestExpect(t, rig.do("GET", "/fanout/q", "", nil), 200, "1/2", `[1]`)
+	if h := rig.backend(0).Health(); h.Ejected || !h.InService() || rig.backends[0].hits.Load() != 3 {
+		t.Errorf("after the window: %+v, %d requests; want readmitted and asked again", h, rig.backends[0].hits.Load())
 	}
 }
 

@@ -181,30 +181,43 @@ func TestRecordTrafficIsSafeUnderConcurrency(t *testing.T) {
 	}
 }
 
-// TestReadmitElapsedExactlyAtWindow: a backend without probes comes back
-// when the window has elapsed since its ejection, not a nanosecond before;
-// a probed one never comes back this way.
+// TestReadmitElapsedExactlyAtWindow: a backend whose probes cannot show
+// recovery (not probed, or probe path never verified) comes back when the
+// window has elapsed since its ejection, not a nanosecond before; a
+// verified probed one never comes back this way.
 func TestReadmitElapsedExactlyAtWindow(t *testing.T) {
 	const window = 30 * time.Second
-	for _, probed := range []bool{false, true} {
-		b := &Backend{Probe: config.HealthProbe{Enabled: probed}}
-		b.health = b.health.Step(StatusResult(200), Thresholds{Failures: 3, Successes: 2})
-		if _, _, ok := b.ejectPassively(passiveTestEpoch, window); !ok {
-			t.Fatal("a healthy backend was not ejected")
-		}
-		readmitted, _, due := b.readmitElapsed(passiveTestEpoch.Add(window-time.Nanosecond), window)
-		if readmitted {
-			t.Errorf("probed %v: readmitted a nanosecond before the window elapsed", probed)
-		}
-		if !probed && !due.Equal(passiveTestEpoch.Add(window)) {
-			t.Errorf("due %v; want %v", due, passiveTestEpoch.Add(window))
-		}
-		readmitted, to, _ := b.readmitElapsed(passiveTestEpoch.Add(window), window)
-		if readmitted == probed {
-			t.Errorf("probed %v: readmitted %v when the window elapsed", probed, readmitted)
-		}
-		if !probed && (to != StateHealthy || b.Health().Ejected) {
-			t.Errorf("a verified unprobed backend came back as %v; want healthy", to)
-		}
+	th := Thresholds{Failures: 3, Successes: 2}
+	for _, c := range []struct {
+		name      string
+		probed    bool
+		probe     Result
+		readmit   bool
+		wantState State
+	}{
+		{"not probed, verified once", false, StatusResult(200), true, StateHealthy},
+		{"not probed, never verified", false, StatusResult(404), true, StateUnknown},
+		{"probed, probe path refused", true, StatusResult(404), true, StateUnknown},
+		{"probed and verified", true, StatusResult(200), false, StateUnhealthy},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &Backend{Probe: config.HealthProbe{Enabled: c.probed}}
+			b.health = b.health.Step(c.probe, th)
+			if _, _, ok := b.ejectPassively(passiveTestEpoch, window); !ok {
+				t.Fatal("an in-service backend was not ejected")
+			}
+			readmitted, _, due := b.readmitElapsed(passiveTestEpoch.Add(window-time.Nanosecond), window)
+			if readmitted {
+				t.Error("readmitted a nanosecond before the window elapsed")
+			}
+			if c.readmit && !due.Equal(passiveTestEpoch.Add(window)) {
+				t.Errorf("due %v; want %v", due, passiveTestEpoch.Add(window))
+			}
+			readmitted, to, _ := b.readmitElapsed(passiveTestEpoch.Add(window), window)
+			if readmitted != c.readmit || to != c.wantState || b.Health().Ejected == c.readmit {
+				t.Errorf("when the window elapsed: readmitted %v to %v (ejected %v); want %v to %v",
+					readmitted, to, b.Health().Ejected, c.readmit, c.wantState)
+			}
+		})
 	}
 }

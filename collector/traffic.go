@@ -93,15 +93,15 @@ func (b *Backend) recordTraffic(o trafficOutcome, now time.Time, p *config.Passi
 
 // ejectPassively takes the backend out of service for failing real
 // traffic, unless it is out already. It returns the window's counts that
-// caused the ejection and the state the backend left.
-func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts passiveCounts, from State, ejected bool) {
+// caused the ejection and the health the backend had before it.
+func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts passiveCounts, before Health, ejected bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	before = b.health
 	if b.health.Ejected || !b.health.InService() {
-		return passiveCounts{}, b.health.State, false
+		return passiveCounts{}, before, false
 	}
 	counts = b.traffic.window.Counts(now, window)
-	from = b.health.State
 	b.health = b.health.Eject()
 	b.transitions[b.health.State]++
 	b.traffic.ejections++
@@ -109,18 +109,26 @@ func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts pa
 	// The backend comes back to an empty window: the failures that ejected
 	// it must not eject it again the moment it is readmitted.
 	b.traffic.window.Reset()
-	return counts, from, true
+	return counts, before, true
 }
 
-// readmitElapsed ends the passive ejection of a backend that is not probed
-// once window has elapsed since it: without probes, the elapsed window is
-// the only evidence there will ever be. A probed backend is readmitted by
-// its probes alone, through the state machine. When the backend stays
-// ejected, due says when it will be readmitted; it is zero otherwise.
+// readmittedByProbes reports whether only probes can end a passive
+// ejection of a backend with this health: it is probed, and its probe path
+// has shown that it tells health apart. Any other backend will never see
+// the ok probes that readmission takes (its probe path refuses, or nothing
+// probes it), so the elapsed window readmits it.
+func (b *Backend) readmittedByProbes(h Health) bool {
+	return b.Probe.Enabled && h.Verified
+}
+
+// readmitElapsed ends the passive ejection of a backend that probes cannot
+// readmit (see readmittedByProbes) once window has elapsed since it. When
+// the backend stays ejected for now, due says when it will be readmitted;
+// it is zero otherwise.
 func (b *Backend) readmitElapsed(now time.Time, window time.Duration) (readmitted bool, to State, due time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.health.Ejected || b.Probe.Enabled {
+	if !b.health.Ejected || b.readmittedByProbes(b.health) {
 		return false, b.health.State, time.Time{}
 	}
 	due = b.traffic.ejectedAt.Add(window)
