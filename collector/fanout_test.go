@@ -439,12 +439,19 @@ func TestFanoutBackendsThatDoNotContribute(t *testing.T) {
 	}
 }
 
-func TestFanoutSkipsDownBackendButCountsItConfigured(t *testing.T) {
-	rig := fanoutTestSetup(t, fanoutTestOptions{},
+// fanoutTestHealthyThree is a rig of three backends answering [0], [1]
+// and [2].
+func fanoutTestHealthyThree(t *testing.T) *fanoutTestRig {
+	t.Helper()
+	return fanoutTestSetup(t, fanoutTestOptions{},
 		fanoutTestServe(t, fanoutTestAnswer(200, `[0]`)),
 		fanoutTestServe(t, fanoutTestAnswer(200, `[1]`)),
 		fanoutTestServe(t, fanoutTestAnswer(200, `[2]`)),
 	)
+}
+
+func TestFanoutSkipsDownBackendButCountsItConfigured(t *testing.T) {
+	rig := fanoutTestHealthyThree(t)
 	feed(rig.backend(1), StatusResult(503), 3)
 	rec := rig.do("GET", "/fanout/q", "", nil)
 	fanoutTestExpect(t, rec, 200, "2/3", `[0,2]`)
@@ -497,11 +504,7 @@ func TestFanoutHangingBackendIsBoundedByTimeoutThenSkipped(t *testing.T) {
 }
 
 func TestFanoutFailOpenSendsToAll(t *testing.T) {
-	rig := fanoutTestSetup(t, fanoutTestOptions{},
-		fanoutTestServe(t, fanoutTestAnswer(200, `[0]`)),
-		fanoutTestServe(t, fanoutTestAnswer(200, `[1]`)),
-		fanoutTestServe(t, fanoutTestAnswer(200, `[2]`)),
-	)
+	rig := fanoutTestHealthyThree(t)
 	for i := range 3 {
 		feed(rig.backend(i), StatusResult(503), 3)
 	}

@@ -213,6 +213,18 @@ type timerPerFailureCounter struct {
 	failures    atomic.Int64
 }
 
+// newTimerPerFailureCounter returns a counter with the given window whose
+// goroutines are all stopped, and waited for, when the benchmark ends.
+func newTimerPerFailureCounter(b *testing.B, window time.Duration) *timerPerFailureCounter {
+	goroutines := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(func() {
+		cancel()
+		passiveBenchWaitGoroutines(b, goroutines)
+	})
+	return &timerPerFailureCounter{ctx: ctx, window: window, maxFailures: 5}
+}
+
 // record counts one outcome and reports whether the backend should be
 // ejected, like recordTraffic.
 func (c *timerPerFailureCounter) record(failed bool) bool {
@@ -287,13 +299,8 @@ func BenchmarkPassiveRecord(b *testing.B) {
 	})
 	b.Run("timer_per_failure", func(b *testing.B) {
 		goroutines := runtime.NumGoroutine()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer func() {
-			cancel()
-			passiveBenchWaitGoroutines(b, goroutines)
-		}()
+		c := newTimerPerFailureCounter(b, passiveBenchWindow)
 		before := passiveBenchLiveBytes()
-		c := &timerPerFailureCounter{ctx: ctx, window: passiveBenchWindow, maxFailures: 5}
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
@@ -367,12 +374,7 @@ func BenchmarkPassivePaced10kPerSecond(b *testing.B) {
 	})
 	b.Run("timer_per_failure", func(b *testing.B) {
 		goroutines := runtime.NumGoroutine()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer func() {
-			cancel()
-			passiveBenchWaitGoroutines(b, goroutines)
-		}()
-		c := &timerPerFailureCounter{ctx: ctx, window: window, maxFailures: 5}
+		c := newTimerPerFailureCounter(b, window)
 		paced(b, func(time.Time) { c.record(true) })
 		b.ReportMetric(float64(runtime.NumGoroutine()-goroutines), "goroutines")
 	})
