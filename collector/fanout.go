@@ -186,6 +186,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Nobody contributed and a backend refused the request: the
 		// query is the client's to fix, so it gets the refusal as is.
 		copyEndToEndHeader(w.Header(), relay.header)
+		w.Header().Set("X-Backends", backendsHeader(contributed, configured))
 		if r.Method != http.MethodHead {
 			w.Header().Set("Content-Length", strconv.Itoa(len(relay.body)))
 		}
@@ -563,6 +564,7 @@ func writeNoAnswer(w http.ResponseWriter, r *http.Request, answers []backendAnsw
 	writeFanoutError(w, http.StatusBadGateway, e)
 }
 
+// writeFanoutError answers with probegate's own JSON error.
 func writeFanoutError(w http.ResponseWriter, status int, e fanoutError) {
 	body, _ := json.Marshal(e) // Strings and ints only: it cannot fail.
 	w.Header().Set("Content-Type", "application/json")

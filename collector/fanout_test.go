@@ -526,6 +526,7 @@ func TestFanoutRelaysFirst4xxWhenNobodyContributed(t *testing.T) {
 			time.Sleep(delay)
 			w.Header().Set("Content-Type", "application/problem+json")
 			w.Header().Set("X-Detail", body)
+			w.Header().Set("X-Backends", "9/9")
 			w.WriteHeader(status)
 			_, _ = io.WriteString(w, body)
 		}
