@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -97,9 +96,8 @@ func okApp() http.Handler {
 func TestRunDrainWindow(t *testing.T) {
 	const drain = 500 * time.Millisecond
 	r := startRun(t, Options{Drain: drain}, okApp())
-	var cleaned sync.WaitGroup
-	cleaned.Add(1)
-	r.gate.OnShutdown(func(context.Context) { cleaned.Done() })
+	cleaned := make(chan struct{})
+	r.gate.OnShutdown(func(context.Context) { close(cleaned) })
 
 	keepAlive := &http.Client{Transport: &http.Transport{}}
 	defer keepAlive.CloseIdleConnections()
@@ -150,7 +148,11 @@ func TestRunDrainWindow(t *testing.T) {
 	if elapsed := time.Since(start); elapsed < drain {
 		t.Errorf("Run returned %s after the signal, before the %s drain window ended", elapsed, drain)
 	}
-	cleaned.Wait()
+	select {
+	case <-cleaned:
+	default:
+		t.Error("Run returned before running the cleanup callback")
+	}
 	if _, _, err := freshGet(r.url + "/health"); err == nil {
 		t.Error("the server still accepts connections after Run returned")
 	}
@@ -298,6 +300,9 @@ func TestSignalDispositionRestoredOnlyAfterWindow(t *testing.T) {
 	waitLine("serving")
 	cmd.Process.Signal(syscall.SIGINT)
 	waitLine("Drain started")
+	// Give a disposition restored too early (a bug) the time to take
+	// effect, so that this second signal would kill the child.
+	time.Sleep(200 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGTERM)
 	waitLine("Second signal ends the drain window early")
 	waitLine("cleanup started")

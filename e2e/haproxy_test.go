@@ -1,0 +1,234 @@
+package e2e
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// haproxyConfig is HAProxy in front of two probegate instances, checking
+// /ready every 300ms, out after 2 failed checks, back after 1, and never
+// retrying a request elsewhere: every request the draining instance
+// mishandles reaches the client. Connections to the servers are kept alive
+// and reused (HAProxy's default http-reuse safe).
+const haproxyConfig = `global
+    maxconn 1000
+    log stderr format raw local0 info
+
+defaults
+    mode http
+    log global
+    option httplog
+    timeout connect 1s
+    timeout client 10s
+    timeout server 10s
+    timeout check 1s
+    retries 0
+
+frontend load
+    bind %s
+    default_backend probegate
+
+frontend stats
+    bind %s
+    stats enable
+    stats uri /stats
+
+backend probegate
+    balance roundrobin
+    option httpchk GET /ready
+    http-check expect status 200
+    default-server inter 300 fall 2 rise 1
+    server p1 %s check
+    server p2 %s check
+`
+
+// haproxy is a running HAProxy with its frontend and stats addresses.
+type haproxy struct {
+	front string // http://host:port of the load frontend
+	stats string // http://host:port/stats
+}
+
+// startHAProxy runs HAProxy in the foreground in front of the two servers
+// and waits until it reports both up.
+func startHAProxy(t *testing.T, p1, p2 string) *haproxy {
+	t.Helper()
+	bin := requireTool(t, "haproxy")
+	front, stats := freeAddr(t), freeAddr(t)
+	cfg := filepath.Join(t.TempDir(), "haproxy.cfg")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, haproxyConfig, front, stats, p1, p2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-f", cfg, "-db")
+	output := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = output, output
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+		if t.Failed() {
+			t.Logf("haproxy output:\n%s", output.String())
+		}
+	})
+	h := &haproxy{front: "http://" + front, stats: "http://" + stats + "/stats"}
+	waitFor(t, 10*time.Second, "HAProxy reporting both servers UP", func() bool {
+		return h.serverStatus("p1") == "UP" && h.serverStatus("p2") == "UP"
+	})
+	return h
+}
+
+// serverStatus is a server's status column in HAProxy's CSV statistics
+// (UP, DOWN, ...), or "" when they cannot be read.
+func (h *haproxy) serverStatus(server string) string {
+	resp, err := http.Get(h.stats + ";csv")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	rows, err := csv.NewReader(resp.Body).ReadAll()
+	if err != nil || len(rows) == 0 {
+		return ""
+	}
+	status := -1
+	for i, col := range rows[0] {
+		if strings.TrimPrefix(col, "# ") == "status" {
+			status = i
+		}
+	}
+	for _, row := range rows[1:] {
+		if status >= 0 && len(row) > status && row[0] == "probegate" && row[1] == server {
+			return row[status]
+		}
+	}
+	return ""
+}
+
+// loadResult counts the outcomes of the load loop.
+type loadResult struct {
+	ok, failed atomic.Int64
+	mu         sync.Mutex
+	samples    []string // the first few failures
+}
+
+func (r *loadResult) fail(what string) {
+	r.failed.Add(1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.samples) < 5 {
+		r.samples = append(r.samples, what)
+	}
+}
+
+// runLoad sends GET /health through HAProxy from workers clients on
+// kept-alive connections until ctx ends.
+func runLoad(ctx context.Context, url string, workers int) *loadResult {
+	r := &loadResult{}
+	client := &http.Client{
+		Transport: &http.Transport{MaxIdleConnsPerHost: workers, DialContext: (&net.Dialer{}).DialContext},
+		Timeout:   5 * time.Second,
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				resp, err := client.Get(url)
+				if err != nil {
+					r.fail(err.Error())
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					r.fail(resp.Status)
+					continue
+				}
+				r.ok.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	client.CloseIdleConnections()
+	return r
+}
+
+// drainBehindHAProxy puts HAProxy in front of two probegate instances with
+// the drain window given, runs steady load through it, sends SIGTERM to one
+// instance a second in, and keeps the load on until a second after that
+// instance has exited. It returns the load's outcome and whether HAProxy
+// marked the instance DOWN while it was still running.
+func drainBehindHAProxy(t *testing.T, drain string) (*loadResult, bool) {
+	p1, p2 := startReadyProbegate(t, drain), startReadyProbegate(t, drain)
+	h := startHAProxy(t, strings.TrimPrefix(p1.base, "http://"), strings.TrimPrefix(p2.base, "http://"))
+
+	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	loaded := make(chan *loadResult, 1)
+	go func() { loaded <- runLoad(ctx, h.front+"/health", 8) }()
+
+	time.Sleep(time.Second)
+	if err := p1.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	downWhileRunning := false
+	for {
+		select {
+		case <-p1.done:
+		case <-time.After(50 * time.Millisecond):
+			if h.serverStatus("p1") == "DOWN" {
+				downWhileRunning = true
+			}
+			continue
+		}
+		break
+	}
+	if code := p1.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("the drained probegate exited %d, want 0", code)
+	}
+	time.Sleep(time.Second)
+	stop()
+	return <-loaded, downWhileRunning
+}
+
+// TestHAProxyDrainLosesNoRequest: behind a real HAProxy, an instance
+// drained with a 2s window (more than HAProxy's 2 × 300ms to notice) loses
+// no client request. The same without a window is measured and reported.
+func TestHAProxyDrainLosesNoRequest(t *testing.T) {
+	t.Run("window_2s", func(t *testing.T) {
+		r, down := drainBehindHAProxy(t, "2s")
+		t.Logf("2s window: %d requests ok, %d failed", r.ok.Load(), r.failed.Load())
+		if !down {
+			t.Error("HAProxy never marked the draining instance DOWN while it still ran")
+		}
+		if n := r.failed.Load(); n != 0 {
+			t.Errorf("%d client requests failed (first: %q), want none", n, r.samples)
+		}
+		if r.ok.Load() < 100 {
+			t.Errorf("only %d requests succeeded: the load did not run", r.ok.Load())
+		}
+	})
+	t.Run("no_window", func(t *testing.T) {
+		r, down := drainBehindHAProxy(t, "0s")
+		// Not asserted: this is what the window buys, measured.
+		t.Logf("no window: %d requests ok, %d failed (first: %q); HAProxy marked it DOWN before it exited: %v",
+			r.ok.Load(), r.failed.Load(), r.samples, down)
+		if r.ok.Load() < 100 {
+			t.Errorf("only %d requests succeeded: the load did not run", r.ok.Load())
+		}
+	})
+}
