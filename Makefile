@@ -89,8 +89,10 @@ bench-probe:
 bench-metrics:
 	$(GO) test -run '^$$' -bench 'BenchmarkExporter' -benchmem ./collector/
 
-bench-ready:
-	@echo "bench-ready: not yet written"
+# bench-ready: /ready of the real binary under wrk against a bare net/http
+# handler, in alternating rounds; fails when the median round is below 0.8.
+bench-ready: build
+	$(GO) run ./e2e/readybench -binary ./$(BINARY)
 
 # bench-fanout: the fan-out's added p50 latency and allocations against 3
 # HAProxy backends, then passive health's ring window against the
