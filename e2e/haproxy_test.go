@@ -71,21 +71,7 @@ func startHAProxy(t *testing.T, p1, p2 string) *haproxy {
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, haproxyConfig, front, stats, p1, p2), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-f", cfg, "-db")
-	output := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = output, output
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-		if t.Failed() {
-			t.Logf("haproxy output:\n%s", output.String())
-		}
-	})
+	startProcess(t, "haproxy", exec.Command(bin, "-f", cfg, "-db"))
 	h := &haproxy{front: "http://" + front, stats: "http://" + stats + "/stats"}
 	waitFor(t, 10*time.Second, "HAProxy reporting both servers UP", func() bool {
 		return h.serverStatus("p1") == "UP" && h.serverStatus("p2") == "UP"

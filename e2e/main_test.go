@@ -75,7 +75,7 @@ type probegateProcess struct {
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:port
 	output *syncBuffer
-	done   chan struct{} // closed when the process exited
+	done   <-chan struct{} // closed when the process exited
 }
 
 // startProbegate runs the binary with args plus a --web.listen-address on a
@@ -99,21 +99,32 @@ func startProbegate(t testing.TB, args ...string) *probegateProcess {
 // wait for the listener.
 func launchProbegate(t testing.TB, addr string, args ...string) *probegateProcess {
 	t.Helper()
-	p := &probegateProcess{base: "http://" + addr, output: &syncBuffer{}, done: make(chan struct{})}
+	p := &probegateProcess{base: "http://" + addr}
 	p.cmd = exec.Command(binary(t), append(args, "--web.listen-address="+addr)...)
-	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
+	p.output, p.done = startProcess(t, "probegate", p.cmd)
+	return p
+}
+
+// startProcess starts cmd with its stdout and stderr captured, and kills
+// it when the test ends, logging the output under name if the test failed.
+// done closes when the process has exited.
+func startProcess(t testing.TB, name string, cmd *exec.Cmd) (output *syncBuffer, done <-chan struct{}) {
+	t.Helper()
+	output = &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = output, output
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
 	}
-	go func() { p.cmd.Wait(); close(p.done) }()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		<-p.done
+		cmd.Process.Kill()
+		<-exited
 		if t.Failed() {
-			t.Logf("probegate output:\n%s", p.output.String())
+			t.Logf("%s output:\n%s", name, output.String())
 		}
 	})
-	return p
+	return output, exited
 }
 
 // waitFor polls cond every 50ms until it holds or the deadline passes.
