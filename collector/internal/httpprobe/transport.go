@@ -281,9 +281,15 @@ func roundTrip(c *conn, br *bufio.Reader, req *http.Request) (*http.Response, er
 
 // contextError reports a failure caused by the request's context as the
 // context's error, as net/http does, so callers can tell a timeout or a
-// cancellation from a network failure.
+// cancellation from a network failure. The connection's deadline is the
+// context's and may fire a moment before the context notices.
 func contextError(ctx context.Context, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
+	ctxErr := ctx.Err()
+	var netErr net.Error
+	if deadline, ok := ctx.Deadline(); ctxErr == nil && ok && errors.As(err, &netErr) && netErr.Timeout() && !time.Now().Before(deadline) {
+		ctxErr = context.DeadlineExceeded
+	}
+	if ctxErr != nil {
 		return fmt.Errorf("%w (%v)", ctxErr, err)
 	}
 	return err

@@ -1,0 +1,295 @@
+package httpprobe
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// rawServer answers each request on each connection with the next of the
+// canned responses (the last one repeats), counting connections.
+type rawServer struct {
+	url string
+	mu  sync.Mutex
+	// connections counts accepted connections.
+	connections int
+}
+
+func serveRaw(t *testing.T, responses ...string) *rawServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &rawServer{url: "http://" + l.Addr().String()}
+	var wg sync.WaitGroup
+	var conns []net.Conn
+	wg.Go(func() {
+		next := 0
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.connections++
+			conns = append(conns, c)
+			s.mu.Unlock()
+			wg.Go(func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					if _, err := http.ReadRequest(br); err != nil {
+						return
+					}
+					s.mu.Lock()
+					resp := responses[min(next, len(responses)-1)]
+					next++
+					s.mu.Unlock()
+					if _, err := io.WriteString(c, resp); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	t.Cleanup(func() {
+		l.Close()
+		s.mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		wg.Wait()
+	})
+	return s
+}
+
+func (s *rawServer) connectionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.connections
+}
+
+// get sends a GET through tr, reads the whole body and closes it.
+func get(t *testing.T, tr *Transport, ctx context.Context, url string) (*http.Response, string, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return nil, "", err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(body), err
+}
+
+func TestTransportKeepsConnectionAlive(t *testing.T) {
+	cases := []struct {
+		name            string
+		response        string
+		body            string
+		wantConnections int
+	}{
+		{"content length", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", "ok", 1},
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", "ok", 1},
+		{"no body", "HTTP/1.1 204 No Content\r\n\r\n", "", 1},
+		{"after 100 Continue", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", "ok", 1},
+		{"connection close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", "ok", 3},
+		{"HTTP/1.0", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", "ok", 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := serveRaw(t, tc.response)
+			tr := &Transport{}
+			defer tr.CloseIdleConnections()
+			for i := range 3 {
+				resp, body, err := get(t, tr, context.Background(), srv.url+"/healthz")
+				if err != nil {
+					t.Fatalf("request %d: %v", i, err)
+				}
+				if resp.StatusCode/100 != 2 || body != tc.body {
+					t.Fatalf("request %d: status %d body %q, want 2xx %q", i, resp.StatusCode, body, tc.body)
+				}
+			}
+			if n := srv.connectionCount(); n != tc.wantConnections {
+				t.Errorf("3 requests used %d connections, want %d", n, tc.wantConnections)
+			}
+		})
+	}
+}
+
+// A body closed before its end leaves unread bytes on the connection,
+// here still on their way: the connection must not serve another request.
+func TestTransportClosesConnectionOfUnfinishedBody(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer l.Close()
+	var mu sync.Mutex
+	connections := 0
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			connections++
+			mu.Unlock()
+			wg.Go(func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					if _, err := http.ReadRequest(br); err != nil {
+						return
+					}
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n")
+					time.Sleep(50 * time.Millisecond)
+					io.WriteString(c, "0123456789")
+				}
+			})
+		}
+	})
+	tr := &Transport{}
+	defer tr.CloseIdleConnections()
+	url := "http://" + l.Addr().String()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, body, err := get(t, tr, context.Background(), url); err != nil || body != "0123456789" {
+		t.Fatalf("the request after an unfinished body got %q, %v", body, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if connections != 2 {
+		t.Errorf("%d connections, want 2", connections)
+	}
+}
+
+func TestTransportIdleConnectionReuseRules(t *testing.T) {
+	srv := serveRaw(t, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	other := serveRaw(t, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	tr := &Transport{IdleConnTimeout: 50 * time.Millisecond}
+	defer tr.CloseIdleConnections()
+	mustGet := func(url string) {
+		t.Helper()
+		if _, _, err := get(t, tr, context.Background(), url); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustGet(srv.url)
+	mustGet(other.url)
+	mustGet(srv.url)
+	if a, b := srv.connectionCount(), other.connectionCount(); a != 2 || b != 1 {
+		t.Fatalf("alternating hosts used %d and %d connections, want 2 and 1: a connection serves only its host", a, b)
+	}
+	time.Sleep(100 * time.Millisecond)
+	mustGet(srv.url)
+	if n := srv.connectionCount(); n != 3 {
+		t.Errorf("after the idle timeout %d connections, want a third", n)
+	}
+	tr.CloseIdleConnections()
+	mustGet(srv.url)
+	if n := srv.connectionCount(); n != 4 {
+		t.Errorf("after CloseIdleConnections %d connections, want a fourth", n)
+	}
+}
+
+func TestTransportContextBoundsExchange(t *testing.T) {
+	// The server accepts and reads but never answers.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.Copy(io.Discard, c)
+	}()
+	tr := &Transport{}
+	url := "http://" + l.Addr().String()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, _, err := get(t, tr, ctx, url); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want the deadline exceeded", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the request took %v past its 100ms deadline", d)
+	}
+
+	// Cancellation must interrupt the read well before this deadline.
+	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	ctx, cancel = context.WithCancel(ctx)
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start = time.Now()
+	if _, _, err := get(t, tr, ctx, url); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want cancellation", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the request took %v to notice its cancellation after 100ms", d)
+	}
+}
+
+func TestTransportRejectsWhatItDoesNotDo(t *testing.T) {
+	tr := &Transport{}
+	cases := []struct {
+		name, url string
+		body      io.Reader
+		want      string
+	}{
+		{"scheme", "ftp://127.0.0.1:1/", nil, "scheme"},
+		{"body", "http://127.0.0.1:1/", strings.NewReader("x"), "body"},
+	}
+	for _, tc := range cases {
+		req, err := http.NewRequest(http.MethodPost, tc.url, tc.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.RoundTrip(req); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error about the %s", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestTransportLimitsResponseHeaders(t *testing.T) {
+	srv := serveRaw(t, "HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("a", 2000)+"\r\nContent-Length: 0\r\n\r\n")
+	tr := &Transport{MaxResponseHeaderBytes: 1000}
+	if _, _, err := get(t, tr, context.Background(), srv.url); err == nil || !strings.Contains(err.Error(), "exceeded 1000 bytes") {
+		t.Fatalf("got %v, want the header limit named", err)
+	}
+	tr = &Transport{MaxResponseHeaderBytes: 4000}
+	defer tr.CloseIdleConnections()
+	if _, _, err := get(t, tr, context.Background(), srv.url); err != nil {
+		t.Fatalf("a head within the limit failed: %v", err)
+	}
+}
