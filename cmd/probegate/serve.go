@@ -76,8 +76,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	s.pool = pool
 	s.prober = collector.NewProber(pool, logger, s.metrics.ObserveProbe)
 	s.fanout = collector.NewFanout(pool, cfg.Fanout, cfg.PassiveHealth, s.metrics, logger, time.Now)
-	s.metrics.ConfigReloadSuccess.Set(1)
-	s.metrics.ConfigReloadTimestamp.SetToCurrentTime()
+	s.metrics.ObserveReload(true, time.Now())
 
 	g := gate.New(gate.Options{
 		Drain:           time.Duration(cfg.Gate.Drain),
@@ -185,13 +184,11 @@ func (s *server) reload() error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	err := s.apply()
+	s.metrics.ObserveReload(err == nil, time.Now())
 	if err != nil {
-		s.metrics.ConfigReloadSuccess.Set(0)
 		level.Error(s.logger).Log("msg", "Reload failed; keeping the running configuration", "err", err)
 		return err
 	}
-	s.metrics.ConfigReloadSuccess.Set(1)
-	s.metrics.ConfigReloadTimestamp.SetToCurrentTime()
 	level.Info(s.logger).Log("msg", "Configuration reloaded", "backends", len(s.pool.Backends()))
 	return nil
 }
