@@ -69,7 +69,8 @@ func (g *Gate) RegisterWithOutput(name string, fn func(ctx context.Context) (out
 // check that outlives its timeout is reported failed and left to finish on
 // its own: a Go function cannot be stopped from outside.
 func (g *Gate) runChecks(checks []check) []checkResult {
-	ctx, cancel := context.WithTimeout(context.Background(), g.checkTimeout)
+	timeout := g.timings.Load().checkTimeout
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	done := make([]chan checkResult, len(checks))
 	for i, c := range checks {
@@ -81,9 +82,9 @@ func (g *Gate) runChecks(checks []check) []checkResult {
 		r, ok := awaitCheck(ctx, done[i])
 		switch {
 		case !ok:
-			r = checkResult{name: c.name, output: fmt.Sprintf("timed out after %s", g.checkTimeout)}
+			r = checkResult{name: c.name, output: fmt.Sprintf("timed out after %s", timeout)}
 		case !r.pass && errors.Is(ctx.Err(), context.DeadlineExceeded):
-			r.output = fmt.Sprintf("timed out after %s: %s", g.checkTimeout, r.output)
+			r.output = fmt.Sprintf("timed out after %s: %s", timeout, r.output)
 		}
 		results[i] = r
 	}

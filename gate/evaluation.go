@@ -80,7 +80,7 @@ func (g *Gate) current(ctx context.Context) (*evaluation, error) {
 // fresh reports whether ev covers every registered check and is younger
 // than the check interval.
 func (g *Gate) fresh(ev *evaluation) bool {
-	return ev.generation == g.generation.Load() && g.now().Sub(ev.finished) < g.checkInterval
+	return ev.generation == g.generation.Load() && g.now().Sub(ev.finished) < g.timings.Load().checkInterval
 }
 
 // fly runs the checks of one flight and publishes the result.

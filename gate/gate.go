@@ -55,13 +55,13 @@ type Options struct {
 // with a prometheus.Registerer to export <namespace>_gate_ready,
 // <namespace>_gate_draining and <namespace>_gate_check_success{check}.
 type Gate struct {
-	checkInterval   time.Duration
-	checkTimeout    time.Duration
-	drain           time.Duration
-	shutdownTimeout time.Duration
-	logger          log.Logger
-	now             func() time.Time
-	signals         <-chan os.Signal
+	logger  log.Logger
+	now     func() time.Time
+	signals <-chan os.Signal
+
+	// timings can change while the gate runs (a configuration reload), so
+	// they are swapped as one value.
+	timings atomic.Pointer[timings]
 
 	// draining is the one flag that both fails /ready and switches
 	// keep-alive off, so the two change in one step.
@@ -83,20 +83,31 @@ type Gate struct {
 	checkDesc *prometheus.Desc
 }
 
+// timings are the Options that may change while the gate runs.
+type timings struct {
+	checkInterval   time.Duration
+	checkTimeout    time.Duration
+	drain           time.Duration
+	shutdownTimeout time.Duration
+}
+
+// timings applies the documented defaults to the timing fields.
+func (o Options) timings() *timings {
+	t := &timings{checkInterval: o.CheckInterval, checkTimeout: o.CheckTimeout, drain: max(0, o.Drain), shutdownTimeout: o.ShutdownTimeout}
+	if t.checkInterval <= 0 {
+		t.checkInterval = DefaultCheckInterval
+	}
+	if t.checkTimeout <= 0 {
+		t.checkTimeout = t.checkInterval
+	}
+	if t.shutdownTimeout <= 0 {
+		t.shutdownTimeout = DefaultShutdownTimeout
+	}
+	return t
+}
+
 // New returns a Gate with no checks registered, not draining.
 func New(o Options) *Gate {
-	if o.CheckInterval <= 0 {
-		o.CheckInterval = DefaultCheckInterval
-	}
-	if o.CheckTimeout <= 0 {
-		o.CheckTimeout = o.CheckInterval
-	}
-	if o.Drain < 0 {
-		o.Drain = 0
-	}
-	if o.ShutdownTimeout <= 0 {
-		o.ShutdownTimeout = DefaultShutdownTimeout
-	}
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace
 	}
@@ -107,17 +118,21 @@ func New(o Options) *Gate {
 		o.Now = time.Now
 	}
 	g := &Gate{
-		checkInterval:   o.CheckInterval,
-		checkTimeout:    o.CheckTimeout,
-		drain:           o.Drain,
-		shutdownTimeout: o.ShutdownTimeout,
-		logger:          o.Logger,
-		now:             o.Now,
-		signals:         o.Signals,
-		lastPass:        map[string]bool{},
+		logger:   o.Logger,
+		now:      o.Now,
+		signals:  o.Signals,
+		lastPass: map[string]bool{},
 	}
+	g.timings.Store(o.timings())
 	g.initMetrics(o.Namespace)
 	return g
+}
+
+// SetTimings applies new CheckInterval, CheckTimeout, Drain and
+// ShutdownTimeout (the other fields of o are ignored), for a configuration
+// reload. A drain window that has already begun keeps its length.
+func (g *Gate) SetTimings(o Options) {
+	g.timings.Store(o.timings())
 }
 
 // Draining reports whether the drain has begun.

@@ -172,11 +172,11 @@ func TestCheckTimeout(t *testing.T) {
 }
 
 func TestCheckTimeoutDefaultsToCheckInterval(t *testing.T) {
-	if g := New(Options{CheckInterval: 3 * time.Second}); g.checkTimeout != 3*time.Second {
-		t.Errorf("check timeout %s, want the check interval 3s", g.checkTimeout)
+	if g := New(Options{CheckInterval: 3 * time.Second}); g.timings.Load().checkTimeout != 3*time.Second {
+		t.Errorf("check timeout %s, want the check interval 3s", g.timings.Load().checkTimeout)
 	}
-	if g := New(Options{}); g.checkInterval != time.Second || g.checkTimeout != time.Second {
-		t.Errorf("check interval %s and timeout %s, want 1s and 1s", g.checkInterval, g.checkTimeout)
+	if tm := New(Options{}).timings.Load(); tm.checkInterval != time.Second || tm.checkTimeout != time.Second {
+		t.Errorf("check interval %s and timeout %s, want 1s and 1s", tm.checkInterval, tm.checkTimeout)
 	}
 }
 

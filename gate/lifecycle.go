@@ -96,17 +96,18 @@ func (g *Gate) listen() (<-chan os.Signal, func()) {
 // flag, so they change in a single step.
 func (g *Gate) beginDrain(keyvals ...any) {
 	g.draining.Store(true)
-	level.Info(g.logger).Log(append([]any{"msg", "Drain started: /ready fails, keep-alive is off, serving on for the drain window", "drain", g.drain}, keyvals...)...)
+	level.Info(g.logger).Log(append([]any{"msg", "Drain started: /ready fails, keep-alive is off, serving on for the drain window", "drain", g.timings.Load().drain}, keyvals...)...)
 }
 
 // awaitWindow serves on for the drain window, which a second trigger ends
 // early. It reports serve's error and true when the server stopped on its
 // own meanwhile.
 func (g *Gate) awaitWindow(triggers <-chan os.Signal, served <-chan error) (error, bool) {
-	if g.drain <= 0 {
+	drain := g.timings.Load().drain
+	if drain <= 0 {
 		return nil, false
 	}
-	timer := time.NewTimer(g.drain)
+	timer := time.NewTimer(drain)
 	defer timer.Stop()
 	select {
 	case <-timer.C:
@@ -123,10 +124,11 @@ func (g *Gate) awaitWindow(triggers <-chan os.Signal, served <-chan error) (erro
 // shutdown stops srv gracefully within the shutdown timeout, then closes
 // whatever is left.
 func (g *Gate) shutdown(srv *http.Server) {
-	ctx, cancel := context.WithTimeout(context.Background(), g.shutdownTimeout)
+	timeout := g.timings.Load().shutdownTimeout
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
-		level.Warn(g.logger).Log("msg", "Graceful shutdown did not finish in time, closing the remaining connections", "shutdown_timeout", g.shutdownTimeout, "err", err)
+		level.Warn(g.logger).Log("msg", "Graceful shutdown did not finish in time, closing the remaining connections", "shutdown_timeout", timeout, "err", err)
 		srv.Close()
 	}
 }
@@ -136,7 +138,7 @@ func (g *Gate) cleanUp() {
 	g.mu.Lock()
 	fns := slices.Clone(g.cleanups)
 	g.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), g.shutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), g.timings.Load().shutdownTimeout)
 	defer cancel()
 	for _, fn := range slices.Backward(fns) {
 		g.runCleanup(ctx, fn)

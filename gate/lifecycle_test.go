@@ -341,3 +341,19 @@ func runSignalChild() {
 	fmt.Println("Run returned")
 	os.Exit(1)
 }
+
+// TestSetTimingsChangesTheDrainWindow: a reload that lengthens the drain
+// window applies to the next drain.
+func TestSetTimingsChangesTheDrainWindow(t *testing.T) {
+	const drain = 400 * time.Millisecond
+	r := startRun(t, Options{}, okApp())
+	r.gate.SetTimings(Options{Drain: drain})
+	start := time.Now()
+	r.signals <- syscall.SIGTERM
+	if err := r.waitRun(t); err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed < drain {
+		t.Errorf("Run returned %s after the signal, before the reloaded %s window ended", elapsed, drain)
+	}
+}

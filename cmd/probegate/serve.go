@@ -51,6 +51,7 @@ type server struct {
 	pool    *collector.Pool
 	prober  *collector.Prober
 	fanout  *collector.Fanout
+	gate    *gate.Gate
 
 	// reloadMu serialises reloads from SIGHUP and POST /-/reload.
 	reloadMu sync.Mutex
@@ -78,12 +79,10 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	s.fanout = collector.NewFanout(pool, cfg.Fanout, cfg.PassiveHealth, s.metrics, logger, time.Now)
 	s.metrics.ObserveReload(true, time.Now())
 
-	g := gate.New(gate.Options{
-		Drain:           time.Duration(cfg.Gate.Drain),
-		ShutdownTimeout: time.Duration(cfg.Gate.ShutdownTimeout),
-		CheckInterval:   time.Duration(cfg.Gate.CheckInterval),
-		Logger:          logger,
-	})
+	gateOptions := gateTimings(cfg.Gate)
+	gateOptions.Logger = logger
+	g := gate.New(gateOptions)
+	s.gate = g
 	g.RegisterWithOutput("backends", budgetCheck(pool))
 	reg.MustRegister(g)
 
@@ -125,6 +124,15 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	}
 	level.Info(logger).Log("msg", "probegate stopped")
 	return 0
+}
+
+// gateTimings are the gate options the configuration sets.
+func gateTimings(c config.Gate) gate.Options {
+	return gate.Options{
+		Drain:           time.Duration(c.Drain),
+		ShutdownTimeout: time.Duration(c.ShutdownTimeout),
+		CheckInterval:   time.Duration(c.CheckInterval),
+	}
 }
 
 // budgetCheck is the gate's `backends` check: the pool's readiness budget,
@@ -202,6 +210,7 @@ func (s *server) apply() error {
 		return err
 	}
 	s.prober.Sync()
+	s.gate.SetTimings(gateTimings(cfg.Gate))
 	s.fanout.Update(cfg.Fanout, cfg.PassiveHealth)
 	return nil
 }
