@@ -64,7 +64,7 @@ func registerFlags(app *kingpin.Application) *options {
 		Envar(envarName("web.systemd-socket")).BoolVar(&o.SystemdSocket)
 	app.Flag("web.config.file", "exporter-toolkit web configuration file enabling TLS or basic authentication.").
 		Envar(envarName("web.config.file")).PlaceHolder("web.yml").StringVar(&o.WebConfigFile)
-	newFlagValue(&o.TelemetryPath, parsePath).register(app, "web.telemetry-path", "Path of the Prometheus metrics.").Default("/metrics")
+	newFlagValue(&o.TelemetryPath, parseTelemetryPath).register(app, "web.telemetry-path", "Path of the Prometheus metrics.").Default("/metrics")
 	newFlagValue(&o.LogLevel, parseChoice("debug", "info", "warn", "error")).
 		register(app, "log.level", "Least severe log level to print: debug, info, warn or error.").Default("info")
 	newFlagValue(&o.LogFormat, parseChoice("logfmt", "json")).
@@ -309,6 +309,20 @@ func parseCount(s string) (int, error) {
 func parsePath(s string) (string, error) {
 	if !strings.HasPrefix(s, "/") {
 		return "", fmt.Errorf("%q must start with \"/\"", s)
+	}
+	return s, nil
+}
+
+// parseTelemetryPath accepts a path that none of probegate's own routes
+// serves already.
+func parseTelemetryPath(s string) (string, error) {
+	if _, err := parsePath(s); err != nil {
+		return "", err
+	}
+	for _, route := range builtinRoutes() {
+		if s == route || (strings.HasSuffix(route, "/") && strings.HasPrefix(s, route)) || s+"/" == route {
+			return "", fmt.Errorf("%q is taken by probegate's own %s", s, route)
+		}
 	}
 	return s, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -306,5 +307,24 @@ func TestServerFlagDefaultsAndEnvironment(t *testing.T) {
 	fc := o.webFlagConfig()
 	if !reflect.DeepEqual(*fc.WebListenAddresses, o.ListenAddresses) || *fc.WebConfigFile != "web.yml" || *fc.WebSystemdSocket {
 		t.Errorf("webFlagConfig() = %v %v %v", *fc.WebListenAddresses, *fc.WebConfigFile, *fc.WebSystemdSocket)
+	}
+}
+
+func TestTelemetryPathMayNotTakeABuiltinRoute(t *testing.T) {
+	for _, path := range []string{"/health", "/ready", "/healthz", "/fanout", "/fanout/x", "/-/reload"} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"check-config", "--web.telemetry-path=" + path, "--backend=a=http://127.0.0.1:1"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "taken by probegate") {
+			t.Errorf("--web.telemetry-path=%s: exit %d, stderr %q; want 1 naming the clash", path, code, stderr.String())
+		}
+	}
+	if _, err := parseTelemetryPath("/probegate/metrics"); err != nil {
+		t.Errorf("a free path was refused: %v", err)
+	}
+}
+
+func TestCheckConfigExitsOneForABadFlag(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"check-config", "--health-probe.failures=0"}, &stdout, &stderr); code != 1 {
+		t.Errorf("exit %d, want 1; stderr %q", code, stderr.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
@@ -36,6 +37,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	command, err := app.Parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "probegate: %v\n", err)
+		if slices.Contains(args, checkCmd.FullCommand()) {
+			// check-config promises 1 for any invalid setting, flags included.
+			return 1
+		}
 		return 2
 	}
 	switch command {

@@ -126,6 +126,12 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	return 0
 }
 
+// builtinRoutes are the paths probegate serves besides the telemetry path
+// and the landing page; a path ending in "/" is a subtree.
+func builtinRoutes() []string {
+	return []string{"/health", "/ready", "/healthz", "/fanout/", "/-/reload"}
+}
+
 // gateTimings are the gate options the configuration sets.
 func gateTimings(c config.Gate) gate.Options {
 	return gate.Options{
