@@ -1,5 +1,11 @@
 package config
 
+import (
+	"reflect"
+
+	commoncfg "github.com/prometheus/common/config"
+)
+
 // ProbeFor is the health_probe block in force for a backend: the top-level
 // defaults with every key the backend sets replaced.
 func (c *Config) ProbeFor(b Backend) HealthProbe {
@@ -26,9 +32,13 @@ func (c *Config) ProbeFor(b Backend) HealthProbe {
 	return p
 }
 
-// ClientConfigFor is the http_client_config in force for a backend.
+// ClientConfigFor is the http_client_config in force for a backend. A
+// backend's own block replaces the top-level one as a whole, as a scrape
+// job's does in Prometheus; an empty block (`http_client_config: {}`, the
+// example in the documentation) sets nothing and so inherits the top-level
+// one rather than silently dropping its TLS and credentials.
 func (c *Config) ClientConfigFor(b Backend) HTTPClientConfig {
-	if b.HTTPClientConfig != nil {
+	if b.HTTPClientConfig != nil && !reflect.DeepEqual(*b.HTTPClientConfig, commoncfg.DefaultHTTPClientConfig) {
 		return *b.HTTPClientConfig
 	}
 	return c.HTTPClientConfig

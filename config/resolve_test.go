@@ -71,6 +71,9 @@ backends:
     url: http://127.0.0.1:2
     http_client_config:
       enable_http2: false
+  - name: empty
+    url: http://127.0.0.1:3
+    http_client_config: {}
 `
 	c, err := Parse([]byte(data), "/etc/probegate/probegate.yml")
 	if err != nil {
@@ -84,5 +87,8 @@ backends:
 	want.EnableHTTP2 = false
 	if got := c.ClientConfigFor(c.Backends[1]); !reflect.DeepEqual(got, want) {
 		t.Errorf("backend with its own block got %+v, want %+v (replaced, not merged)", got, want)
+	}
+	if got := c.ClientConfigFor(c.Backends[2]); got.Authorization == nil || got.Authorization.CredentialsFile != "/etc/token" {
+		t.Errorf("backend with an empty block got %+v, want the top-level block inherited", got)
 	}
 }
