@@ -37,13 +37,19 @@ const (
 )
 
 // BenchmarkProbing5000 probes 5,000 loopback backends at a 1s interval and
-// reports the SPEC section 11 budget numbers: cpu-us/probe (user+sys CPU
-// of this process over the probing run, per probe), rss-KiB/backend (the
-// growth of this process's resident memory from before the pool was built
-// to the end of the run, per backend), lag-p99-ms (how late probes started
-// against their schedule) and probes/s. The backends live in a child
-// process, this test binary re-executed in server mode, so their cost is
-// not counted.
+// reports the SPEC section 11 budget numbers:
+//
+//   - cpu-us/probe: user+sys CPU of this process per probe in steady state,
+//     from the end of a warm-up (every backend probed once, its connection
+//     open) to the end of the run; setup-cpu-us/probe counts from the start,
+//     connection setup included.
+//   - rss-KiB/backend: the growth of this process's resident memory from
+//     before the pool was built to the end of the run, per backend.
+//   - lag-p99-ms: how late probes started against their schedule.
+//   - probes/s over the steady window.
+//
+// The backends live in a child process, this test binary re-executed in
+// server mode, so their cost is not counted (they still share the CPUs).
 func BenchmarkProbing5000(b *testing.B) {
 	n := benchEnvInt(b, benchBackendsEnv, 5000)
 	duration := benchEnvDuration(b, benchDurationEnv, 30*time.Second)
@@ -55,19 +61,28 @@ func BenchmarkProbing5000(b *testing.B) {
 	for range b.N {
 		m := runProbingBench(b, addrs, duration)
 		b.ReportMetric(m.cpuPerProbe, "cpu-us/probe")
+		b.ReportMetric(m.setupCPUPerProbe, "setup-cpu-us/probe")
 		b.ReportMetric(m.rssPerBackend, "rss-KiB/backend")
 		b.ReportMetric(m.lagP99, "lag-p99-ms")
 		b.ReportMetric(m.probesPerSecond, "probes/s")
+		b.ReportMetric(m.allocsPerProbe, "allocs/probe")
+		b.ReportMetric(m.bytesPerProbe, "B/probe")
 		b.ReportMetric(0, "ns/op")
-		b.Logf("%d backends for %s: %.0f probes/s, %.1f µs CPU/probe (budget 40), %.1f KiB RSS/backend (budget 16), lag p50 %.2f ms p99 %.2f ms max %.2f ms (budget p99 100)",
-			len(addrs), duration, m.probesPerSecond, m.cpuPerProbe, m.rssPerBackend, m.lagP50, m.lagP99, m.lagMax)
+		b.Logf("%d backends for %s: %.0f probes/s, %.1f µs CPU/probe in steady state (budget 40; %.1f counting connection setup), %.1f KiB RSS/backend (budget 16), lag p50 %.2f ms p99 %.2f ms max %.2f ms (budget p99 100)",
+			len(addrs), duration, m.probesPerSecond, m.cpuPerProbe, m.setupCPUPerProbe, m.rssPerBackend, m.lagP50, m.lagP99, m.lagMax)
 	}
 }
 
 type probingBenchResult struct {
-	cpuPerProbe, rssPerBackend, probesPerSecond float64
-	lagP50, lagP99, lagMax                      float64
+	cpuPerProbe, setupCPUPerProbe  float64
+	rssPerBackend, probesPerSecond float64
+	lagP50, lagP99, lagMax         float64
+	allocsPerProbe, bytesPerProbe  float64
 }
+
+// probingBenchWarmUp is how long the benchmark probes before its steady
+// window: every first probe falls within the first second.
+const probingBenchWarmUp = 2 * time.Second
 
 func runProbingBench(b *testing.B, addrs []string, duration time.Duration) probingBenchResult {
 	cfg := &config.Config{HealthProbe: config.HealthProbe{
@@ -79,11 +94,11 @@ func runProbingBench(b *testing.B, addrs []string, duration time.Duration) probi
 	}
 	// Every lag slot is written before the baseline is taken, so the
 	// recorder's own memory is not counted against the backends.
-	lags := make([]time.Duration, int(float64(len(addrs))*(duration.Seconds()+2)))
+	lags := make([]time.Duration, int(float64(len(addrs))*(duration+probingBenchWarmUp+time.Second).Seconds()))
 	for i := range lags {
 		lags[i] = -1
 	}
-	var lagCount atomic.Int64
+	var lagCount, probes, notOK atomic.Int64
 
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -93,10 +108,14 @@ func runProbingBench(b *testing.B, addrs []string, duration time.Duration) probi
 	if err != nil {
 		b.Fatal(err)
 	}
-	prober := NewProber(pool, log.NewNopLogger(), nil)
-	if v := os.Getenv("PROBEGATE_BENCH_SLOT"); v != "" {
-		prober.slot, _ = time.ParseDuration(v)
-	}
+	// The observer stands in for the probe duration histogram probegate
+	// feeds from it.
+	prober := NewProber(pool, log.NewNopLogger(), func(r Result) {
+		probes.Add(1)
+		if r.Class != ClassOK {
+			notOK.Add(1)
+		}
+	})
 	prober.onLag = func(lag time.Duration) {
 		if i := lagCount.Add(1) - 1; i < int64(len(lags)) {
 			lags[i] = lag
@@ -104,41 +123,44 @@ func runProbingBench(b *testing.B, addrs []string, duration time.Duration) probi
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	cpuBefore := processCPU(b)
-	started := time.Now()
+	setupCPU := processCPU(b)
 	wg.Go(func() { prober.Run(ctx) })
+	time.Sleep(probingBenchWarmUp)
+	var warmMem, endMem runtime.MemStats
+	runtime.ReadMemStats(&warmMem)
+	warmProbes, warmCPU, warm := probes.Load(), processCPU(b), time.Now()
 	time.Sleep(duration)
+	endCPU, endProbes, elapsed := processCPU(b), probes.Load(), time.Since(warm)
+	runtime.ReadMemStats(&endMem)
 	rssAfter := readRSSKiB(b)
 	cancel()
 	wg.Wait()
-	elapsed := time.Since(started)
-	cpu := processCPU(b) - cpuBefore
 
-	var probes, notOK uint64
-	for _, s := range pool.Snapshot().Backends {
-		probes += s.Probes
-		if s.LastProbe == nil || s.LastProbe.Class != ClassOK {
-			notOK++
-		}
+	if n := notOK.Load(); n > 0 {
+		b.Errorf("%d probes were not ok: the numbers would measure failures, not probing", n)
 	}
-	if notOK > 0 {
-		b.Errorf("%d of %d backends did not answer their last probe ok: the numbers measure failures, not probing", notOK, len(addrs))
-	}
-	if probes == 0 {
-		b.Fatal("no probe finished")
+	steadyProbes := endProbes - warmProbes
+	if steadyProbes <= 0 {
+		b.Fatal("no probe finished in the steady window")
 	}
 	recorded := lags[:min(int(lagCount.Load()), len(lags))]
 	slices.Sort(recorded)
 	quantile := func(q float64) float64 {
 		return float64(recorded[int(q*float64(len(recorded)-1))]) / float64(time.Millisecond)
 	}
+	perProbe := func(cpu time.Duration, n int64) float64 {
+		return float64(cpu) / float64(time.Microsecond) / float64(n)
+	}
 	return probingBenchResult{
-		cpuPerProbe:     float64(cpu) / float64(time.Microsecond) / float64(probes),
-		rssPerBackend:   float64(rssAfter-rssBefore) / float64(len(addrs)),
-		probesPerSecond: float64(probes) / elapsed.Seconds(),
-		lagP50:          quantile(0.5),
-		lagP99:          quantile(0.99),
-		lagMax:          quantile(1),
+		cpuPerProbe:      perProbe(endCPU-warmCPU, steadyProbes),
+		setupCPUPerProbe: perProbe(endCPU-setupCPU, endProbes),
+		rssPerBackend:    float64(rssAfter-rssBefore) / float64(len(addrs)),
+		probesPerSecond:  float64(steadyProbes) / elapsed.Seconds(),
+		lagP50:           quantile(0.5),
+		lagP99:           quantile(0.99),
+		lagMax:           quantile(1),
+		allocsPerProbe:   float64(endMem.Mallocs-warmMem.Mallocs) / float64(steadyProbes),
+		bytesPerProbe:    float64(endMem.TotalAlloc-warmMem.TotalAlloc) / float64(steadyProbes),
 	}
 }
 

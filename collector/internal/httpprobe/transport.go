@@ -18,9 +18,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"sync"
 	"time"
 )
@@ -64,6 +65,51 @@ type Transport struct {
 
 	mu   sync.Mutex
 	idle *conn
+	// wire is the last request as written, sent again as long as requests
+	// stay the same, which a prober's do.
+	wire *wireRequest
+}
+
+// wireRequest is a request serialised, with a copy of everything its bytes
+// depend on so a changed request is never sent stale.
+type wireRequest struct {
+	method, host string
+	close        bool
+	url          url.URL
+	header       http.Header
+	bytes        []byte
+}
+
+func (w *wireRequest) matches(req *http.Request) bool {
+	if w == nil || req.Method != w.method || req.Host != w.host || req.Close != w.close ||
+		*req.URL != w.url || len(req.Header) != len(w.header) {
+		return false
+	}
+	for name, values := range req.Header {
+		if cached, ok := w.header[name]; !ok || !slices.Equal(values, cached) {
+			return false
+		}
+	}
+	return true
+}
+
+// serialise returns the request's bytes on the wire.
+func (t *Transport) serialise(req *http.Request) ([]byte, error) {
+	t.mu.Lock()
+	w := t.wire
+	t.mu.Unlock()
+	if w.matches(req) {
+		return w.bytes, nil
+	}
+	var buf bytes.Buffer
+	if err := req.Write(&buf); err != nil {
+		return nil, err
+	}
+	w = &wireRequest{method: req.Method, host: req.Host, close: req.Close, url: *req.URL, header: req.Header.Clone(), bytes: buf.Bytes()}
+	t.mu.Lock()
+	t.wire = w
+	t.mu.Unlock()
+	return w.bytes, nil
 }
 
 // conn is one connection and what the transport knows about it.
@@ -75,6 +121,8 @@ type conn struct {
 	idleSince time.Time
 	// reader counts and bounds what is read from the connection.
 	reader countingReader
+	// body is the body of the connection's current response.
+	body body
 }
 
 // countingReader reads from a connection, counting the bytes and stopping
@@ -100,8 +148,6 @@ func (r *countingReader) Read(p []byte) (int, error) {
 }
 
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
-
-var writeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // RoundTrip sends the request and reads the response's status and headers.
 // A request on a reused connection that fails before any byte of the
@@ -237,7 +283,7 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(&c.reader)
 
-	resp, err := roundTrip(c, br, req)
+	head, err := t.roundTrip(c, br, req)
 	if err != nil {
 		stop()
 		c.Close()
@@ -247,35 +293,54 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 	}
 	// The body is not bounded by the header limit.
 	c.reader.limit = 1<<63 - 1
-	resp.Body = &body{t: t, c: c, br: br, src: resp.Body, stop: stop, ctx: ctx, keepAlive: !resp.Close}
+	c.body = body{t: t, c: c, br: br, stop: stop, ctx: ctx, keepAlive: !head.close, remaining: head.contentLength}
+	switch {
+	case head.chunked:
+		c.body.framing = framedByChunks
+		c.body.chunks = newChunkedReader(br)
+	case head.contentLength < 0:
+		c.body.framing = framedByClose
+	}
+	resp := &http.Response{
+		Status:        head.statusText,
+		StatusCode:    head.status,
+		Proto:         head.proto,
+		ProtoMajor:    head.major,
+		ProtoMinor:    head.minor,
+		Body:          &c.body,
+		ContentLength: head.contentLength,
+		Close:         head.close,
+		Request:       req,
+	}
+	if head.chunked {
+		resp.TransferEncoding = []string{"chunked"}
+	}
 	return resp, nil
 }
 
-func roundTrip(c *conn, br *bufio.Reader, req *http.Request) (*http.Response, error) {
-	buf := writeBuffers.Get().(*bytes.Buffer)
-	buf.Reset()
-	err := req.Write(buf)
-	if err == nil {
-		_, err = c.Write(buf.Bytes())
-	}
-	writeBuffers.Put(buf)
+// roundTrip writes the request and reads the head of the final response.
+func (t *Transport) roundTrip(c *conn, br *bufio.Reader, req *http.Request) (responseHead, error) {
+	wire, err := t.serialise(req)
 	if err != nil {
-		return nil, err
+		return responseHead{}, err
+	}
+	if _, err := c.Write(wire); err != nil {
+		return responseHead{}, err
 	}
 	for {
-		resp, err := http.ReadResponse(br, req)
+		head, err := readResponseHead(br)
 		if err != nil {
 			if errors.Is(err, errHeadersTooLarge) {
-				return nil, fmt.Errorf("server response headers exceeded %d bytes", c.reader.limit)
+				return head, fmt.Errorf("server response headers exceeded %d bytes", c.reader.limit)
 			}
-			return nil, err
+			return head, err
 		}
 		// Informational answers (100 Continue, 103 Early Hints) precede
-		// the real one.
-		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+		// the real one; their heads have no body.
+		if head.status >= 100 && head.status < 200 && head.status != http.StatusSwitchingProtocols {
 			continue
 		}
-		return resp, nil
+		return head, nil
 	}
 }
 
@@ -293,56 +358,4 @@ func contextError(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%v)", ctxErr, err)
 	}
 	return err
-}
-
-// body is a response body on a transport connection. Reading it to its end
-// and closing it returns the connection to the transport; closing it early
-// closes the connection.
-type body struct {
-	t         *Transport
-	c         *conn
-	br        *bufio.Reader
-	src       io.ReadCloser
-	stop      func() bool
-	ctx       context.Context
-	keepAlive bool
-	sawEOF    bool
-	failed    bool
-	closed    bool
-}
-
-func (b *body) Read(p []byte) (int, error) {
-	if b.closed {
-		return 0, errors.New("httpprobe: read on closed body")
-	}
-	n, err := b.src.Read(p)
-	switch {
-	case err == io.EOF:
-		b.sawEOF = true
-	case err != nil:
-		b.failed = true
-		err = contextError(b.ctx, err)
-	}
-	return n, err
-}
-
-func (b *body) Close() error {
-	if b.closed {
-		return nil
-	}
-	b.closed = true
-	// stop reports false once cancellation already poisoned the deadline.
-	notCancelled := b.stop()
-	reusable := b.keepAlive && b.sawEOF && !b.failed && notCancelled && b.br.Buffered() == 0
-	if reusable && b.c.SetDeadline(time.Time{}) == nil {
-		b.t.putIdle(b.c)
-	} else {
-		// Closing an unfinished body would drain it; the connection is
-		// closed instead and the rest never read.
-		b.c.Close()
-	}
-	b.br.Reset(nil)
-	readers.Put(b.br)
-	b.br = nil
-	return nil
 }
