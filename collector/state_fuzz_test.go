@@ -18,7 +18,9 @@ func FuzzStateMachine(f *testing.F) {
 		th := Thresholds{Failures: int(failures%6) + 1, Successes: int(successes%6) + 1}
 		results := parseInputs(t, fuzzResults...)
 		var h Health
-		notOK, onlyRefused := 0, true
+		// The test keeps its own counts, from SPEC section 3's definitions,
+		// and checks Step's decisions against them.
+		notOK, unanswered, good, verified, onlyRefused := 0, 0, 0, false, true
 		for i, b := range seq {
 			r := results[int(b)%len(results)]
 			prev := h
@@ -29,7 +31,41 @@ func FuzzStateMachine(f *testing.F) {
 			} else {
 				notOK++
 			}
+			if r.Answered() {
+				unanswered = 0
+			} else {
+				unanswered++
+			}
+			verified = verified || r.Class == ClassOK || (r.Class == ClassFailed && r.Answered())
+			if r.Class == ClassOK || (!verified && r.Class == ClassRefused) {
+				good++
+			} else {
+				good = 0
+			}
 			onlyRefused = onlyRefused && r.Class == ClassRefused
+			mustEject := (verified && notOK >= th.Failures) || (!verified && unanswered >= th.Failures)
+
+			if h.Verified != verified {
+				t.Fatalf("probe %d: Verified %v, but the history says %v", i, h.Verified, verified)
+			}
+			if h.InService() && mustEject {
+				t.Fatalf("probe %d: still in service with %d non-ok and %d unanswered in a row (verified %v, failures %d)", i, notOK, unanswered, verified, th.Failures)
+			}
+			if !prev.InService() && h.InService() && good < th.Successes {
+				t.Fatalf("probe %d: readmitted after %d results that count, want %d", i, good, th.Successes)
+			}
+			if !h.InService() && good >= th.Successes {
+				t.Fatalf("probe %d: still out of service after %d results that count, want readmission at %d", i, good, th.Successes)
+			}
+			if h.InService() && r.Class == ClassOK && h.State != StateHealthy {
+				t.Fatalf("probe %d: in service after an ok result but %v, want healthy", i, h.State)
+			}
+			if h.InService() && !verified && r.Class == ClassRefused && h.State != StateProbeUnsupported {
+				t.Fatalf("probe %d: in service, unverified, refused, but %v, want probe_unsupported", i, h.State)
+			}
+			if prev.InService() && !h.InService() && !mustEject {
+				t.Fatalf("probe %d: ejected without cause (%d non-ok, %d unanswered, verified %v)", i, notOK, unanswered, verified)
+			}
 
 			if h.State >= numStates {
 				t.Fatalf("probe %d: invalid state %d", i, h.State)
