@@ -22,11 +22,16 @@ func demo(opts *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "probegate: %v\n", err)
 		return 2
 	}
+	const demoTimeout = model.Duration(500 * time.Millisecond)
 	cfg := config.Default()
 	cfg.HealthProbe.Interval = model.Duration(time.Second)
-	cfg.HealthProbe.Timeout = model.Duration(500 * time.Millisecond)
+	cfg.HealthProbe.Timeout = demoTimeout
 	cfg.Fanout.Timeout = model.Duration(5 * time.Second)
 	opts.applyOverrides(cfg)
+	if cfg.HealthProbe.Timeout == demoTimeout {
+		// The demo's own timeout yields to a shorter --health-probe.interval.
+		cfg.HealthProbe.Timeout = min(demoTimeout, cfg.HealthProbe.Interval)
+	}
 	backends, stories, stop, err := startDemoBackends(cfg.HealthProbe.Path)
 	if err != nil {
 		level.Error(logger).Log("msg", "Cannot start the demo backends", "err", err)
@@ -59,7 +64,7 @@ func printDemoBanner(w io.Writer, listen []string, telemetryPath string, cfg *co
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %-15s %-24s %s\n", n, urls[n], stories[n])
 	}
-	fmt.Fprintf(&b, "\nWithin a few seconds every state shows. Open:\n")
+	fmt.Fprintf(&b, "\nEvery backend starts unknown (in service, not yet probed); within a few seconds each\nreaches its state. Open:\n")
 	fmt.Fprintf(&b, "  %s/healthz         every backend: state, in_service, reachable, verified\n", base)
 	fmt.Fprintf(&b, "  %s Prometheus metrics (probegate_backend_state ...)\n", padRight(base+telemetryPath, len(base)+16))
 	fmt.Fprintf(&b, "  %s/ready           readiness with the pool budget (/health for liveness)\n", base)
