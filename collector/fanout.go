@@ -35,7 +35,8 @@ const errorBodyDrainBytes = 4 << 10
 // request concurrently to every selected backend, merges the answers of
 // those that contributed, and feeds each backend's outcome to passive
 // health. It is safe for concurrent use; Update swaps its settings on
-// reload without disturbing rounds in flight.
+// reload without disturbing rounds in flight. Run readmits the backends
+// whose passive ejection ends with the window, also without traffic.
 type Fanout struct {
 	pool    *Pool
 	metrics *Metrics
@@ -53,6 +54,9 @@ type Fanout struct {
 	// ejected backend that probes cannot readmit is due for readmission, 0
 	// when there is none. Rounds before it skip the readmission scan.
 	readmitDue atomic.Int64
+	// readmitWake tells Run that readmitDue moved earlier. It holds one
+	// signal, which is all Run needs: it reloads readmitDue when woken.
+	readmitWake chan struct{}
 }
 
 // fanoutSettings is one configuration generation of the fan-out.
@@ -71,7 +75,7 @@ func NewFanout(pool *Pool, cfg config.Fanout, passive config.PassiveHealth, metr
 	if now == nil {
 		now = time.Now
 	}
-	f := &Fanout{pool: pool, metrics: metrics, logger: logger, now: now}
+	f := &Fanout{pool: pool, metrics: metrics, logger: logger, now: now, readmitWake: make(chan struct{}, 1)}
 	f.Update(cfg, passive)
 	return f
 }
@@ -91,10 +95,11 @@ func (f *Fanout) Update(cfg config.Fanout, passive config.PassiveHealth) {
 	}
 	f.settings.Store(&fanoutSettings{fanout: cfg, merge: merge, passive: passive})
 	// A new window moves the readmission of backends ejected until it ends:
-	// have the next round look at them again.
+	// have the readmission scan look at them again now.
 	f.ejectMu.Lock()
 	if f.readmitDue.Load() != 0 {
 		f.readmitDue.Store(1)
+		f.wakeReadmission()
 	}
 	f.ejectMu.Unlock()
 }
@@ -146,6 +151,9 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	// Run readmits on time; this check, one atomic load until something
+	// is due, makes a round that arrives at the due time see the
+	// readmitted backend even before Run's timer goroutine has run.
 	f.readmitElapsed(start, time.Duration(s.passive.Window))
 	selected, _ := f.pool.Select()
 	configured := f.pool.configuredCount()
@@ -594,6 +602,7 @@ func (f *Fanout) eject(b *Backend, s *fanoutSettings) {
 		due := now.Add(window).UnixNano()
 		if current := f.readmitDue.Load(); current == 0 || due < current {
 			f.readmitDue.Store(due)
+			f.wakeReadmission()
 		}
 	}
 	level.Warn(f.logger).Log("msg", "Backend ejected by passive health", "backend", b.Name, "url", b.URL,
@@ -601,10 +610,47 @@ func (f *Fanout) eject(b *Backend, s *fanoutSettings) {
 		"window", window, "readmission", readmission)
 }
 
+// Run readmits the passively ejected backends that probes cannot readmit
+// as soon as their window has elapsed, also when no fan-out round comes to
+// notice it, until ctx is done. One Run, started once, serves the whole
+// fan-out: it sleeps until the earliest readmission is due, and an ejection
+// that schedules an earlier one, or a reload that changes the window, wakes
+// it.
+func (f *Fanout) Run(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		var elapsed <-chan time.Time
+		if due := f.readmitDue.Load(); due != 0 {
+			// A due time already past fires at once.
+			timer.Reset(time.Duration(due - f.now().UnixNano()))
+			elapsed = timer.C
+		} else {
+			timer.Stop()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.readmitWake:
+		case <-elapsed:
+			f.readmitElapsed(f.now(), time.Duration(f.settings.Load().passive.Window))
+		}
+	}
+}
+
+// wakeReadmission tells Run that readmitDue moved earlier. It never
+// blocks: a signal already pending wakes Run just as well.
+func (f *Fanout) wakeReadmission() {
+	select {
+	case f.readmitWake <- struct{}{}:
+	default:
+	}
+}
+
 // readmitElapsed readmits the ejected backends that probes cannot readmit
-// (not probed, or never verified) once their window has elapsed. Until the
-// earliest is due it costs one atomic load, so the check can run on every
-// round instead of on a timer.
+// (not probed, or never verified) once their window has elapsed, and sets
+// readmitDue to the next one due. Until the earliest is due it costs one
+// atomic load, so rounds can run it too.
 func (f *Fanout) readmitElapsed(now time.Time, window time.Duration) {
 	if due := f.readmitDue.Load(); due == 0 || now.UnixNano() < due {
 		return

@@ -1060,3 +1060,106 @@ func TestPassiveHealthDisabledNeverEjects(t *testing.T) {
 		t.Errorf("http_5xx errors %d; want 5 (counted with passive health off too)", got)
 	}
 }
+
+// runReadmission runs the fan-out's readmission goroutine until the test
+// ends, and checks that it returns once its context is done.
+func (r *fanoutTestRig) runReadmission(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.fanout.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return after its context was done")
+		}
+	})
+}
+
+// fanoutTestEventually polls cond every few milliseconds until it holds or
+// within has passed, and reports whether it held.
+func fanoutTestEventually(within time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// fanoutTestEjectUnprobed is a rig of an unprobed backend that fails every
+// fan-out request and a healthy one, with passive health ejecting at two
+// failures in window. It runs the two rounds that eject the first backend.
+func fanoutTestEjectUnprobed(t *testing.T, window time.Duration, beforeEjection func(*fanoutTestRig)) *fanoutTestRig {
+	t.Helper()
+	passive := config.PassiveHealth{Enabled: true, Window: model.Duration(window), MaxFailures: 2, MaxEjectedPercent: 50}
+	rig := fanoutTestSetup(t, fanoutTestOptions{passive: passive, unprobed: map[int]bool{0: true}},
+		fanoutTestServe(t, fanoutTestAnswer(503, ``)), fanoutTestServe(t, fanoutTestAnswer(200, `[1]`)))
+	beforeEjection(rig)
+	rig.do("GET", "/fanout/q", "", nil)
+	rig.do("GET", "/fanout/q", "", nil)
+	if h := rig.backend(0).Health(); !h.Ejected {
+		t.Fatalf("not ejected after max_failures: %+v", h)
+	}
+	return rig
+}
+
+// TestFanoutRunReadmitsWithoutTraffic: a backend with probing disabled
+// that passive health ejected comes back once the window has elapsed even
+// though no fan-out round comes to notice it, so the readiness budget of an
+// idle pool recovers. Run is idle (nothing due) when the ejection happens:
+// the ejection has to wake it.
+func TestFanoutRunReadmitsWithoutTraffic(t *testing.T) {
+	const window = 200 * time.Millisecond
+	rig := fanoutTestEjectUnprobed(t, window, func(rig *fanoutTestRig) { rig.runReadmission(t) })
+	b := rig.backend(0)
+	if !fanoutTestEventually(10*time.Second, func() bool { return !b.Health().Ejected }) {
+		t.Fatalf("still ejected 10s after the ejection with a %v window and no traffic: %+v", window, b.Health())
+	}
+	if h := b.Health(); h.State != StateUnknown || !h.InService() {
+		t.Errorf("after the window: %+v; want readmitted to unknown", h)
+	}
+	if hits := rig.backends[0].hits.Load(); hits != 2 {
+		t.Errorf("the backend got %d requests; want only the 2 before its ejection", hits)
+	}
+	if got := rig.pool.Budget().CurrentHealthy; got != 2 {
+		t.Errorf("readiness budget current_healthy %d; want 2 after the readmission", got)
+	}
+	if n := rig.logs.count(`msg="Backend readmitted by passive health`, "backend=b0"); n != 1 {
+		t.Errorf("readmission logged %d times; want once:\n%s", n, rig.logs.buf.String())
+	}
+	if due := rig.fanout.readmitDue.Load(); due != 0 {
+		t.Errorf("readmitDue %d after the last readmission; want 0 (nothing due)", due)
+	}
+}
+
+// TestFanoutRunRescansWhenReloadShortensWindow: Run sleeps until the
+// readmission due under the window of the ejection; a reload to a shorter
+// window has to wake it, or the backend stays out for the old window.
+func TestFanoutRunRescansWhenReloadShortensWindow(t *testing.T) {
+	rig := fanoutTestEjectUnprobed(t, time.Hour, func(rig *fanoutTestRig) { rig.runReadmission(t) })
+	b := rig.backend(0)
+	// Let Run take the ejection's wake-up and go to sleep until the old
+	// window's end, so that only the reload can wake it.
+	if !fanoutTestEventually(10*time.Second, func() bool { return len(rig.fanout.readmitWake) == 0 }) {
+		t.Fatal("Run did not take the ejection's wake-up")
+	}
+	time.Sleep(50 * time.Millisecond)
+	s := rig.fanout.settings.Load()
+	passive := s.passive
+	passive.Window = model.Duration(200 * time.Millisecond)
+	rig.fanout.Update(s.fanout, passive)
+	if !fanoutTestEventually(10*time.Second, func() bool { return !b.Health().Ejected }) {
+		t.Fatalf("still ejected 10s after a reload to a 200ms window with no traffic: %+v", b.Health())
+	}
+	if hits := rig.backends[0].hits.Load(); hits != 2 {
+		t.Errorf("the backend got %d requests; want only the 2 before its ejection", hits)
+	}
+}

@@ -103,12 +103,15 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	}
 
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	ctx, stopProbing := context.WithCancel(context.Background())
-	var probing sync.WaitGroup
-	probing.Go(func() { s.prober.Run(ctx) })
+	// The prober, and the fan-out's readmission of passively ejected
+	// backends that no probe can readmit, run until shutdown.
+	ctx, stopBackground := context.WithCancel(context.Background())
+	var background sync.WaitGroup
+	background.Go(func() { s.prober.Run(ctx) })
+	background.Go(func() { s.fanout.Run(ctx) })
 	g.OnShutdown(func(context.Context) {
-		stopProbing()
-		probing.Wait()
+		stopBackground()
+		background.Wait()
 	})
 	stopHUP := s.reloadOnSIGHUP()
 
