@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,13 +90,25 @@ func fanoutTestSlow(delay time.Duration, status int, body string) http.HandlerFu
 	}
 }
 
-// fanoutTestDeadURL is the URL of a loopback server that is closed: its
-// port refuses connections.
+// fanoutTestDeadURL is a loopback URL that refuses connections. Its port
+// is held until the test ends by a socket that is bound but never listens:
+// a port merely closed could be taken by a server another test starts, and
+// that server would answer in the dead backend's place.
 func fanoutTestDeadURL(t *testing.T) string {
 	t.Helper()
-	s := httptest.NewServer(http.NotFoundHandler())
-	s.Close()
-	return s.URL
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatalf("socket for a dead URL: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatalf("bind a dead URL's port: %v", err)
+	}
+	addr, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatalf("port of a dead URL: %v", err)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", addr.(*syscall.SockaddrInet4).Port)
 }
 
 // fanoutTestLog collects log lines from concurrent writers.
