@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,9 +24,10 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
-// fanoutPrefix is where the fan-out handler is mounted; what follows it in
-// the path goes to the backends.
-const fanoutPrefix = "/fanout"
+// FanoutPath is where the fan-out handler is mounted: it serves FanoutPath
+// itself and every path under FanoutPath + "/", and what follows FanoutPath
+// goes to the backends.
+const FanoutPath = "/fanout"
 
 // errorBodyDrainBytes is how much of a body that is thrown away is still
 // read, so that a short error page does not cost the keep-alive connection.
@@ -138,6 +140,11 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.refuse(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed: use GET, HEAD or POST", r.Method))
 		return
 	}
+	target, err := backendTarget(r.URL)
+	if err != nil {
+		f.refuse(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	var body []byte
 	if r.Method == http.MethodPost {
 		var err error
@@ -157,7 +164,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.readmitElapsed(start, time.Duration(s.passive.Window))
 	selected, _ := f.pool.Select()
 	configured := f.pool.configuredCount()
-	answers := f.ask(r, selected, body, s)
+	answers := f.ask(r, selected, target, body, s)
 
 	contributed := 0
 	bodies := make([][]byte, 0, len(answers))
@@ -211,7 +218,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // of them, bounded by fanout.timeout and the client's context. Each answer
 // is counted and fed to passive health as soon as it is in. The answers are
 // in the order of selected, which is config order.
-func (f *Fanout) ask(r *http.Request, selected []*Backend, body []byte, s *fanoutSettings) []backendAnswer {
+func (f *Fanout) ask(r *http.Request, selected []*Backend, target string, body []byte, s *fanoutSettings) []backendAnswer {
 	var ctx context.Context
 	var cancel context.CancelFunc
 	if timeout := time.Duration(s.fanout.Timeout); timeout > 0 {
@@ -220,10 +227,6 @@ func (f *Fanout) ask(r *http.Request, selected []*Backend, body []byte, s *fanou
 		ctx, cancel = context.WithCancel(r.Context())
 	}
 	defer cancel()
-	target := strings.TrimPrefix(r.URL.EscapedPath(), fanoutPrefix)
-	if r.URL.RawQuery != "" {
-		target += "?" + r.URL.RawQuery
-	}
 	header := forwardedHeader(r)
 	answers := make([]backendAnswer, len(selected))
 	var wg sync.WaitGroup
@@ -248,6 +251,35 @@ func (f *Fanout) ask(r *http.Request, selected []*Backend, body []byte, s *fanou
 	}
 	wg.Wait()
 	return answers
+}
+
+// backendTarget returns the part of the client's URL that is appended to
+// every backend's URL: the path after FanoutPath as the client escaped it,
+// and the query. A path that is not FanoutPath or under FanoutPath + "/" as sent
+// (FanoutPath with an escaped slash or letter) is refused, and so is one
+// with a ".." segment: resolved by the backend, or anything in front of
+// it, it would leave the backend URL's base path. The segments are checked
+// decoded, so %2e%2e and a%2F..%2Fb are refused too, and split at
+// backslashes as well as slashes, which some servers take for one. Empty
+// segments (a//b) are forwarded as they are: they cannot leave the base
+// path, and collapsing them would change what a backend that tells them
+// apart is asked.
+func backendTarget(u *url.URL) (string, error) {
+	escaped := u.EscapedPath()
+	target, ok := strings.CutPrefix(escaped, FanoutPath)
+	if !ok || (target != "" && target[0] != '/') {
+		return "", fmt.Errorf("fan-out path %q is neither %s nor under %s/", escaped, FanoutPath, FanoutPath)
+	}
+	isSeparator := func(r rune) bool { return r == '/' || r == '\\' }
+	for _, segment := range strings.FieldsFunc(u.Path, isSeparator) {
+		if segment == ".." {
+			return "", fmt.Errorf("fan-out path %q has a \"..\" segment, which would leave the backends' base path", escaped)
+		}
+	}
+	if u.RawQuery != "" {
+		target += "?" + u.RawQuery
+	}
+	return target, nil
 }
 
 // askOne sends the request to one backend and judges its answer.

@@ -1176,3 +1176,74 @@ func TestFanoutRunRescansWhenReloadShortensWindow(t *testing.T) {
 		t.Errorf("the backend got %d requests; want only the 2 before its ejection", hits)
 	}
 }
+
+// TestFanoutPathsReachTheBackendsAsSent: /fanout itself and paths with
+// empty segments reach the backends, under their base path, as the client
+// sent them, and so do segments that merely contain dots.
+func TestFanoutPathsReachTheBackendsAsSent(t *testing.T) {
+	for _, c := range []struct{ target, want string }{
+		{"/fanout", ""},
+		{"/fanout/", "/"},
+		{"/fanout?q=1", "?q=1"},
+		{"/fanout/a//b", "/a//b"},
+		{"/fanout//a", "//a"},
+		{"/fanout/a..b/.../.x/./c", "/a..b/.../.x/./c"},
+		{"/fanout/a%2Fb", "/a%2Fb"},
+	} {
+		t.Run(c.target, func(t *testing.T) {
+			plain := fanoutTestServe(t, fanoutTestAnswer(200, `[]`))
+			based := fanoutTestServe(t, fanoutTestAnswer(200, `[]`))
+			rig := fanoutTestSetup(t, fanoutTestOptions{urls: map[int]string{1: based.URL + "/base"}}, plain, based)
+			fanoutTestExpect(t, rig.do("GET", c.target, "", nil), 200, "2/2", "[]")
+			wantPath, wantQuery, _ := strings.Cut(c.want, "?")
+			for i, prefix := range []string{"", "/base"} {
+				want := prefix + wantPath
+				if want == "" {
+					want = "/" // An empty path is sent as /.
+				}
+				if got := rig.backends[i].lastRequest(); got.path != want || got.query != wantQuery {
+					t.Errorf("backend %d saw %s?%s; want %s?%s", i, got.path, got.query, want, wantQuery)
+				}
+			}
+		})
+	}
+}
+
+// TestFanoutRefusesPathsLeavingTheBasePath: a ".." segment, however it is
+// spelled, would take the request out of a backend URL's base path, and a
+// path that is not under /fanout/ as sent has no backend path at all:
+// each is refused with 400, JSON and X-Backends, and reaches no backend.
+func TestFanoutRefusesPathsLeavingTheBasePath(t *testing.T) {
+	for _, target := range []string{
+		"/fanout/..",
+		"/fanout/../x",
+		"/fanout/a/../../x",
+		"/fanout/a/%2e%2e/b",
+		"/fanout/a/.%2E/b",
+		"/fanout/a%2F..%2Fb",
+		"/fanout/..%5Cx",
+		"/fanout%2F..",
+		"/fanout%2Fx",
+		"/fanou%74/x",
+	} {
+		t.Run(target, func(t *testing.T) {
+			b := fanoutTestServe(t, fanoutTestAnswer(200, `[]`))
+			rig := fanoutTestSetup(t, fanoutTestOptions{urls: map[int]string{0: b.URL + "/base"}}, b)
+			rec := rig.do("GET", target, "", nil)
+			fanoutTestExpect(t, rec, http.StatusBadRequest, "0/1", "")
+			var got fanoutError
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Error == "" {
+				t.Errorf("400 body %q is not a JSON error: %v", rec.Body.String(), err)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q; want application/json", ct)
+			}
+			if hits := b.hits.Load(); hits != 0 {
+				t.Errorf("the backend got %d requests (last %+v); want none", hits, b.lastRequest())
+			}
+			if got := rig.counters(); got != [3]float64{} {
+				t.Errorf("requests, partial, failed = %v; a refused request starts no round", got)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -95,14 +96,13 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	gatherer := collector.NewGatherer(pool, reg)
 	mux.Handle(opts.TelemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{Registry: reg, ErrorLog: stdlogAdapter{logger}}))
 	mux.Handle("/healthz", collector.HealthzHandler(pool, s.fanout.LastRound))
-	mux.Handle("/fanout/", s.fanout)
 	mux.HandleFunc("/-/reload", s.handleReload)
 	if err := s.mountLandingPage(mux); err != nil {
 		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
 		return 1
 	}
 
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: routeFanout(s.fanout, mux), ReadHeaderTimeout: 10 * time.Second}
 	// The prober, and the fan-out's readmission of passively ejected
 	// backends that no probe can readmit, run until shutdown.
 	ctx, stopBackground := context.WithCancel(context.Background())
@@ -142,6 +142,21 @@ func gateTimings(c config.Gate) gate.Options {
 		ShutdownTimeout: time.Duration(c.ShutdownTimeout),
 		CheckInterval:   time.Duration(c.CheckInterval),
 	}
+}
+
+// routeFanout sends every request for collector.FanoutPath or a path under
+// it to fanout, and every other request to mux. The fan-out must see its
+// requests before the mux does: the mux answers /fanout, and paths it
+// would clean (a//b, a/../b), with a redirect that carries no X-Backends,
+// and the fan-out refuses the paths that must not reach a backend itself.
+func routeFanout(fanout, mux http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == collector.FanoutPath || strings.HasPrefix(p, collector.FanoutPath+"/") {
+			fanout.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // budgetCheck is the gate's `backends` check: the pool's readiness budget,
