@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/deadport"
 )
 
 // fanoutTestBackend is a real loopback backend. Its /healthz always answers
@@ -90,25 +90,16 @@ func fanoutTestSlow(delay time.Duration, status int, body string) http.HandlerFu
 	}
 }
 
-// fanoutTestDeadURL is a loopback URL that refuses connections. Its port
-// is held until the test ends by a socket that is bound but never listens:
-// a port merely closed could be taken by a server another test starts, and
-// that server would answer in the dead backend's place.
+// fanoutTestDeadURL is a loopback URL that refuses connections, its port
+// held until the test ends.
 func fanoutTestDeadURL(t *testing.T) string {
 	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	url, release, err := deadport.Reserve()
 	if err != nil {
-		t.Fatalf("socket for a dead URL: %v", err)
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatalf("bind a dead URL's port: %v", err)
-	}
-	addr, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Fatalf("port of a dead URL: %v", err)
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d", addr.(*syscall.SockaddrInet4).Port)
+	t.Cleanup(func() { release() })
+	return url
 }
 
 // fanoutTestLog collects log lines from concurrent writers.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/deadport"
 )
 
 // demoQueryPath is the path every demo backend that is alive answers with
@@ -66,31 +67,47 @@ func (d demoBackend) handler(probePath string) http.Handler {
 // reserves a port nobody listens on for the dead one. stop shuts them down.
 func startDemoBackends(probePath string) (backends []config.Backend, stories map[string]string, stop func(), err error) {
 	var servers []*http.Server
+	var releases []func() error
 	stop = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		for _, s := range servers {
 			s.Shutdown(ctx)
 		}
+		for _, release := range releases {
+			release()
+		}
 	}
 	stories = map[string]string{}
 	for _, d := range demoBackends() {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		url, err := d.start(probePath, &servers, &releases)
 		if err != nil {
 			stop()
 			return nil, nil, nil, fmt.Errorf("demo backend %s: %w", d.name, err)
-		}
-		url := "http://" + ln.Addr().String()
-		if d.health == nil {
-			// Closing the listener leaves a port that refuses connections.
-			ln.Close()
-		} else {
-			srv := &http.Server{Handler: d.handler(probePath), ReadHeaderTimeout: 5 * time.Second}
-			servers = append(servers, srv)
-			go srv.Serve(ln)
 		}
 		backends = append(backends, config.Backend{Name: d.name, URL: url})
 		stories[d.name] = d.story
 	}
 	return backends, stories, stop, nil
+}
+
+// start serves a live backend on a loopback port, or holds a port that
+// refuses connections for a dead one, and returns its URL.
+func (d demoBackend) start(probePath string, servers *[]*http.Server, releases *[]func() error) (string, error) {
+	if d.health == nil {
+		url, release, err := deadport.Reserve()
+		if err != nil {
+			return "", err
+		}
+		*releases = append(*releases, release)
+		return url, nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: d.handler(probePath), ReadHeaderTimeout: 5 * time.Second}
+	*servers = append(*servers, srv)
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), nil
 }

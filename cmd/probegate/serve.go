@@ -132,7 +132,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 // builtinRoutes are the paths probegate serves besides the telemetry path
 // and the landing page; a path ending in "/" is a subtree.
 func builtinRoutes() []string {
-	return []string{"/health", "/ready", "/healthz", "/fanout/", "/-/reload"}
+	return []string{"/health", "/ready", "/healthz", collector.FanoutPath + "/", "/-/reload"}
 }
 
 // gateTimings are the gate options the configuration sets.
