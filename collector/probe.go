@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/prometheus/common/version"
+
+	"github.com/probegate/probegate/collector/internal/httpprobe"
 )
 
 // MaxProbeBodyBytes is how much of a probe response body is read. A backend
@@ -51,7 +52,12 @@ func NewProbeRequest(url string) (*http.Request, error) {
 // one template serves every probe of a backend (one at a time or not).
 func ProbeRequest(ctx context.Context, client *http.Client, req *http.Request, timeout time.Duration) Result {
 	start := time.Now()
-	probeCtx, cancel := context.WithTimeout(withProbeMark(ctx), timeout)
+	if ctx.Value(probeContextKey{}) == nil {
+		ctx = withProbeMark(ctx)
+	}
+	// Cheaper than context.WithTimeout when the probe goes through
+	// httpprobe, and a full context for any other transport.
+	probeCtx, cancel := httpprobe.WithDeadline(ctx, start.Add(timeout))
 	defer cancel()
 
 	r := send(probeCtx, client, req.WithContext(probeCtx), timeout)
@@ -80,7 +86,7 @@ func send(ctx context.Context, client *http.Client, req *http.Request, timeout t
 	// transport keep the connection for the next probe. A longer one is
 	// abandoned: closing an unfinished body closes the connection, which
 	// bounds the work a hostile backend can cause to MaxProbeBodyBytes.
-	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxProbeBodyBytes))
+	err = httpprobe.Discard(resp.Body, MaxProbeBodyBytes)
 	resp.Body.Close()
 	if err != nil {
 		return errorResult(ctx, fmt.Sprintf("reading the body after status %d: ", resp.StatusCode), err, timeout)

@@ -103,7 +103,8 @@ func (p *Prober) Run(ctx context.Context) {
 	p.mu.Unlock()
 	p.sync(start)
 
-	d := dispatcher{Prober: p, ctx: ctx, trimAt: start.Add(workerTrimPeriod)}
+	// Marked once here rather than in every probe.
+	d := dispatcher{Prober: p, ctx: withProbeMark(ctx), trimAt: start.Add(workerTrimPeriod)}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httputil"
+	"sync"
 )
 
 // responseHead is what a probe needs of a response head: the status and
@@ -274,6 +275,27 @@ func (b *body) Close() error {
 		b.t.putIdle(b.c)
 	} else {
 		b.c.Close()
+	}
+	return nil
+}
+
+// discardBuffers lends the buffers Discard reads into.
+var discardBuffers = sync.Pool{New: func() any { return new([8 << 10]byte) }}
+
+// Discard reads and drops at most limit bytes of body, without allocating.
+// It returns nil at the body's end and at the limit alike.
+func Discard(body io.Reader, limit int) error {
+	buf := discardBuffers.Get().(*[8 << 10]byte)
+	defer discardBuffers.Put(buf)
+	for left := limit; left > 0; {
+		n, err := body.Read(buf[:min(left, len(buf))])
+		left -= n
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

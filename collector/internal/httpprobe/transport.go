@@ -115,10 +115,10 @@ func (t *Transport) serialise(req *http.Request) ([]byte, error) {
 // conn is one connection and what the transport knows about it.
 type conn struct {
 	net.Conn
-	// addr is the scheme and address it was dialed for, so a transport
+	// scheme and host are the URL's it was dialed for, so a transport
 	// whose requests change host never reuses it for another.
-	addr      string
-	idleSince time.Time
+	scheme, host string
+	idleSince    time.Time
 	// reader counts and bounds what is read from the connection.
 	reader countingReader
 	// body is the body of the connection's current response.
@@ -158,18 +158,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body.Close()
 		return nil, errors.New("httpprobe: requests with a body are not supported")
 	}
-	addr, err := dialAddress(req)
-	if err != nil {
-		return nil, err
+	if u := req.URL; u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("httpprobe: unsupported URL scheme %q", u.Scheme)
 	}
 	ctx := req.Context()
-	if c := t.takeIdle(addr); c != nil {
+	if c := t.takeIdle(req.URL); c != nil {
 		resp, err := t.exchange(ctx, c, req)
 		if err == nil || c.reader.read > 0 || ctx.Err() != nil {
 			return resp, err
 		}
 	}
-	c, err := t.dial(ctx, req, addr)
+	c, err := t.dial(ctx, req.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -187,12 +186,10 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-func dialAddress(req *http.Request) (string, error) {
-	u := req.URL
+// dialAddress is the host and port to dial for an http or https URL.
+func dialAddress(u *url.URL) (string, error) {
 	port := u.Port()
 	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "", fmt.Errorf("httpprobe: unsupported URL scheme %q", u.Scheme)
 	case u.Hostname() == "":
 		return "", errors.New("httpprobe: URL has no host")
 	case port == "" && u.Scheme == "https":
@@ -200,10 +197,10 @@ func dialAddress(req *http.Request) (string, error) {
 	case port == "":
 		port = "80"
 	}
-	return u.Scheme + "://" + net.JoinHostPort(u.Hostname(), port), nil
+	return net.JoinHostPort(u.Hostname(), port), nil
 }
 
-func (t *Transport) takeIdle(addr string) *conn {
+func (t *Transport) takeIdle(u *url.URL) *conn {
 	t.mu.Lock()
 	c := t.idle
 	t.idle = nil
@@ -215,7 +212,7 @@ func (t *Transport) takeIdle(addr string) *conn {
 	if timeout <= 0 {
 		timeout = DefaultIdleConnTimeout
 	}
-	if c.addr != addr || time.Since(c.idleSince) > timeout {
+	if c.scheme != u.Scheme || c.host != u.Host || time.Since(c.idleSince) > timeout {
 		c.Close()
 		return nil
 	}
@@ -233,23 +230,26 @@ func (t *Transport) putIdle(c *conn) {
 	}
 }
 
-func (t *Transport) dial(ctx context.Context, req *http.Request, addr string) (*conn, error) {
+func (t *Transport) dial(ctx context.Context, u *url.URL) (*conn, error) {
+	addr, err := dialAddress(u)
+	if err != nil {
+		return nil, err
+	}
 	dial := t.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
 	}
-	hostPort := addr[len(req.URL.Scheme)+len("://"):]
-	nc, err := dial(ctx, "tcp", hostPort)
+	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	if req.URL.Scheme == "https" {
+	if u.Scheme == "https" {
 		cfg := t.TLSClientConfig.Clone()
 		if cfg == nil {
 			cfg = &tls.Config{}
 		}
 		if cfg.ServerName == "" {
-			cfg.ServerName = req.URL.Hostname()
+			cfg.ServerName = u.Hostname()
 		}
 		// This transport speaks HTTP/1.1 only.
 		cfg.NextProtos = nil
@@ -260,7 +260,7 @@ func (t *Transport) dial(ctx context.Context, req *http.Request, addr string) (*
 		}
 		nc = tc
 	}
-	return &conn{Conn: nc, addr: addr}, nil
+	return &conn{Conn: nc, scheme: u.Scheme, host: u.Host}, nil
 }
 
 // exchange writes the request on c and reads the response head. On error
@@ -272,8 +272,10 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 		return nil, err
 	}
 	// Cancellation interrupts blocked reads and writes through the
-	// deadline; no goroutine waits for it.
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(longAgo) })
+	// deadline; no goroutine waits for it. The deadline itself is already
+	// the connection's, so only the cancellation of what the deadline
+	// context was derived from needs watching.
+	stop := context.AfterFunc(watchedContext(ctx), func() { c.SetDeadline(longAgo) })
 
 	limit := t.MaxResponseHeaderBytes
 	if limit <= 0 {
