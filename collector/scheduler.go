@@ -290,7 +290,9 @@ type schedule struct {
 	// phase returns a jitter offset in [0, interval).
 	phase func(interval time.Duration) time.Duration
 	// queue is a binary min-heap of the waiting entries by due time.
-	// Entries whose probe is in flight are not in it.
+	// Entries whose probe is in flight are not in it; removed entries stay
+	// until they come up and are dropped then, so that heap operations
+	// never touch the entries themselves, only this array.
 	queue   []queuedEntry
 	entries map[string]*probeEntry
 }
@@ -303,11 +305,8 @@ type probeEntry struct {
 	interval time.Duration
 	// anchor is one point of the backend's phase grid, and due the time of
 	// its waiting or in-flight probe, both as offsets from the epoch.
-	anchor time.Duration
-	due    time.Duration
-	// index is the entry's position in the queue, -1 while its probe is in
-	// flight or after it was removed.
-	index   int
+	anchor  time.Duration
+	due     time.Duration
 	removed bool
 }
 
@@ -412,9 +411,6 @@ func (s *schedule) add(b *Backend, now time.Time) {
 func (s *schedule) remove(e *probeEntry) {
 	e.removed = true
 	delete(s.entries, e.target.backend.Name)
-	if e.index >= 0 {
-		s.removeAt(e.index)
-	}
 }
 
 // popDue takes every entry due at or before now out of the queue and
@@ -423,9 +419,9 @@ func (s *schedule) remove(e *probeEntry) {
 func (s *schedule) popDue(now time.Time, jobs []probeJob) []probeJob {
 	at := s.offset(now)
 	for len(s.queue) > 0 && s.queue[0].due <= at {
-		e := s.queue[0].entry
-		s.removeAt(0)
-		jobs = append(jobs, probeJob{entry: e, target: e.target, due: e.due})
+		if e := s.popMin(); !e.removed {
+			jobs = append(jobs, probeJob{entry: e, target: e.target, due: e.due})
+		}
 	}
 	return jobs
 }
@@ -461,57 +457,45 @@ func (s *schedule) next() (time.Time, bool) {
 func (s *schedule) len() int { return len(s.entries) }
 
 func (s *schedule) push(e *probeEntry) {
-	e.index = len(s.queue)
-	s.queue = append(s.queue, queuedEntry{due: e.due, entry: e})
-	s.up(e.index)
-}
-
-func (s *schedule) removeAt(i int) {
-	last := len(s.queue) - 1
-	e := s.queue[i].entry
-	if i != last {
-		s.swap(i, last)
-	}
-	s.queue[last] = queuedEntry{}
-	s.queue = s.queue[:last]
-	e.index = -1
-	if i != last {
-		s.down(i)
-		s.up(i)
-	}
-}
-
-func (s *schedule) swap(i, j int) {
-	s.queue[i], s.queue[j] = s.queue[j], s.queue[i]
-	s.queue[i].entry.index = i
-	s.queue[j].entry.index = j
-}
-
-func (s *schedule) up(i int) {
+	item := queuedEntry{due: e.due, entry: e}
+	s.queue = append(s.queue, item)
+	i := len(s.queue) - 1
 	for i > 0 {
 		parent := (i - 1) / 2
-		if s.queue[parent].due <= s.queue[i].due {
-			return
+		if s.queue[parent].due <= item.due {
+			break
 		}
-		s.swap(i, parent)
+		s.queue[i] = s.queue[parent]
 		i = parent
 	}
+	s.queue[i] = item
 }
 
-func (s *schedule) down(i int) {
-	n := len(s.queue)
-	for {
-		smallest := i
-		if l := 2*i + 1; l < n && s.queue[l].due < s.queue[smallest].due {
-			smallest = l
-		}
-		if r := 2*i + 2; r < n && s.queue[r].due < s.queue[smallest].due {
-			smallest = r
-		}
-		if smallest == i {
-			return
-		}
-		s.swap(i, smallest)
-		i = smallest
+// popMin takes the earliest entry out of the queue.
+func (s *schedule) popMin() *probeEntry {
+	top := s.queue[0].entry
+	last := len(s.queue) - 1
+	item := s.queue[last]
+	s.queue[last] = queuedEntry{}
+	s.queue = s.queue[:last]
+	if last == 0 {
+		return top
 	}
+	i := 0
+	for {
+		child := 2*i + 1
+		if child >= last {
+			break
+		}
+		if right := child + 1; right < last && s.queue[right].due < s.queue[child].due {
+			child = right
+		}
+		if item.due <= s.queue[child].due {
+			break
+		}
+		s.queue[i] = s.queue[child]
+		i = child
+	}
+	s.queue[i] = item
+	return top
 }
