@@ -84,7 +84,8 @@ bench-state:
 	$(GO) test -run '^$$' -bench 'BenchmarkStep' -benchmem ./collector/
 
 bench-probe:
-	@echo "bench-probe: not yet written"
+	$(GO) test -run '^$$' -bench '^BenchmarkProbing5000$$' -benchtime 1x -timeout 10m ./collector/
+	$(GO) test -run '^$$' -bench '^BenchmarkProbeRequest$$' -benchmem ./collector/
 
 bench-metrics:
 	$(GO) test -run '^$$' -bench 'BenchmarkExporter' -benchmem ./collector/
