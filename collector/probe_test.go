@@ -22,6 +22,7 @@ type probeTestServer struct {
 	*httptest.Server
 	requests    atomic.Int64
 	connections atomic.Int64
+	closed      atomic.Int64
 }
 
 func probeTestServe(t *testing.T, handler http.HandlerFunc) *probeTestServer {
@@ -32,8 +33,11 @@ func probeTestServe(t *testing.T, handler http.HandlerFunc) *probeTestServer {
 		handler(w, r)
 	}))
 	s.Config.ConnState = func(_ net.Conn, state http.ConnState) {
-		if state == http.StateNew {
+		switch state {
+		case http.StateNew:
 			s.connections.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			s.closed.Add(1)
 		}
 	}
 	s.Start()

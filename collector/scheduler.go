@@ -45,8 +45,6 @@ type Prober struct {
 	observe func(Result)
 	// now is the clock; tests replace it before Run.
 	now func() time.Time
-	// slot is probeSlot; the benchmark varies it.
-	slot time.Duration
 	// onLag, when set, receives how late each probe started (tests and the
 	// benchmark use it).
 	onLag func(time.Duration)
@@ -74,7 +72,6 @@ func NewProber(pool *Pool, logger log.Logger, observe func(Result)) *Prober {
 		logger:  logger,
 		observe: observe,
 		now:     time.Now,
-		slot:    probeSlot,
 		syncs:   make(chan struct{}, 1),
 		wakes:   make(chan struct{}, 1),
 		work:    make(chan probeJob, 1024),
@@ -127,9 +124,14 @@ func (p *Prober) Run(ctx context.Context) {
 func (p *Prober) sync(now time.Time) {
 	backends := p.pool.Backends()
 	p.mu.Lock()
-	added, removed := p.sched.sync(backends, now)
+	added, removed, retired := p.sched.sync(backends, now)
 	probed := p.sched.len()
 	p.mu.Unlock()
+	// A retired backend's probe connection would otherwise stay open until
+	// the idle timeout; one in flight is closed when its probe ends.
+	for _, b := range retired {
+		b.Client.CloseIdleConnections()
+	}
 	if added > 0 || removed > 0 {
 		level.Debug(p.logger).Log("msg", "Probed backends changed", "added", added, "removed", removed, "probed", probed)
 	}
@@ -182,7 +184,7 @@ func (d *dispatcher) dispatch(now time.Time) time.Time {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	wakeAt := now.Add(d.slot)
+	wakeAt := now.Add(probeSlot)
 	if next, ok := d.sched.next(); ok && next.After(wakeAt) {
 		wakeAt = next
 	}
@@ -225,7 +227,7 @@ func (p *Prober) runJob(ctx context.Context, job probeJob) {
 		if err := recover(); err != nil {
 			level.Error(p.logger).Log("msg", "Probe panicked", "backend", job.target.backend.Name, "err", fmt.Sprint(err))
 		}
-		p.reschedule(job.entry)
+		p.reschedule(job)
 	}()
 	if ctx.Err() != nil {
 		return
@@ -253,12 +255,17 @@ func (p *Prober) runJob(ctx context.Context, job probeJob) {
 
 // reschedule puts a finished entry back in the schedule and wakes the
 // dispatcher if the entry is now due before the dispatcher planned to wake.
-func (p *Prober) reschedule(e *probeEntry) {
+func (p *Prober) reschedule(job probeJob) {
 	now := p.now()
 	p.mu.Lock()
-	due, ok := p.sched.finish(e, now)
+	due, ok := p.sched.finish(job.entry, now)
 	early := ok && due.Before(p.wakeAt)
+	retired := job.target != job.entry.target
 	p.mu.Unlock()
+	if !ok || retired {
+		// Removed or replaced while this probe ran.
+		job.target.backend.Client.CloseIdleConnections()
+	}
 	if early {
 		select {
 		case p.wakes <- struct{}{}:
@@ -364,7 +371,9 @@ func (s *schedule) offset(t time.Time) time.Duration { return t.Sub(s.epoch) }
 // replaced by a reload that kept its identity, keeps its place; a new one
 // gets its first probe within min(interval, 1s) of now; a removed one is
 // never probed again (a probe in flight finishes but is not rescheduled).
-func (s *schedule) sync(backends []*Backend, now time.Time) (added, removed int) {
+// retired lists the backend objects no longer probed, replaced ones
+// included, whose connections can go.
+func (s *schedule) sync(backends []*Backend, now time.Time) (added, removed int, retired []*Backend) {
 	seen := make(map[string]struct{}, len(backends))
 	for _, b := range backends {
 		if !b.Probe.Enabled {
@@ -376,9 +385,11 @@ func (s *schedule) sync(backends []*Backend, now time.Time) (added, removed int)
 		case e != nil && e.target.backend == b:
 			continue
 		case e != nil && e.target.backend.sameIdentity(b):
+			retired = append(retired, e.target.backend)
 			e.target = newProbeTarget(b)
 			continue
 		case e != nil:
+			retired = append(retired, e.target.backend)
 			s.remove(e)
 			removed++
 		}
@@ -387,11 +398,12 @@ func (s *schedule) sync(backends []*Backend, now time.Time) (added, removed int)
 	}
 	for name, e := range s.entries {
 		if _, ok := seen[name]; !ok {
+			retired = append(retired, e.target.backend)
 			s.remove(e)
 			removed++
 		}
 	}
-	return added, removed
+	return added, removed, retired
 }
 
 func (s *schedule) add(b *Backend, now time.Time) {

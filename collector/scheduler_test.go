@@ -143,7 +143,7 @@ func TestScheduleSync(t *testing.T) {
 	s := newSchedule(schedTestEpoch, schedTestFixedPhase(0))
 	a, b, c := schedTestBackend("a", time.Second), schedTestBackend("b", time.Second), schedTestBackend("c", time.Second)
 	b.Probe.Enabled = false
-	if added, removed := s.sync([]*Backend{a, b, c}, schedTestEpoch); added != 2 || removed != 0 || s.len() != 2 {
+	if added, removed, _ := s.sync([]*Backend{a, b, c}, schedTestEpoch); added != 2 || removed != 0 || s.len() != 2 {
 		t.Fatalf("added %d removed %d scheduled %d, want 2 0 2 (b has probing disabled)", added, removed, s.len())
 	}
 	if _, ok := s.entries["b"]; ok {
@@ -157,8 +157,8 @@ func TestScheduleSync(t *testing.T) {
 	c2 := schedTestBackend("c", time.Second)
 	d := schedTestBackend("d", time.Second)
 	later := schedTestEpoch.Add(300 * time.Millisecond)
-	if added, removed := s.sync([]*Backend{a, c2, d}, later); added != 1 || removed != 0 {
-		t.Fatalf("added %d removed %d, want 1 0", added, removed)
+	if added, removed, retired := s.sync([]*Backend{a, c2, d}, later); added != 1 || removed != 0 || len(retired) != 1 || retired[0] != c {
+		t.Fatalf("added %d removed %d retired %v, want 1 0 and the old c retired", added, removed, retired)
 	}
 	if s.entries["c"] != entryC || entryC.due != dueC || entryC.target.backend != c2 {
 		t.Fatal("c lost its schedule or still probes the old object")
@@ -184,7 +184,7 @@ func TestScheduleSync(t *testing.T) {
 	// c changes its URL: a new backend, probed afresh.
 	c3 := schedTestBackend("c", time.Second)
 	c3.URL = "http://127.0.0.1:2"
-	if added, removed := s.sync([]*Backend{c3}, later); added != 1 || removed != 3 {
+	if added, removed, _ := s.sync([]*Backend{c3}, later); added != 1 || removed != 3 {
 		t.Fatalf("added %d removed %d, want 1 (c anew) and 3 (a, d, old c)", added, removed)
 	}
 	if _, ok := s.finish(jobA, later); ok {
@@ -522,6 +522,33 @@ func TestProberSyncAddsAndRemovesBackends(t *testing.T) {
 		if len(times) < 10 {
 			t.Errorf("unchanged backend %s got %d probes in 1.5s, want about 15", name, len(times))
 		}
+	}
+}
+
+func TestProberClosesConnectionsOfRemovedBackends(t *testing.T) {
+	kept := probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
+	removed := probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
+	interval := model.Duration(50 * time.Millisecond)
+	probe := config.HealthProbeOverride{Interval: &interval, Timeout: &interval}
+	keptBackend := config.Backend{Name: "kept", URL: kept.URL, HealthProbe: probe}
+	rig := proberTestStart(t, proberTestConfig(keptBackend, config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), nil, nil)
+	time.Sleep(300 * time.Millisecond)
+	if removed.requests.Load() == 0 {
+		t.Fatal("the backend to remove was never probed")
+	}
+	if err := rig.pool.Apply(proberTestConfig(keptBackend)); err != nil {
+		t.Fatal(err)
+	}
+	rig.prober.Sync()
+	deadline := time.Now().Add(2 * time.Second)
+	for removed.closed.Load() < removed.connections.Load() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the removed backend's %d probe connections are still open 2s after Sync", removed.connections.Load()-removed.closed.Load(), removed.connections.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := kept.closed.Load(); n != 0 {
+		t.Errorf("%d of the kept backend's connections were closed", n)
 	}
 }
 
