@@ -119,26 +119,34 @@ func TestProbeClassifiesStatus(t *testing.T) {
 	}
 }
 
-func TestProbeTimesOut(t *testing.T) {
-	release := make(chan struct{})
-	srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
+// probeTestHang is a backend that never answers until the client leaves.
+func probeTestHang(t *testing.T) *probeTestServer {
+	t.Helper()
+	return probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
 	})
-	defer close(release)
-	timeout := 200 * time.Millisecond
-	r := Probe(context.Background(), probeTestClient(t), srv.URL+"/healthz", timeout)
+}
+
+// probeTestExpectTimeout checks r is an unanswered timeout that took about
+// timeout and whose error mentions errPart.
+func probeTestExpectTimeout(t *testing.T, r Result, timeout time.Duration, errPart string) {
+	t.Helper()
 	if r.Class != ClassFailed || r.Reason != ReasonTimeout || r.Answered() {
 		t.Fatalf("got %+v, want an unanswered timeout", r)
 	}
 	if r.Duration < timeout || r.Duration > timeout+time.Second {
-		t.Errorf("the probe took %v, want about the %v timeout", r.Duration, timeout)
+		t.Errorf("the probe took %v, want about its %v timeout", r.Duration, timeout)
 	}
-	if !strings.Contains(r.Err, "200ms") {
-		t.Errorf("error %q does not name the timeout", r.Err)
+	if !strings.Contains(r.Err, errPart) {
+		t.Errorf("error %q does not mention %q", r.Err, errPart)
 	}
+}
+
+func TestProbeTimesOut(t *testing.T) {
+	srv := probeTestHang(t)
+	timeout := 200 * time.Millisecond
+	r := Probe(context.Background(), probeTestClient(t), srv.URL+"/healthz", timeout)
+	probeTestExpectTimeout(t, r, timeout, "probe timeout of 200ms")
 }
 
 func TestProbeTransportFailures(t *testing.T) {
@@ -232,14 +240,7 @@ func TestProbeSurvivesBackendClosingIdleConnection(t *testing.T) {
 }
 
 func TestProbeCancelledByContext(t *testing.T) {
-	release := make(chan struct{})
-	srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	})
-	defer close(release)
+	srv := probeTestHang(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	r := Probe(ctx, probeTestClient(t), srv.URL+"/healthz", time.Minute)

@@ -177,13 +177,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // CloseIdleConnections closes the idle connection, if any.
 func (t *Transport) CloseIdleConnections() {
-	t.mu.Lock()
-	c := t.idle
-	t.idle = nil
-	t.mu.Unlock()
-	if c != nil {
+	if c := t.swapIdle(nil); c != nil {
 		c.Close()
 	}
+}
+
+// swapIdle makes c the idle connection and returns the one before.
+func (t *Transport) swapIdle(c *conn) *conn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.idle
+	t.idle = c
+	return old
 }
 
 // dialAddress is the host and port to dial for an http or https URL.
@@ -201,10 +206,7 @@ func dialAddress(u *url.URL) (string, error) {
 }
 
 func (t *Transport) takeIdle(u *url.URL) *conn {
-	t.mu.Lock()
-	c := t.idle
-	t.idle = nil
-	t.mu.Unlock()
+	c := t.swapIdle(nil)
 	if c == nil {
 		return nil
 	}
@@ -221,11 +223,7 @@ func (t *Transport) takeIdle(u *url.URL) *conn {
 
 func (t *Transport) putIdle(c *conn) {
 	c.idleSince = time.Now()
-	t.mu.Lock()
-	old := t.idle
-	t.idle = c
-	t.mu.Unlock()
-	if old != nil {
+	if old := t.swapIdle(c); old != nil {
 		old.Close()
 	}
 }

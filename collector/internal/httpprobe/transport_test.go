@@ -19,8 +19,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// rawServer answers each request on each connection with the next of the
-// canned responses (the last one repeats), counting connections.
+// rawServer is a loopback server that answers each request it reads with
+// what answer writes, counting connections.
 type rawServer struct {
 	url string
 	mu  sync.Mutex
@@ -28,7 +28,7 @@ type rawServer struct {
 	connections int
 }
 
-func serveRaw(t *testing.T, responses ...string) *rawServer {
+func listenRaw(t *testing.T, answer func(w io.Writer) error) *rawServer {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -38,7 +38,6 @@ func serveRaw(t *testing.T, responses ...string) *rawServer {
 	var wg sync.WaitGroup
 	var conns []net.Conn
 	wg.Go(func() {
-		next := 0
 		for {
 			c, err := l.Accept()
 			if err != nil {
@@ -55,11 +54,7 @@ func serveRaw(t *testing.T, responses ...string) *rawServer {
 					if _, err := http.ReadRequest(br); err != nil {
 						return
 					}
-					s.mu.Lock()
-					resp := responses[min(next, len(responses)-1)]
-					next++
-					s.mu.Unlock()
-					if _, err := io.WriteString(c, resp); err != nil {
+					if err := answer(c); err != nil {
 						return
 					}
 				}
@@ -76,6 +71,21 @@ func serveRaw(t *testing.T, responses ...string) *rawServer {
 		wg.Wait()
 	})
 	return s
+}
+
+// serveRaw answers with the canned responses in turn, the last repeating.
+func serveRaw(t *testing.T, responses ...string) *rawServer {
+	t.Helper()
+	var mu sync.Mutex
+	next := 0
+	return listenRaw(t, func(w io.Writer) error {
+		mu.Lock()
+		resp := responses[min(next, len(responses)-1)]
+		next++
+		mu.Unlock()
+		_, err := io.WriteString(w, resp)
+		return err
+	})
 }
 
 func (s *rawServer) connectionCount() int {
@@ -138,54 +148,27 @@ func TestTransportKeepsConnectionAlive(t *testing.T) {
 // A body closed before its end leaves unread bytes on the connection,
 // here still on their way: the connection must not serve another request.
 func TestTransportClosesConnectionOfUnfinishedBody(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer l.Close()
-	var mu sync.Mutex
-	connections := 0
-	wg.Go(func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			connections++
-			mu.Unlock()
-			wg.Go(func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					if _, err := http.ReadRequest(br); err != nil {
-						return
-					}
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n")
-					time.Sleep(50 * time.Millisecond)
-					io.WriteString(c, "0123456789")
-				}
-			})
+	srv := listenRaw(t, func(w io.Writer) error {
+		if _, err := io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n"); err != nil {
+			return err
 		}
+		time.Sleep(50 * time.Millisecond)
+		_, err := io.WriteString(w, "0123456789")
+		return err
 	})
 	tr := &Transport{}
 	defer tr.CloseIdleConnections()
-	url := "http://" + l.Addr().String()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req, _ := http.NewRequest(http.MethodGet, srv.url, nil)
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if _, body, err := get(t, tr, context.Background(), url); err != nil || body != "0123456789" {
+	if _, body, err := get(t, tr, context.Background(), srv.url); err != nil || body != "0123456789" {
 		t.Fatalf("the request after an unfinished body got %q, %v", body, err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if connections != 2 {
-		t.Errorf("%d connections, want 2", connections)
+	if n := srv.connectionCount(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
 	}
 }
 
