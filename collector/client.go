@@ -33,8 +33,9 @@ const grantTypeJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 // backend down to one connection and no goroutine, while every other
 // request, and probes through a proxy, go through net/http's Transport.
 // The dial tracing and per-client connection metrics prometheus/common
-// adds are left out: they cost more memory per backend than the rest of
-// the backend together.
+// adds are left out: they cost about as much memory per backend as the
+// rest of the backend together. That is also why name, which labelled
+// those metrics, is unused.
 func NewHTTPClient(_ string, hc config.HTTPClientConfig) (*http.Client, error) {
 	rt, err := newRoundTripper(context.Background(), hc)
 	if err != nil {

@@ -20,9 +20,11 @@ import (
 const MaxProbeBodyBytes = 64 << 10
 
 // Probe sends one health probe, GET url with the given timeout, and
-// classifies its outcome (SPEC section 2). The client must not follow
-// redirects (NewHTTPClient's clients do not), so a redirect is classified
-// as the ok it is. Probe never returns an error: every failure is a Result.
+// classifies its outcome (SPEC section 2). Only the client's transport is
+// used: a redirect is classified as the ok it is and never followed, and
+// the probe timeout replaces the client's. Probe never returns an error:
+// every failure is a Result, a cancelled ctx included (a transport
+// failure, which the Prober drops rather than records).
 func Probe(ctx context.Context, client *http.Client, url string, timeout time.Duration) Result {
 	req, err := NewProbeRequest(url)
 	if err != nil {

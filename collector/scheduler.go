@@ -43,7 +43,8 @@ type Prober struct {
 	pool    *Pool
 	logger  log.Logger
 	observe func(Result)
-	// now is the clock; tests replace it before Run.
+	// now is the clock. The schedule itself never reads it: it is handed
+	// the time, which is how its tests run on synthetic time.
 	now func() time.Time
 	// onLag, when set, receives how late each probe started (tests and the
 	// benchmark use it).
@@ -93,6 +94,7 @@ func (p *Prober) Sync() {
 // Run probes until ctx is done, then cancels the probes in flight and
 // returns once every one of them has finished. Results of probes cut short
 // by the cancellation are dropped: they say nothing about the backend.
+// Run is called once per Prober.
 func (p *Prober) Run(ctx context.Context) {
 	start := p.now()
 	p.mu.Lock()
@@ -225,7 +227,7 @@ func (p *Prober) worker(ctx context.Context) {
 func (p *Prober) runJob(ctx context.Context, job probeJob) {
 	defer func() {
 		if err := recover(); err != nil {
-			level.Error(p.logger).Log("msg", "Probe panicked", "backend", job.target.backend.Name, "err", fmt.Sprint(err))
+			level.Error(p.logger).Log("msg", "Probing a backend panicked; probing goes on", "backend", job.target.backend.Name, "err", fmt.Sprint(err))
 		}
 		p.reschedule(job)
 	}()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -275,4 +276,39 @@ func TestTransportLimitsResponseHeaders(t *testing.T) {
 	if _, _, err := get(t, tr, context.Background(), srv.url); err != nil {
 		t.Fatalf("a head within the limit failed: %v", err)
 	}
+}
+
+// The transport keeps the bytes of the last request; a request changed in
+// place, as a template's header or URL could be, must still go out as it
+// is now.
+func TestTransportSendsChangedRequests(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.URL.Path+" "+r.Header.Get("X-Probe"))
+	}))
+	defer srv.Close()
+	tr := &Transport{}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(want string) {
+		t.Helper()
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != want {
+			t.Fatalf("the server saw %q, want %q", body, want)
+		}
+	}
+	req.Header.Set("X-Probe", "one")
+	send("/a one")
+	send("/a one")
+	req.Header.Set("X-Probe", "two")
+	send("/a two")
+	req.URL.Path = "/b"
+	send("/b two")
 }
