@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/deadport"
 )
 
 // probeTestServer is a loopback backend that counts requests and the
@@ -55,16 +56,16 @@ func probeTestClient(t *testing.T) *http.Client {
 	return client
 }
 
-// probeTestDeadURL is a loopback URL where nothing listens.
+// probeTestDeadURL is a loopback URL that refuses connections for the
+// rest of the test (held, so no other server can take the port).
 func probeTestDeadURL(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	url, release, err := deadport.Reserve()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
+	t.Cleanup(func() { release() })
+	return url
 }
 
 func TestProbeClassifiesStatus(t *testing.T) {
