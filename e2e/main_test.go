@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -59,15 +60,38 @@ func requireTool(t testing.TB, name string) string {
 	return path
 }
 
-// freeAddr returns a loopback address with a port that was free a moment ago.
+// freeAddr returns a loopback address whose port was free a moment ago. The
+// port is drawn from below the kernel's ephemeral range: a port the kernel
+// handed out for port 0 is soon handed out again, to the local end of some
+// outgoing connection or to another test's listener, and the process the
+// address is meant for then fails to bind it.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	low := ephemeralLow(t)
+	for range 200 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(low-10000))
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			ln.Close()
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatalf("no free loopback port below %d after 200 tries", low)
+	return ""
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range.
+func ephemeralLow(t testing.TB) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	var low, high int
+	if _, err := fmt.Sscan(string(b), &low, &high); err != nil || low <= 11000 {
+		t.Fatalf("unusable ephemeral port range %q", b)
+	}
+	return low
 }
 
 // probegateProcess is a running probegate binary.
