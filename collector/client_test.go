@@ -2,17 +2,9 @@ package collector
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
 	stdlog "log"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -26,94 +18,12 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/testpki"
 )
-
-// clientTestPKI is a throwaway CA with a server certificate for the
-// loopback addresses and a client certificate, generated per test so no
-// key is ever committed. The CA and the client pair are also written to
-// files, as an operator's http_client_config refers to them.
-type clientTestPKI struct {
-	caPool               *x509.CertPool
-	server               tls.Certificate
-	caPEM                string
-	clientPEM, clientKey string
-	caFile               string
-	clientFile, keyFile  string
-}
-
-func clientTestNewPKI(t *testing.T) *clientTestPKI {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTemplate := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "probegate test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	issue := func(serial int64, usage x509.ExtKeyUsage, name string) (certPEM, keyPEM string) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		template := &x509.Certificate{
-			SerialNumber: big.NewInt(serial),
-			Subject:      pkix.Name{CommonName: name},
-			NotBefore:    time.Now().Add(-time.Hour),
-			NotAfter:     time.Now().Add(time.Hour),
-			KeyUsage:     x509.KeyUsageDigitalSignature,
-			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-			IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keyDER, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-			string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
-	}
-	p := &clientTestPKI{caPool: x509.NewCertPool()}
-	p.caPool.AddCert(ca)
-	p.caPEM = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}))
-	serverPEM, serverKey := issue(2, x509.ExtKeyUsageServerAuth, "backend")
-	if p.server, err = tls.X509KeyPair([]byte(serverPEM), []byte(serverKey)); err != nil {
-		t.Fatal(err)
-	}
-	p.clientPEM, p.clientKey = issue(3, x509.ExtKeyUsageClientAuth, "probegate")
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	p.caFile = write("ca.pem", p.caPEM)
-	p.clientFile = write("client.pem", p.clientPEM)
-	p.keyFile = write("client-key.pem", p.clientKey)
-	return p
-}
 
 // clientTestMTLSServer is a loopback backend that demands a client
 // certificate signed by the test CA.
-func clientTestMTLSServer(t *testing.T, pki *clientTestPKI) *httptest.Server {
+func clientTestMTLSServer(t *testing.T, pki *testpki.PKI) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(r.TLS.PeerCertificates) == 0 || r.TLS.PeerCertificates[0].Subject.CommonName != "probegate" {
@@ -121,9 +31,9 @@ func clientTestMTLSServer(t *testing.T, pki *clientTestPKI) *httptest.Server {
 		}
 	}))
 	srv.TLS = &tls.Config{
-		Certificates: []tls.Certificate{pki.server},
+		Certificates: []tls.Certificate{pki.Server},
 		ClientAuth:   tls.RequireAndVerifyClientCert,
-		ClientCAs:    pki.caPool,
+		ClientCAs:    pki.CAPool,
 	}
 	srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
 	srv.StartTLS()
@@ -142,17 +52,17 @@ func clientTestProbe(t *testing.T, hc config.HTTPClientConfig, url string) Resul
 }
 
 func TestHTTPClientPresentsClientCertificate(t *testing.T) {
-	pki := clientTestNewPKI(t)
+	pki := testpki.New(t)
 	srv := clientTestMTLSServer(t, pki)
 	cases := []struct {
 		name string
 		tls  commoncfg.TLSConfig
 		ok   bool
 	}{
-		{"no client certificate", commoncfg.TLSConfig{CAFile: pki.caFile}, false},
-		{"backend certificate not trusted", commoncfg.TLSConfig{CertFile: pki.clientFile, KeyFile: pki.keyFile}, false},
-		{"client certificate from files", commoncfg.TLSConfig{CAFile: pki.caFile, CertFile: pki.clientFile, KeyFile: pki.keyFile}, true},
-		{"client certificate inline", commoncfg.TLSConfig{CA: pki.caPEM, Cert: pki.clientPEM, Key: commoncfg.Secret(pki.clientKey)}, true},
+		{"no client certificate", commoncfg.TLSConfig{CAFile: pki.CAFile}, false},
+		{"backend certificate not trusted", commoncfg.TLSConfig{CertFile: pki.ClientFile, KeyFile: pki.ClientKeyFile}, false},
+		{"client certificate from files", commoncfg.TLSConfig{CAFile: pki.CAFile, CertFile: pki.ClientFile, KeyFile: pki.ClientKeyFile}, true},
+		{"client certificate inline", commoncfg.TLSConfig{CA: pki.CAPEM, Cert: pki.ClientPEM, Key: commoncfg.Secret(pki.ClientKeyPEM)}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
