@@ -23,7 +23,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/probegate/probegate/config"
-	"github.com/probegate/probegate/internal/deadport"
 )
 
 // fanoutTestBackend is a real loopback backend. Its /healthz always answers
@@ -88,18 +87,6 @@ func fanoutTestSlow(delay time.Duration, status int, body string) http.HandlerFu
 		case <-r.Context().Done():
 		}
 	}
-}
-
-// fanoutTestDeadURL is a loopback URL that refuses connections, its port
-// held until the test ends.
-func fanoutTestDeadURL(t *testing.T) string {
-	t.Helper()
-	url, release, err := deadport.Reserve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { release() })
-	return url
 }
 
 // fanoutTestLog collects log lines from concurrent writers.
@@ -419,7 +406,7 @@ func TestFanoutBackendsThatDoNotContribute(t *testing.T) {
 			opts := fanoutTestOptions{}
 			bad := fanoutTestServe(t, c.handler)
 			if c.dead {
-				opts.urls = map[int]string{1: fanoutTestDeadURL(t)}
+				opts.urls = map[int]string{1: deadURL(t)}
 			}
 			rig := fanoutTestSetup(t, opts, fanoutTestServe(t, fanoutTestAnswer(200, `[1]`)), bad)
 			rec := rig.do("GET", "/fanout/q", "", nil)
@@ -564,7 +551,7 @@ func TestFanoutRelaysFirst4xxWhenNobodyContributed(t *testing.T) {
 }
 
 func TestFanoutNobodyAnsweredIs502WithJSON(t *testing.T) {
-	rig := fanoutTestSetup(t, fanoutTestOptions{urls: map[int]string{0: fanoutTestDeadURL(t)}},
+	rig := fanoutTestSetup(t, fanoutTestOptions{urls: map[int]string{0: deadURL(t)}},
 		fanoutTestServe(t, nil), fanoutTestServe(t, fanoutTestAnswer(503, `down`)))
 	rec := rig.do("GET", "/fanout/q", "", nil)
 	fanoutTestExpect(t, rec, 502, "0/2", "")
@@ -820,7 +807,7 @@ func TestPassiveHealthCountsOutcomes(t *testing.T) {
 				passive: config.PassiveHealth{Enabled: true, Window: model.Duration(time.Minute), MaxFailures: 100},
 			}
 			if c.dead {
-				opts.urls = map[int]string{0: fanoutTestDeadURL(t)}
+				opts.urls = map[int]string{0: deadURL(t)}
 			}
 			rig := fanoutTestSetup(t, opts, fanoutTestServe(t, c.handler))
 			rig.do("GET", "/fanout/q", "", nil)

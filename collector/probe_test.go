@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/config"
-	"github.com/probegate/probegate/internal/deadport"
 )
 
 // probeTestServer is a loopback backend that counts requests and the
@@ -54,18 +53,6 @@ func probeTestClient(t *testing.T) *http.Client {
 	}
 	t.Cleanup(client.CloseIdleConnections)
 	return client
-}
-
-// probeTestDeadURL is a loopback URL that refuses connections for the
-// rest of the test (held, so no other server can take the port).
-func probeTestDeadURL(t *testing.T) string {
-	t.Helper()
-	url, release, err := deadport.Reserve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { release() })
-	return url
 }
 
 func TestProbeClassifiesStatus(t *testing.T) {
@@ -168,7 +155,7 @@ func TestProbeTransportFailures(t *testing.T) {
 	cases := []struct {
 		name, url, errPart string
 	}{
-		{"connection refused", probeTestDeadURL(t) + "/healthz", "connection refused"},
+		{"connection refused", deadURL(t) + "/healthz", "connection refused"},
 		{"connection reset", reset.URL + "/healthz", ""},
 		{"untrusted certificate", tlsBackend.URL + "/healthz", "certificate"},
 		{"unsupported scheme", "ftp://127.0.0.1:1/healthz", "scheme"},
