@@ -132,7 +132,7 @@ func TestHTTPClientProbesThroughProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Nothing listens at the backend's address: only the proxy can answer.
-	backend := probeTestDeadURL(t) + "/healthz"
+	backend := deadURL(t) + "/healthz"
 	hc := config.HTTPClientConfig{ProxyConfig: commoncfg.ProxyConfig{ProxyURL: commoncfg.URL{URL: proxyURL}}}
 	if r := clientTestProbe(t, hc, backend); r.Class != ClassOK {
 		t.Fatalf("got %+v, want ok from the proxy", r)
