@@ -254,7 +254,7 @@ func TestHostileBackendsKeepOthersOnSchedule(t *testing.T) {
 		"headers":   hostileTestListen(t, hostileTestEndlessHeaders(10*time.Millisecond, &headerBytes)),
 		"redirect":  probeTestServe(t, hostileTestRedirectLoop).URL,
 		"garbage":   hostileTestListen(t, hostileTestGarbage),
-		"refused":   probeTestDeadURL(t),
+		"refused":   deadURL(t),
 		"blackhole": hostileTestListen(t, func(c net.Conn) { c.Read(make([]byte, 1)) }),
 	}
 	normal := proberTestServe(t)
