@@ -199,6 +199,11 @@ func (b *body) Read(p []byte) (int, error) {
 	if b.closed {
 		return 0, errors.New("httpprobe: read on closed body")
 	}
+	if b.sawEOF {
+		// A chunked body would otherwise look for another trailer and
+		// wait for the next response's bytes.
+		return 0, io.EOF
+	}
 	var n int
 	var err error
 	switch b.framing {

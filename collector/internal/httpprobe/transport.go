@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -121,8 +122,6 @@ type conn struct {
 	idleSince    time.Time
 	// reader counts and bounds what is read from the connection.
 	reader countingReader
-	// body is the body of the connection's current response.
-	body body
 }
 
 // countingReader reads from a connection, counting the bytes and stopping
@@ -214,11 +213,40 @@ func (t *Transport) takeIdle(u *url.URL) *conn {
 	if timeout <= 0 {
 		timeout = DefaultIdleConnTimeout
 	}
-	if c.scheme != u.Scheme || c.host != u.Host || time.Since(c.idleSince) > timeout {
+	if c.scheme != u.Scheme || c.host != u.Host || time.Since(c.idleSince) > timeout || stale(c.Conn) {
 		c.Close()
 		return nil
 	}
 	return c
+}
+
+// stale reports whether an idle connection has something to say: bytes the
+// server sent unasked (an HTTP 408 some servers write before they close an
+// idle connection, a TLS alert) or its end. Such a connection cannot carry
+// the next exchange, whose answer would be read from those bytes. net/http
+// learns this from a goroutine reading every idle connection; a
+// non-blocking peek costs one system call instead.
+func stale(nc net.Conn) bool {
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	var buf [1]byte
+	said := false
+	err = rc.Read(func(fd uintptr) bool {
+		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		// n > 0 is data; n == 0 without an error is the peer's close.
+		said = n > 0 || (n == 0 && err == nil)
+		return true // never wait for readiness
+	})
+	return said || err != nil
 }
 
 func (t *Transport) putIdle(c *conn) {
@@ -293,13 +321,15 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 	}
 	// The body is not bounded by the header limit.
 	c.reader.limit = 1<<63 - 1
-	c.body = body{t: t, c: c, br: br, stop: stop, ctx: ctx, keepAlive: !head.close, remaining: head.contentLength}
+	// Each response gets a body of its own, so that a second Close of an
+	// old response can never reach the connection's next one.
+	b := &body{t: t, c: c, br: br, stop: stop, ctx: ctx, keepAlive: !head.close, remaining: head.contentLength}
 	switch {
 	case head.chunked:
-		c.body.framing = framedByChunks
-		c.body.chunks = newChunkedReader(br)
+		b.framing = framedByChunks
+		b.chunks = newChunkedReader(br)
 	case head.contentLength < 0:
-		c.body.framing = framedByClose
+		b.framing = framedByClose
 	}
 	resp := &http.Response{
 		Status:        head.statusText,
@@ -307,7 +337,7 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 		Proto:         head.proto,
 		ProtoMajor:    head.major,
 		ProtoMinor:    head.minor,
-		Body:          &c.body,
+		Body:          b,
 		ContentLength: head.contentLength,
 		Close:         head.close,
 		Request:       req,

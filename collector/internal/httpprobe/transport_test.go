@@ -124,6 +124,7 @@ func TestTransportKeepsConnectionAlive(t *testing.T) {
 		{"after 100 Continue", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", "ok", 1},
 		{"connection close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", "ok", 3},
 		{"HTTP/1.0", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", "ok", 3},
+		{"bytes after the body", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA", "ok", 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -311,4 +312,65 @@ func TestTransportSendsChangedRequests(t *testing.T) {
 	send("/a two")
 	req.URL.Path = "/b"
 	send("/b two")
+}
+
+// TestTransportDoesNotReadAnUnaskedAnswer: a server that writes a 408 on an
+// idle keep-alive connection before closing it (as some servers and load
+// balancers do) must not have that 408 taken for the next probe's answer.
+func TestTransportDoesNotReadAnUnaskedAnswer(t *testing.T) {
+	srv := listenRaw(t, func(w io.Writer) error {
+		if _, err := io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"); err != nil {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+		io.WriteString(w, "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+		return errors.New("closed after the 408")
+	})
+	tr := &Transport{}
+	defer tr.CloseIdleConnections()
+	for i := range 3 {
+		resp, _, err := get(t, tr, context.Background(), srv.url+"/healthz")
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d, want 200 (the unasked 408 was read as the answer)", i, resp.StatusCode)
+		}
+		time.Sleep(60 * time.Millisecond)
+	}
+}
+
+// TestTransportBodyIsAPlainReaderAndCloser: reading past the end returns
+// EOF at once, and closing an old response again leaves the connection's
+// next response alone.
+func TestTransportBodyIsAPlainReaderAndCloser(t *testing.T) {
+	srv := serveRaw(t, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+	tr := &Transport{}
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.url+"/healthz", nil)
+	first, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(first.Body); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if n, err := first.Body.Read(make([]byte, 8)); n != 0 || err != io.EOF || time.Since(start) > time.Second {
+		t.Errorf("read after the end: %d, %v after %s; want 0, EOF at once", n, err, time.Since(start))
+	}
+	first.Body.Close()
+
+	second, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Body.Close()
+	body, err := io.ReadAll(second.Body)
+	second.Body.Close()
+	if err != nil || string(body) != "ok" {
+		t.Errorf("second response after closing the first twice: %q, %v; want ok", body, err)
+	}
 }
