@@ -238,6 +238,11 @@ func stale(nc net.Conn) bool {
 	if err != nil {
 		return true
 	}
+	// The last exchange's deadline is still set and has likely passed; a
+	// passed deadline fails the peek before it is made.
+	if err := nc.SetReadDeadline(time.Time{}); err != nil {
+		return true
+	}
 	var buf [1]byte
 	said := false
 	err = rc.Read(func(fd uintptr) bool {

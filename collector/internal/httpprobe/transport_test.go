@@ -374,3 +374,24 @@ func TestTransportBodyIsAPlainReaderAndCloser(t *testing.T) {
 		t.Errorf("second response after closing the first twice: %q, %v; want ok", body, err)
 	}
 }
+
+// TestTransportReusesConnectionAfterItsDeadlinePassed: probes carry a
+// deadline, and the next probe comes after it has passed; the idle
+// connection is still reused.
+func TestTransportReusesConnectionAfterItsDeadlinePassed(t *testing.T) {
+	srv := serveRaw(t, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	tr := &Transport{}
+	defer tr.CloseIdleConnections()
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		_, _, err := get(t, tr, ctx, srv.url+"/healthz")
+		cancel()
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := srv.connectionCount(); n != 1 {
+		t.Errorf("3 probes with passed deadlines used %d connections, want 1", n)
+	}
+}
