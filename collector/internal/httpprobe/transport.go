@@ -23,7 +23,6 @@ import (
 	"net/url"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -150,8 +149,9 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBu
 
 // RoundTrip sends the request and reads the response's status and headers.
 // A request on a reused connection that fails before any byte of the
-// response arrived is retried once on a new connection: servers close idle
-// connections whenever they like, and that says nothing about their health.
+// response arrived, or is answered 408, is retried once on a new
+// connection: servers close idle connections whenever they like, and that
+// says nothing about their health.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil && req.Body != http.NoBody {
 		req.Body.Close()
@@ -163,7 +163,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	if c := t.takeIdle(req.URL); c != nil {
 		resp, err := t.exchange(ctx, c, req)
-		if err == nil || c.reader.read > 0 || ctx.Err() != nil {
+		switch {
+		case err == nil && resp.StatusCode == http.StatusRequestTimeout:
+			// Some servers write a 408 on an idle keep-alive connection
+			// before they close it. On a reused connection it is that
+			// notice, not the answer to this request (net/http assumes the
+			// same), and taking it for the answer would make a healthy
+			// backend look refused.
+			resp.Body.(*body).keepAlive = false
+			resp.Body.Close()
+		case err == nil || c.reader.read > 0 || ctx.Err() != nil:
 			return resp, err
 		}
 	}
@@ -213,45 +222,11 @@ func (t *Transport) takeIdle(u *url.URL) *conn {
 	if timeout <= 0 {
 		timeout = DefaultIdleConnTimeout
 	}
-	if c.scheme != u.Scheme || c.host != u.Host || time.Since(c.idleSince) > timeout || stale(c.Conn) {
+	if c.scheme != u.Scheme || c.host != u.Host || time.Since(c.idleSince) > timeout {
 		c.Close()
 		return nil
 	}
 	return c
-}
-
-// stale reports whether an idle connection has something to say: bytes the
-// server sent unasked (an HTTP 408 some servers write before they close an
-// idle connection, a TLS alert) or its end. Such a connection cannot carry
-// the next exchange, whose answer would be read from those bytes. net/http
-// learns this from a goroutine reading every idle connection; a
-// non-blocking peek costs one system call instead.
-func stale(nc net.Conn) bool {
-	if tc, ok := nc.(*tls.Conn); ok {
-		nc = tc.NetConn()
-	}
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return true
-	}
-	// The last exchange's deadline is still set and has likely passed; a
-	// passed deadline fails the peek before it is made.
-	if err := nc.SetReadDeadline(time.Time{}); err != nil {
-		return true
-	}
-	var buf [1]byte
-	said := false
-	err = rc.Read(func(fd uintptr) bool {
-		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		// n > 0 is data; n == 0 without an error is the peer's close.
-		said = n > 0 || (n == 0 && err == nil)
-		return true // never wait for readiness
-	})
-	return said || err != nil
 }
 
 func (t *Transport) putIdle(c *conn) {
