@@ -552,6 +552,44 @@ func TestProberClosesConnectionsOfRemovedBackends(t *testing.T) {
 	}
 }
 
+// TestProberClosesConnectionOfBackendRemovedMidProbe: a backend removed by
+// a reload while its probe is in flight has its connection closed when
+// that probe ends, not kept idle until the idle timeout.
+func TestProberClosesConnectionOfBackendRemovedMidProbe(t *testing.T) {
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
+	inFlight := make(chan struct{}, 1)
+	removed := probeTestServe(t, func(http.ResponseWriter, *http.Request) {
+		select {
+		case inFlight <- struct{}{}:
+		default:
+		}
+		<-release
+	})
+	interval := model.Duration(time.Second)
+	probe := config.HealthProbeOverride{Interval: &interval, Timeout: &interval}
+	rig := proberTestStart(t, proberTestConfig(config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), nil, nil)
+	select {
+	case <-inFlight:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the backend was not probed within 2s")
+	}
+	if err := rig.pool.Apply(proberTestConfig()); err != nil {
+		t.Fatal(err)
+	}
+	rig.prober.Sync()
+	time.Sleep(50 * time.Millisecond)
+	releaseOnce.Do(func() { close(release) })
+	deadline := time.Now().Add(2 * time.Second)
+	for removed.closed.Load() < removed.connections.Load() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the removed backend's connection is still open 2s after its in-flight probe ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestProberSkipsDisabledBackends(t *testing.T) {
 	srv := proberTestServe(t)
 	off := proberTestBackend(srv, "off", "/off", 50*time.Millisecond, 50*time.Millisecond)
