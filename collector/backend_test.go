@@ -25,7 +25,7 @@ func TestRecordLogsEachStateChangeOnce(t *testing.T) {
 		t.Fatalf("got %d log lines for 2 state changes:\n%s", len(lines), buf.String())
 	}
 	for i, want := range []string{"from=unknown to=healthy class=ok status=200", "from=healthy to=unhealthy class=failed status=503"} {
-		for _, key := range []string{"backend=b0", "url=http://127.0.0.1:10000", "probe_path=/healthz", want} {
+		for _, key := range []string{"backend=b0", "url=http://127.0.0.1:19001", "probe_path=/healthz", want} {
 			if !strings.Contains(lines[i], key) {
 				t.Errorf("line %d %q lacks %q", i+1, lines[i], key)
 			}

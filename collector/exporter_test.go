@@ -24,21 +24,7 @@ var exporterTestEpoch = time.Unix(1700000000, 0)
 // exporterTestConfig is a configuration with thresholds 3/2 and one
 // loopback backend per name (nothing listens: the tests feed results).
 func exporterTestConfig(names ...string) *config.Config {
-	cfg := &config.Config{HealthProbe: config.HealthProbe{
-		Enabled:   true,
-		Path:      "/healthz",
-		Interval:  model.Duration(5 * time.Second),
-		Timeout:   model.Duration(2 * time.Second),
-		Failures:  3,
-		Successes: 2,
-	}}
-	for i, name := range names {
-		cfg.Backends = append(cfg.Backends, config.Backend{
-			Name: name,
-			URL:  fmt.Sprintf("http://127.0.0.1:%d", 19001+i),
-		})
-	}
-	return cfg
+	return testConfig(namedBackends(names...)...)
 }
 
 func exporterTestPool(t testing.TB, cfg *config.Config) *Pool {

@@ -162,10 +162,8 @@ func fanoutTestSetup(t *testing.T, o fanoutTestOptions, backends ...*fanoutTestB
 	if o.successes == 0 {
 		o.successes = 2
 	}
-	cfg := &config.Config{HealthProbe: config.HealthProbe{
-		Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
-		Timeout: model.Duration(time.Second), Failures: 3, Successes: o.successes,
-	}}
+	cfg := testConfig()
+	cfg.HealthProbe.Successes = o.successes
 	for i, b := range backends {
 		bc := config.Backend{Name: fmt.Sprintf("b%d", i), URL: b.URL}
 		if u, ok := o.urls[i]; ok {

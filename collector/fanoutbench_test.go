@@ -89,13 +89,7 @@ func fanoutBenchHAProxy(b *testing.B, n int) []string {
 // recording of every outcome is part of the measured cost.
 func fanoutBenchFanout(b *testing.B, urls []string) *Fanout {
 	b.Helper()
-	cfg := &config.Config{HealthProbe: config.HealthProbe{
-		Enabled: true, Path: "/healthz", Interval: model.Duration(5 * time.Second),
-		Timeout: model.Duration(2 * time.Second), Failures: 3, Successes: 2,
-	}}
-	for i, u := range urls {
-		cfg.Backends = append(cfg.Backends, config.Backend{Name: fmt.Sprintf("b%d", i), URL: u})
-	}
+	cfg := testConfig(urlBackends(urls...)...)
 	pool, err := NewPool(cfg, log.NewNopLogger())
 	if err != nil {
 		b.Fatal(err)

@@ -260,7 +260,7 @@ func TestHostileBackendsKeepOthersOnSchedule(t *testing.T) {
 	normal := proberTestServe(t)
 	interval, timeout := model.Duration(500*time.Millisecond), model.Duration(500*time.Millisecond)
 	failures := 1
-	cfg := proberTestConfig(proberTestBackend(normal, "normal", "/healthz", 50*time.Millisecond, 50*time.Millisecond))
+	cfg := testConfig(proberTestBackend(normal, "normal", "/healthz", 50*time.Millisecond, 50*time.Millisecond))
 	// Several of each, so that the ones hanging until their timeout far
 	// outnumber the workers the prober keeps idle.
 	const copies = 5

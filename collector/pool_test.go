@@ -3,25 +3,20 @@ package collector
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/go-kit/log"
-	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/config"
 )
 
-// poolTestConfig is a pool of n backends on loopback URLs (nothing listens;
-// these tests feed results by hand) with thresholds 3/2.
+// poolTestConfig is a pool of n backends b0, b1, … (nothing listens;
+// these tests feed results by hand).
 func poolTestConfig(n int) *config.Config {
-	cfg := &config.Config{HealthProbe: config.HealthProbe{
-		Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
-		Timeout: model.Duration(time.Second), Failures: 3, Successes: 2,
-	}}
-	for i := range n {
-		cfg.Backends = append(cfg.Backends, config.Backend{Name: fmt.Sprintf("b%d", i), URL: fmt.Sprintf("http://127.0.0.1:%d", 10000+i)})
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("b%d", i)
 	}
-	return cfg
+	return testConfig(namedBackends(names...)...)
 }
 
 func newTestPool(t *testing.T, cfg *config.Config) *Pool {

@@ -85,10 +85,8 @@ type probingBenchResult struct {
 const probingBenchWarmUp = 2 * time.Second
 
 func runProbingBench(b *testing.B, addrs []string, duration time.Duration) probingBenchResult {
-	cfg := &config.Config{HealthProbe: config.HealthProbe{
-		Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
-		Timeout: model.Duration(500 * time.Millisecond), Failures: 3, Successes: 2,
-	}}
+	cfg := testConfig()
+	cfg.HealthProbe.Timeout = model.Duration(500 * time.Millisecond)
 	for i, addr := range addrs {
 		cfg.Backends = append(cfg.Backends, config.Backend{Name: fmt.Sprintf("backend-%d", i), URL: "http://" + addr})
 	}

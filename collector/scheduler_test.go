@@ -298,16 +298,6 @@ func proberTestBackend(srv *proberTestServer, name, path string, interval, timeo
 	return config.Backend{Name: name, URL: srv.URL, HealthProbe: config.HealthProbeOverride{Path: &path, Interval: &i, Timeout: &to}}
 }
 
-func proberTestConfig(backends ...config.Backend) *config.Config {
-	return &config.Config{
-		HealthProbe: config.HealthProbe{
-			Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
-			Timeout: model.Duration(time.Second), Failures: 3, Successes: 2,
-		},
-		Backends: backends,
-	}
-}
-
 // proberTestRig runs a Prober over a pool until the test ends.
 type proberTestRig struct {
 	pool   *Pool
@@ -364,7 +354,7 @@ func (r *proberTestRig) backend(name string) *Backend {
 func TestProberProbesEachBackendOnItsInterval(t *testing.T) {
 	srv := proberTestServe(t)
 	var observed atomic.Int64
-	rig := proberTestStart(t, proberTestConfig(
+	rig := proberTestStart(t, testConfig(
 		proberTestBackend(srv, "a", "/a", 100*time.Millisecond, 100*time.Millisecond),
 		proberTestBackend(srv, "b", "/b", 100*time.Millisecond, 100*time.Millisecond),
 		proberTestBackend(srv, "c", "/c", 200*time.Millisecond, 100*time.Millisecond),
@@ -400,7 +390,7 @@ func TestProberFirstProbeWithinOneSecond(t *testing.T) {
 		backends = append(backends, proberTestBackend(srv, "b"+strconv.Itoa(i), "/b"+strconv.Itoa(i), time.Minute, time.Second))
 	}
 	started := time.Now()
-	proberTestStart(t, proberTestConfig(backends...), nil, nil)
+	proberTestStart(t, testConfig(backends...), nil, nil)
 	time.Sleep(1500 * time.Millisecond)
 	for i := range 20 {
 		times := srv.times("/b" + strconv.Itoa(i))
@@ -425,7 +415,7 @@ func TestProberNeverProbesOneBackendTwiceAtOnce(t *testing.T) {
 	srv := proberTestServe(t)
 	var inFlight, most atomic.Int64
 	var timeouts atomic.Int64
-	rig := proberTestStart(t, proberTestConfig(
+	rig := proberTestStart(t, testConfig(
 		proberTestBackend(srv, "slow", "/hang", 50*time.Millisecond, 300*time.Millisecond),
 	), func(r Result) {
 		inFlight.Add(-1)
@@ -459,7 +449,7 @@ func TestProberSlowBackendsDelayNoOther(t *testing.T) {
 	for i := range 3 * minProbeWorkers {
 		backends = append(backends, proberTestBackend(srv, "hang"+strconv.Itoa(i), "/hang"+strconv.Itoa(i), time.Second, time.Second))
 	}
-	proberTestStart(t, proberTestConfig(backends...), nil, nil)
+	proberTestStart(t, testConfig(backends...), nil, nil)
 	// Let every hanging backend hold a worker, then count the fast one.
 	time.Sleep(1100 * time.Millisecond)
 	before := srv.count("/fast")
@@ -480,7 +470,7 @@ func TestProberSyncAddsAndRemovesBackends(t *testing.T) {
 	for _, name := range kept {
 		before = append(before, proberTestBackend(srv, name, "/"+name, interval, interval))
 	}
-	cfg := proberTestConfig(append(before, proberTestBackend(srv, "gone", "/gone", interval, interval))...)
+	cfg := testConfig(append(before, proberTestBackend(srv, "gone", "/gone", interval, interval))...)
 	rig := proberTestStart(t, cfg, nil, nil)
 	time.Sleep(500 * time.Millisecond)
 
@@ -488,7 +478,7 @@ func TestProberSyncAddsAndRemovesBackends(t *testing.T) {
 	for _, name := range kept {
 		keptObjects[name] = rig.backend(name)
 	}
-	after := proberTestConfig(append(before, proberTestBackend(srv, "new", "/new", interval, interval))...)
+	after := testConfig(append(before, proberTestBackend(srv, "new", "/new", interval, interval))...)
 	if err := rig.pool.Apply(after); err != nil {
 		t.Fatal(err)
 	}
@@ -531,12 +521,12 @@ func TestProberClosesConnectionsOfRemovedBackends(t *testing.T) {
 	interval := model.Duration(50 * time.Millisecond)
 	probe := config.HealthProbeOverride{Interval: &interval, Timeout: &interval}
 	keptBackend := config.Backend{Name: "kept", URL: kept.URL, HealthProbe: probe}
-	rig := proberTestStart(t, proberTestConfig(keptBackend, config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), nil, nil)
+	rig := proberTestStart(t, testConfig(keptBackend, config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), nil, nil)
 	time.Sleep(300 * time.Millisecond)
 	if removed.requests.Load() == 0 {
 		t.Fatal("the backend to remove was never probed")
 	}
-	if err := rig.pool.Apply(proberTestConfig(keptBackend)); err != nil {
+	if err := rig.pool.Apply(testConfig(keptBackend)); err != nil {
 		t.Fatal(err)
 	}
 	rig.prober.Sync()
@@ -569,13 +559,13 @@ func TestProberClosesConnectionOfBackendRemovedMidProbe(t *testing.T) {
 	})
 	interval := model.Duration(time.Second)
 	probe := config.HealthProbeOverride{Interval: &interval, Timeout: &interval}
-	rig := proberTestStart(t, proberTestConfig(config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), nil, nil)
+	rig := proberTestStart(t, testConfig(config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), nil, nil)
 	select {
 	case <-inFlight:
 	case <-time.After(2 * time.Second):
 		t.Fatal("the backend was not probed within 2s")
 	}
-	if err := rig.pool.Apply(proberTestConfig()); err != nil {
+	if err := rig.pool.Apply(testConfig()); err != nil {
 		t.Fatal(err)
 	}
 	rig.prober.Sync()
@@ -595,7 +585,7 @@ func TestProberSkipsDisabledBackends(t *testing.T) {
 	off := proberTestBackend(srv, "off", "/off", 50*time.Millisecond, 50*time.Millisecond)
 	disabled := false
 	off.HealthProbe.Enabled = &disabled
-	rig := proberTestStart(t, proberTestConfig(off, proberTestBackend(srv, "on", "/on", 50*time.Millisecond, 50*time.Millisecond)), nil, nil)
+	rig := proberTestStart(t, testConfig(off, proberTestBackend(srv, "on", "/on", 50*time.Millisecond, 50*time.Millisecond)), nil, nil)
 	time.Sleep(500 * time.Millisecond)
 	if n := srv.count("/off"); n != 0 {
 		t.Errorf("the backend with probing disabled got %d probes", n)
@@ -614,7 +604,7 @@ func TestProberRunCancelsProbesAndReturns(t *testing.T) {
 	for i := range 5 {
 		backends = append(backends, proberTestBackend(srv, "h"+strconv.Itoa(i), "/hang"+strconv.Itoa(i), time.Minute, time.Minute))
 	}
-	rig := proberTestStart(t, proberTestConfig(backends...), nil, nil)
+	rig := proberTestStart(t, testConfig(backends...), nil, nil)
 	deadline := time.Now().Add(3 * time.Second)
 	for i := 0; i < 5; {
 		if srv.count("/hang"+strconv.Itoa(i)) == 1 {
@@ -641,7 +631,7 @@ func TestProberRunCancelsProbesAndReturns(t *testing.T) {
 func TestProberSurvivesPanickingObserver(t *testing.T) {
 	srv := proberTestServe(t)
 	var calls atomic.Int64
-	proberTestStart(t, proberTestConfig(proberTestBackend(srv, "a", "/a", 50*time.Millisecond, 50*time.Millisecond)),
+	proberTestStart(t, testConfig(proberTestBackend(srv, "a", "/a", 50*time.Millisecond, 50*time.Millisecond)),
 		func(Result) {
 			calls.Add(1)
 			panic("observer bug")
