@@ -77,15 +77,16 @@ mixin-check:
 	    echo "mixin-check: rules/ or dashboards/ differ from what mixin/ generates: run make rules dashboards"; exit 1; \
 	  fi
 
-# bench runs every budget of SPEC section 11; each part prints its numbers.
+# bench runs every performance budget (docs/design.md, "Budgets"); each part
+# prints its numbers.
 bench: bench-state bench-probe bench-metrics bench-ready bench-fanout
 
 bench-state:
-	$(GO) test -run '^$$' -bench 'BenchmarkStep' -benchmem ./collector/
+	$(GO) test -run '^$$' -bench 'BenchmarkStep' -benchmem ./collector/health/
 
 bench-probe:
-	$(GO) test -run '^$$' -bench '^BenchmarkProbing5000$$' -benchtime 1x -timeout 10m ./collector/
-	$(GO) test -run '^$$' -bench '^BenchmarkProbeRequest$$' -benchmem ./collector/
+	$(GO) test -run '^$$' -bench '^BenchmarkProbing5000$$' -benchtime 1x -timeout 10m ./collector/probe/
+	$(GO) test -run '^$$' -bench '^BenchmarkProbeRequest$$' -benchmem ./collector/probe/
 
 bench-metrics:
 	$(GO) test -run '^$$' -bench 'BenchmarkExporter' -benchmem ./collector/
@@ -100,9 +101,9 @@ bench-ready: build
 # timer-per-failure design at 10,000 outcomes per second: 300,000 records
 # (one 30s window of them), then 3 s paced in real time.
 bench-fanout:
-	$(GO) test -run '^$$' -bench '^BenchmarkFanout' -benchmem ./collector/
-	$(GO) test -run '^$$' -bench '^BenchmarkPassiveRecord' -benchtime 300000x -benchmem ./collector/
-	$(GO) test -run '^$$' -bench '^BenchmarkPassivePaced' -benchtime 30000x ./collector/
+	$(GO) test -run '^$$' -bench '^BenchmarkFanout' -benchmem ./collector/fanout/
+	$(GO) test -run '^$$' -bench '^BenchmarkPassiveRecord' -benchtime 300000x -benchmem ./collector/pool/
+	$(GO) test -run '^$$' -bench '^BenchmarkPassivePaced' -benchtime 30000x ./collector/pool/
 
 clean:
 	rm -f $(BINARY)

@@ -8,15 +8,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/pool"
 )
 
-// exporter mirrors the pool into Prometheus series at scrape time (SPEC
-// section 9). Building the series from one pool snapshot per scrape means
+// exporter mirrors the pool into Prometheus series at scrape time. Building the series from one pool snapshot per scrape means
 // a backend removed by reload vanishes from the next scrape without any
 // bookkeeping, and a scrape costs one pass over it.
 //
 // A pool of 10,000 backends exports close to 280,000 series and the budget
-// is 1.5 µs for each (SPEC section 11). prometheus.MustNewConstMetric
+// is 1.5 µs for each (docs/design.md, "Budgets"). prometheus.MustNewConstMetric
 // allocates about ten objects per series and the registry hashes, checks
 // and sorts every one, which together cost more than the budget. So the
 // exporter builds the metric families itself, in a few large per-scrape
@@ -27,7 +29,7 @@ import (
 // prometheus.Gatherer (NewGatherer) that skips the registry's per-series
 // work for /metrics.
 type exporter struct {
-	pool *Pool
+	pool *pool.Pool
 
 	families [numFamilies]exportedFamily
 	// familyOrder lists the families sorted by name, the exposition order.
@@ -35,15 +37,15 @@ type exporter struct {
 
 	// The label values in the order the exposition sorts them, so that
 	// each family's series come out already sorted.
-	states         []State
-	failureReasons []Reason
-	fanoutReasons  []FanoutReason
+	states         []health.State
+	failureReasons []health.Reason
+	fanoutReasons  []pool.FanoutReason
 
 	// Label pairs with a fixed value, shared by every scrape.
-	statePairs         [numStates]*dto.LabelPair
-	toPairs            [numStates]*dto.LabelPair
-	failureReasonPairs [numReasons]*dto.LabelPair
-	fanoutReasonPairs  [numFanoutReasons]*dto.LabelPair
+	statePairs         [health.NumStates]*dto.LabelPair
+	toPairs            [health.NumStates]*dto.LabelPair
+	failureReasonPairs [health.NumReasons]*dto.LabelPair
+	fanoutReasonPairs  [pool.NumFanoutReasons]*dto.LabelPair
 
 	// The names of the per-backend labels, pointed to by every scrape's
 	// label pairs.
@@ -90,16 +92,16 @@ type exportedFamily struct {
 // NewExporter returns the collector that exports every backend and pool
 // series of the pool. Register it once; each scrape takes one snapshot.
 // For /metrics prefer NewGatherer, which exports the same series faster.
-func NewExporter(pool *Pool) prometheus.Collector {
-	return newExporter(pool)
+func NewExporter(backends *pool.Pool) prometheus.Collector {
+	return newExporter(backends)
 }
 
-func newExporter(pool *Pool) *exporter {
+func newExporter(backends *pool.Pool) *exporter {
 	e := &exporter{
-		pool:           pool,
-		states:         sortedByName(States()),
-		failureReasons: sortedByName(FailureReasons()),
-		fanoutReasons:  sortedByName(FanoutReasons()),
+		pool:           backends,
+		states:         sortedByName(health.States()),
+		failureReasons: sortedByName(health.FailureReasons()),
+		fanoutReasons:  sortedByName(pool.FanoutReasons()),
 		backendLabel:   new("backend"),
 		urlLabel:       new("url"),
 		probePathLabel: new("probe_path"),
@@ -202,7 +204,7 @@ func (e *exporter) Collect(ch chan<- prometheus.Metric) {
 	e.collect(ch, e.pool.Snapshot())
 }
 
-func (e *exporter) collect(ch chan<- prometheus.Metric, snap PoolSnapshot) {
+func (e *exporter) collect(ch chan<- prometheus.Metric, snap pool.Snapshot) {
 	s := e.build(snap)
 	var series exportSlab[dtoSeries]
 	for f := range numFamilies {
@@ -217,12 +219,12 @@ func (e *exporter) collect(ch chan<- prometheus.Metric, snap PoolSnapshot) {
 // build turns a pool snapshot into the exporter's metric families, each
 // with its series sorted by label values, backends in name order. The
 // families point into snap, which must stay unchanged while they are used.
-func (e *exporter) build(snap PoolSnapshot) *exportScrape {
-	order := make([]*BackendSnapshot, len(snap.Backends))
+func (e *exporter) build(snap pool.Snapshot) *exportScrape {
+	order := make([]*pool.BackendSnapshot, len(snap.Backends))
 	for i := range snap.Backends {
 		order[i] = &snap.Backends[i]
 	}
-	slices.SortFunc(order, func(a, b *BackendSnapshot) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(order, func(a, b *pool.BackendSnapshot) int { return strings.Compare(a.Name, b.Name) })
 
 	s := &exportScrape{exporter: e}
 	for f := range numFamilies {
@@ -234,7 +236,7 @@ func (e *exporter) build(snap PoolSnapshot) *exportScrape {
 		s.families[f] = &dto.MetricFamily{Name: ef.name, Help: ef.help, Type: ef.kind, Metric: make([]*dto.Metric, 0, size)}
 	}
 
-	var perState [numStates]int
+	var perState [health.NumStates]int
 	for _, b := range order {
 		perState[b.Health.State]++
 		e.addBackend(s, b)
@@ -251,7 +253,7 @@ func (e *exporter) build(snap PoolSnapshot) *exportScrape {
 }
 
 // addBackend adds the series of one backend, each family's in label order.
-func (e *exporter) addBackend(s *exportScrape, b *BackendSnapshot) {
+func (e *exporter) addBackend(s *exportScrape, b *pool.BackendSnapshot) {
 	backend := s.pair(e.backendLabel, &b.Name)
 	only := s.labels(backend)
 
@@ -419,8 +421,8 @@ func (s *dtoSeries) Write(out *dto.Metric) error {
 // 10,000 backends. The checks it skips hold by construction: unique
 // backend names (config validation), label names fixed here, label values
 // repaired to UTF-8, families sorted.
-func NewGatherer(pool *Pool, others prometheus.Gatherer) prometheus.Gatherer {
-	return &poolGatherer{exporter: newExporter(pool), others: others}
+func NewGatherer(backends *pool.Pool, others prometheus.Gatherer) prometheus.Gatherer {
+	return &poolGatherer{exporter: newExporter(backends), others: others}
 }
 
 type poolGatherer struct {

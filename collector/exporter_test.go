@@ -15,6 +15,10 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/probegate/probegate/collector/discovery"
+	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 )
 
@@ -27,20 +31,20 @@ func exporterTestConfig(names ...string) *config.Config {
 	return testConfig(namedBackends(names...)...)
 }
 
-func exporterTestPool(t testing.TB, cfg *config.Config) *Pool {
+func exporterTestPool(t testing.TB, cfg *config.Config) *pool.Pool {
 	t.Helper()
-	pool, err := NewPool(cfg, log.NewNopLogger())
-	if err != nil {
-		t.Fatalf("NewPool: %v", err)
+	p := pool.New(log.NewNopLogger(), nil)
+	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
+		t.Fatalf("Apply: %v", err)
 	}
-	return pool
+	return p
 }
 
 // exporterTestRecord feeds status results to a backend, one second apart
 // starting at offset after exporterTestEpoch.
-func exporterTestRecord(b *Backend, offset time.Duration, codes ...int) {
+func exporterTestRecord(b *pool.Backend, offset time.Duration, codes ...int) {
 	for i, code := range codes {
-		r := StatusResult(code)
+		r := health.StatusResult(code)
 		r.Time = exporterTestEpoch.Add(offset + time.Duration(i)*time.Second)
 		r.Duration = 10 * time.Millisecond
 		b.Record(r)
@@ -79,14 +83,14 @@ func TestExporterSeriesOfPoolInEveryState(t *testing.T) {
 	cfg := exporterTestConfig("a", "b", "c", "d")
 	statusPath := "/status"
 	cfg.Backends[2].HealthProbe.Path = &statusPath
-	pool := exporterTestPool(t, cfg)
-	bs := pool.Backends()
+	p := exporterTestPool(t, cfg)
+	bs := p.Backends()
 	exporterTestRecord(bs[0], 0, 200)                    // healthy
 	exporterTestRecord(bs[1], 0, 200, 503, 503, 503)     // unhealthy, verified
 	exporterTestRecord(bs[2], 250*time.Millisecond, 404) // probe_unsupported
 	/* bs[3] is never probed */ // unknown
 
-	got := exporterTestText(t, NewExporter(pool),
+	got := exporterTestText(t, NewExporter(p),
 		"probegate_backend_in_service",
 		"probegate_backend_info",
 		"probegate_backend_last_probe_status_code",
@@ -218,13 +222,13 @@ probegate_readiness_disruptions_allowed 2
 // out of service, unreachable, its unanswered failures counted by reason
 // and a last status code of 0.
 func TestExporterUnreachableBackend(t *testing.T) {
-	pool := exporterTestPool(t, exporterTestConfig("dead"))
-	b := pool.Backends()[0]
-	b.Record(TransportResult("connect: connection refused"))
-	b.Record(TimeoutResult("context deadline exceeded"))
-	b.Record(TransportResult("connect: connection refused"))
+	p := exporterTestPool(t, exporterTestConfig("dead"))
+	b := p.Backends()[0]
+	b.Record(health.TransportResult("connect: connection refused"))
+	b.Record(health.TimeoutResult("context deadline exceeded"))
+	b.Record(health.TransportResult("connect: connection refused"))
 
-	got := exporterTestText(t, NewExporter(pool),
+	got := exporterTestText(t, NewExporter(p),
 		"probegate_backend_reachable",
 		"probegate_backend_in_service",
 		"probegate_backend_last_probe_status_code",
@@ -256,15 +260,15 @@ probegate_readiness_disruptions_allowed 0
 // before anything happened, so rate() and alerts work from the start,
 // and that the timestamp series is absent until the first probe.
 func TestExporterPreinitialisesLabelValues(t *testing.T) {
-	pool := exporterTestPool(t, exporterTestConfig("fresh"))
-	exporter := NewExporter(pool)
+	p := exporterTestPool(t, exporterTestConfig("fresh"))
+	exporter := NewExporter(p)
 
 	for name, want := range map[string]int{
-		"probegate_probe_failures_total":                 len(FailureReasons()),
-		"probegate_backend_state":                        len(States()),
-		"probegate_backend_transitions_total":            len(States()),
-		"probegate_fanout_backend_errors_total":          len(FanoutReasons()),
-		"probegate_backends":                             len(States()),
+		"probegate_probe_failures_total":                 len(health.FailureReasons()),
+		"probegate_backend_state":                        len(health.States()),
+		"probegate_backend_transitions_total":            len(health.States()),
+		"probegate_fanout_backend_errors_total":          len(pool.FanoutReasons()),
+		"probegate_backends":                             len(health.States()),
 		"probegate_passive_ejections_total":              1,
 		"probegate_backend_last_probe_status_code":       1,
 		"probegate_backend_last_probe_timestamp_seconds": 0,
@@ -284,7 +288,7 @@ probegate_probe_failures_total{backend="fresh",reason="transport"} 0
 `)
 	// The fan-out owns its list of reasons; each must be there at 0.
 	got = exporterTestText(t, exporter, "probegate_fanout_backend_errors_total")
-	for _, r := range FanoutReasons() {
+	for _, r := range pool.FanoutReasons() {
 		line := fmt.Sprintf("probegate_fanout_backend_errors_total{backend=\"fresh\",reason=%q} 0\n", r)
 		if !strings.Contains(got+"\n", line) {
 			t.Errorf("missing %s in\n%s", line, got)
@@ -297,7 +301,7 @@ probegate_probe_failures_total{backend="fresh",reason="transport"} 0
 // the fan-out).
 type exporterTestSnapshotCollector struct {
 	*exporter
-	snapshot PoolSnapshot
+	snapshot pool.Snapshot
 }
 
 func (c exporterTestSnapshotCollector) Collect(ch chan<- prometheus.Metric) {
@@ -307,14 +311,14 @@ func (c exporterTestSnapshotCollector) Collect(ch chan<- prometheus.Metric) {
 // TestExporterTrafficSeries checks that each fan-out error count lands on
 // its own reason label and that passive ejections are exported.
 func TestExporterTrafficSeries(t *testing.T) {
-	snap := BackendSnapshot{Name: "x", URL: "http://127.0.0.1:19001", ProbePath: "/healthz"}
+	snap := pool.BackendSnapshot{Name: "x", URL: "http://127.0.0.1:19001", ProbePath: "/healthz"}
 	snap.Traffic.Ejections = 2
-	for i, r := range FanoutReasons() {
+	for i, r := range pool.FanoutReasons() {
 		snap.Traffic.Errors[r] = uint64(10 + i)
 	}
 	c := exporterTestSnapshotCollector{
 		exporter: newExporter(exporterTestPool(t, exporterTestConfig())),
-		snapshot: PoolSnapshot{Backends: []BackendSnapshot{snap}},
+		snapshot: pool.Snapshot{Backends: []pool.BackendSnapshot{snap}},
 	}
 	got := exporterTestText(t, c, "probegate_passive_ejections_total")
 	exporterTestCompare(t, got, `
@@ -324,7 +328,7 @@ probegate_passive_ejections_total{backend="x"} 2
 	// The fan-out owns its list of reasons: check each count went to
 	// its own label, whatever the list is.
 	got = exporterTestText(t, c, "probegate_fanout_backend_errors_total")
-	for i, r := range FanoutReasons() {
+	for i, r := range pool.FanoutReasons() {
 		line := fmt.Sprintf("probegate_fanout_backend_errors_total{backend=\"x\",reason=%q} %d\n", r, 10+i)
 		if !strings.Contains(got+"\n", line) {
 			t.Errorf("missing %s in\n%s", line, got)
@@ -335,23 +339,23 @@ probegate_passive_ejections_total{backend="x"} 2
 // TestExporterStateSetIsOneHot walks one backend through every state and
 // checks after each step that exactly its current state reads 1.
 func TestExporterStateSetIsOneHot(t *testing.T) {
-	pool := exporterTestPool(t, exporterTestConfig("walker"))
-	b := pool.Backends()[0]
-	exporter := NewExporter(pool)
+	p := exporterTestPool(t, exporterTestConfig("walker"))
+	b := p.Backends()[0]
+	exporter := NewExporter(p)
 	steps := []struct {
 		feed []int
-		want State
+		want health.State
 	}{
-		{nil, StateUnknown},
-		{[]int{404}, StateProbeUnsupported},
-		{[]int{200}, StateHealthy},
-		{[]int{503, 503, 503}, StateUnhealthy},
-		{[]int{200, 200}, StateHealthy},
+		{nil, health.StateUnknown},
+		{[]int{404}, health.StateProbeUnsupported},
+		{[]int{200}, health.StateHealthy},
+		{[]int{503, 503, 503}, health.StateUnhealthy},
+		{[]int{200, 200}, health.StateHealthy},
 	}
 	for _, step := range steps {
 		exporterTestRecord(b, 0, step.feed...)
 		var lines []string
-		for _, s := range States() {
+		for _, s := range health.States() {
 			value := 0
 			if s == step.want {
 				value = 1
@@ -372,17 +376,17 @@ func TestExporterStateSetIsOneHot(t *testing.T) {
 // vanishes from the next scrape while the others keep their numbers.
 func TestExporterForgetsRemovedBackend(t *testing.T) {
 	cfg := exporterTestConfig("keep", "drop")
-	pool := exporterTestPool(t, cfg)
-	exporterTestRecord(pool.Backends()[0], 0, 200)
-	exporterTestRecord(pool.Backends()[1], 0, 503)
-	exporter := NewExporter(pool)
+	p := exporterTestPool(t, cfg)
+	exporterTestRecord(p.Backends()[0], 0, 200)
+	exporterTestRecord(p.Backends()[1], 0, 503)
+	exporter := NewExporter(p)
 	perBackend := testutil.CollectAndCount(exporter) - exporterTestPoolSeries
 	if perBackend%2 != 0 {
 		t.Fatalf("%d backend series for two backends", perBackend)
 	}
 
 	reloaded := exporterTestConfig("keep")
-	if err := pool.Apply(reloaded); err != nil {
+	if err := p.Apply(discovery.Static(reloaded), pool.SettingsOf(reloaded)); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
 	if got, want := testutil.CollectAndCount(exporter), perBackend/2+exporterTestPoolSeries; got != want {
@@ -407,17 +411,17 @@ const exporterTestPoolSeries = 4 + 5
 // reachable, verified, 4 transitions, status code, timestamp, info, one
 // per fan-out reason and ejections.
 func exporterTestBackendSeries() int {
-	return 1 + 4 + 1 + 4 + 3 + 4 + 2 + 1 + len(FanoutReasons()) + 1
+	return 1 + 4 + 1 + 4 + 3 + 4 + 2 + 1 + len(pool.FanoutReasons()) + 1
 }
 
 // TestExporterSeriesCount pins the number of series per backend, which the
-// /metrics budget (SPEC section 11) is expressed in.
+// /metrics budget (docs/design.md, "Budgets") is expressed in.
 func TestExporterSeriesCount(t *testing.T) {
-	pool := exporterTestPool(t, exporterTestConfig("a", "b", "c"))
-	for _, b := range pool.Backends() {
+	p := exporterTestPool(t, exporterTestConfig("a", "b", "c"))
+	for _, b := range p.Backends() {
 		exporterTestRecord(b, 0, 200)
 	}
-	if got, want := testutil.CollectAndCount(NewExporter(pool)), 3*exporterTestBackendSeries()+exporterTestPoolSeries; got != want {
+	if got, want := testutil.CollectAndCount(NewExporter(p)), 3*exporterTestBackendSeries()+exporterTestPoolSeries; got != want {
 		t.Errorf("%d series for 3 probed backends, want %d", got, want)
 	}
 }
@@ -425,10 +429,10 @@ func TestExporterSeriesCount(t *testing.T) {
 // TestExporterLint runs promlint over every series of a probed pool: names,
 // units, help text and counter suffixes follow the conventions.
 func TestExporterLint(t *testing.T) {
-	pool := exporterTestPool(t, exporterTestConfig("a", "b"))
-	exporterTestRecord(pool.Backends()[0], 0, 200)
-	exporterTestRecord(pool.Backends()[1], 0, 404)
-	problems, err := testutil.CollectAndLint(NewExporter(pool))
+	p := exporterTestPool(t, exporterTestConfig("a", "b"))
+	exporterTestRecord(p.Backends()[0], 0, 200)
+	exporterTestRecord(p.Backends()[1], 0, 404)
+	problems, err := testutil.CollectAndLint(NewExporter(p))
 	if err != nil {
 		t.Fatalf("lint: %v", err)
 	}
@@ -440,8 +444,8 @@ func TestExporterLint(t *testing.T) {
 // TestExporterEmptyPool checks a pool without backends exports the pool
 // series (zero configured, zero in service) and nothing else.
 func TestExporterEmptyPool(t *testing.T) {
-	pool := exporterTestPool(t, exporterTestConfig())
-	exporter := NewExporter(pool)
+	p := exporterTestPool(t, exporterTestConfig())
+	exporter := NewExporter(p)
 	if got := testutil.CollectAndCount(exporter); got != exporterTestPoolSeries {
 		t.Errorf("%d series for an empty pool, want %d", got, exporterTestPoolSeries)
 	}
@@ -458,14 +462,14 @@ probegate_readiness_desired_healthy 1
 
 // exporterTestMixedPool is a pool with a backend in each state, probed at
 // known times.
-func exporterTestMixedPool(t testing.TB) *Pool {
+func exporterTestMixedPool(t testing.TB) *pool.Pool {
 	t.Helper()
-	pool := exporterTestPool(t, exporterTestConfig("d", "c", "b", "a"))
-	bs := pool.Backends()
+	p := exporterTestPool(t, exporterTestConfig("d", "c", "b", "a"))
+	bs := p.Backends()
 	exporterTestRecord(bs[0], 0, 200)
 	exporterTestRecord(bs[1], 0, 200, 503, 503, 503)
 	exporterTestRecord(bs[2], 0, 404)
-	return pool
+	return p
 }
 
 func exporterTestGatherText(t *testing.T, g prometheus.Gatherer) string {
@@ -487,15 +491,17 @@ func exporterTestGatherText(t *testing.T, g prometheus.Gatherer) string {
 // path exports exactly what a registry with the exporter registered does,
 // merged in name order with the registry's own metrics.
 func TestGathererMatchesRegisteredExporter(t *testing.T) {
-	pool := exporterTestMixedPool(t)
+	p := exporterTestMixedPool(t)
 
 	viaRegistry := prometheus.NewPedanticRegistry()
-	NewMetrics(viaRegistry).FanoutRequests.Inc()
-	viaRegistry.MustRegister(NewExporter(pool))
+	NewMetrics(viaRegistry)
+	fanout.NewMetrics(viaRegistry).Requests.Inc()
+	viaRegistry.MustRegister(NewExporter(p))
 
 	others := prometheus.NewPedanticRegistry()
-	NewMetrics(others).FanoutRequests.Inc()
-	direct := NewGatherer(pool, others)
+	NewMetrics(others)
+	fanout.NewMetrics(others).Requests.Inc()
+	direct := NewGatherer(p, others)
 
 	want := exporterTestGatherText(t, viaRegistry)
 	if got := exporterTestGatherText(t, direct); got != want {
@@ -509,13 +515,13 @@ func TestGathererMatchesRegisteredExporter(t *testing.T) {
 // TestGathererReportsCollision checks that a family exported by both the
 // pool and the registry is an error, keeping the pool's series.
 func TestGathererReportsCollision(t *testing.T) {
-	pool := exporterTestMixedPool(t)
+	p := exporterTestMixedPool(t)
 	others := prometheus.NewRegistry()
 	impostor := prometheus.NewGauge(prometheus.GaugeOpts{Name: "probegate_backends_configured", Help: "Backends in the configuration."})
 	impostor.Set(99)
 	others.MustRegister(impostor)
 
-	families, err := NewGatherer(pool, others).Gather()
+	families, err := NewGatherer(p, others).Gather()
 	if err == nil || !strings.Contains(err.Error(), "probegate_backends_configured") {
 		t.Errorf("error %v, want one naming probegate_backends_configured", err)
 	}
@@ -533,8 +539,8 @@ func TestGathererReportsCollision(t *testing.T) {
 func TestGathererServesValidExposition(t *testing.T) {
 	cfg := exporterTestConfig("a")
 	cfg.Backends[0].URL = "http://127.0.0.1:19001/\xff"
-	pool := exporterTestPool(t, cfg)
-	handler := promhttp.HandlerFor(NewGatherer(pool, prometheus.NewRegistry()), promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
+	p := exporterTestPool(t, cfg)
+	handler := promhttp.HandlerFor(NewGatherer(p, prometheus.NewRegistry()), promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
 	rec := httptest.NewRecorder()
 	handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	if rec.Code != http.StatusOK {

@@ -8,15 +8,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/probegate/probegate/collector/pool"
 )
 
-// exporterBenchBackends is the pool size of the /metrics budget (SPEC
-// section 11): at most 1.5 µs per exported series.
+// exporterBenchBackends is the pool size of the /metrics budget
+// (docs/design.md, "Budgets"): at most 1.5 µs per exported series.
 const exporterBenchBackends = 10000
 
 // exporterBenchPool is a pool of exporterBenchBackends backends spread over
 // the four states, configured out of name order.
-func exporterBenchPool(b *testing.B) *Pool {
+func exporterBenchPool(b *testing.B) *pool.Pool {
 	b.Helper()
 	names := make([]string, exporterBenchBackends)
 	for i := range names {
@@ -24,8 +26,8 @@ func exporterBenchPool(b *testing.B) *Pool {
 		// name, so the benchmark pays for putting them in order.
 		names[i] = fmt.Sprintf("backend-%05d", i*7919%exporterBenchBackends)
 	}
-	pool := exporterTestPool(b, exporterTestConfig(names...))
-	for i, backend := range pool.Backends() {
+	p := exporterTestPool(b, exporterTestConfig(names...))
+	for i, backend := range p.Backends() {
 		switch i % 4 {
 		case 0: // unknown: never probed
 		case 1:
@@ -36,7 +38,7 @@ func exporterBenchPool(b *testing.B) *Pool {
 			exporterTestRecord(backend, 0, 404)
 		}
 	}
-	return pool
+	return p
 }
 
 // exporterBenchSeries counts the series g gathers.
@@ -74,10 +76,10 @@ const exporterBenchPrometheusAccept = "application/openmetrics-text;version=1.0.
 // "registry-*" is NewExporter registered in a plain registry, for
 // comparison.
 func BenchmarkExporter10000(b *testing.B) {
-	pool := exporterBenchPool(b)
-	direct := NewGatherer(pool, prometheus.NewRegistry())
+	p := exporterBenchPool(b)
+	direct := NewGatherer(p, prometheus.NewRegistry())
 	registry := prometheus.NewRegistry()
-	registry.MustRegister(NewExporter(pool))
+	registry.MustRegister(NewExporter(p))
 	series := exporterBenchSeries(b, direct)
 	if viaRegistry := exporterBenchSeries(b, registry); viaRegistry != series {
 		b.Fatalf("registry gathers %d series, the gatherer %d", viaRegistry, series)

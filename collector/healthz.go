@@ -4,14 +4,18 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/collector/pool"
 )
 
 // healthzTimeFormat is RFC 3339 in UTC with a fixed millisecond fraction,
 // so every time in /healthz has the same width and sorts as text.
 const healthzTimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
-// healthzReport is the /healthz document (SPEC section 8). Its field names
-// are a contract with operators' scripts: change them only with the SPEC.
+// healthzReport is the /healthz document. Its field names are a contract
+// with operators' scripts: README.md documents them, and they change only
+// together with it.
 type healthzReport struct {
 	Backends   []healthzBackend `json:"backends"`
 	Pool       healthzPool      `json:"pool"`
@@ -68,18 +72,18 @@ type healthzRound struct {
 // 200 to GET and HEAD, whatever the backends' health: it is for people and
 // scripts, the gate's /ready is for load balancers. lastRound may be nil or
 // return nil before the first fan-out round.
-func HealthzHandler(pool *Pool, lastRound func() *RoundSummary) http.Handler {
+func HealthzHandler(backends *pool.Pool, lastRound func() *fanout.RoundSummary) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed: use GET", http.StatusMethodNotAllowed)
 			return
 		}
-		var round *RoundSummary
+		var round *fanout.RoundSummary
 		if lastRound != nil {
 			round = lastRound()
 		}
-		body, err := json.MarshalIndent(newHealthzReport(pool.Snapshot(), round), "", "  ")
+		body, err := json.MarshalIndent(newHealthzReport(backends.Snapshot(), round), "", "  ")
 		if err != nil {
 			// Only a non-finite float could get here; say so rather than
 			// send half a document.
@@ -95,7 +99,7 @@ func HealthzHandler(pool *Pool, lastRound func() *RoundSummary) http.Handler {
 	})
 }
 
-func newHealthzReport(s PoolSnapshot, round *RoundSummary) healthzReport {
+func newHealthzReport(s pool.Snapshot, round *fanout.RoundSummary) healthzReport {
 	report := healthzReport{
 		// An empty pool is an empty array, never null.
 		Backends: make([]healthzBackend, len(s.Backends)),

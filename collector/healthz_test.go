@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/collector/health"
 )
 
 // healthzTestGet serves one GET /healthz and decodes the body generically,
@@ -67,13 +70,13 @@ var healthzTestBackendKeys = []string{"name", "url", "probe_path", "state", "in_
 // to yet: every key present with its JSON type, last_probe and last_fanout
 // null.
 func TestHealthzBeforeAnything(t *testing.T) {
-	pool := exporterTestPool(t, exporterTestConfig("a", "b"))
-	for name, lastRound := range map[string]func() *RoundSummary{
+	p := exporterTestPool(t, exporterTestConfig("a", "b"))
+	for name, lastRound := range map[string]func() *fanout.RoundSummary{
 		"no round source":        nil,
-		"round source, no round": func() *RoundSummary { return nil },
+		"round source, no round": func() *fanout.RoundSummary { return nil },
 	} {
 		t.Run(name, func(t *testing.T) {
-			doc := healthzTestGet(t, HealthzHandler(pool, lastRound))
+			doc := healthzTestGet(t, HealthzHandler(p, lastRound))
 			healthzTestKeys(t, "document", doc, "backends", "pool", "readiness", "last_fanout")
 			if doc["last_fanout"] != nil {
 				t.Errorf("last_fanout = %#v before any round, want null", doc["last_fanout"])
@@ -88,8 +91,8 @@ func TestHealthzBeforeAnything(t *testing.T) {
 				"state": "unknown", "in_service": true, "reachable": true, "verified": false,
 				"consecutive_not_ok": 0.0, "consecutive_good": 0.0, "last_probe": nil,
 			})
-			pool := healthzTestKeys(t, "pool", doc["pool"], "configured", "in_service", "fail_open")
-			healthzTestFields(t, "pool", pool, map[string]any{"configured": 2.0, "in_service": 2.0, "fail_open": false})
+			poolDoc := healthzTestKeys(t, "pool", doc["pool"], "configured", "in_service", "fail_open")
+			healthzTestFields(t, "pool", poolDoc, map[string]any{"configured": 2.0, "in_service": 2.0, "fail_open": false})
 			readiness := healthzTestKeys(t, "readiness", doc["readiness"],
 				"expected", "current_healthy", "desired_healthy", "disruptions_allowed")
 			healthzTestFields(t, "readiness", readiness, map[string]any{
@@ -102,21 +105,21 @@ func TestHealthzBeforeAnything(t *testing.T) {
 // TestHealthzAfterProbesAndRound checks the last probe of an answered
 // failure, of an unanswered one, and the last fan-out round, field by field.
 func TestHealthzAfterProbesAndRound(t *testing.T) {
-	pool := exporterTestPool(t, exporterTestConfig("a", "b"))
-	bs := pool.Backends()
+	p := exporterTestPool(t, exporterTestConfig("a", "b"))
+	bs := p.Backends()
 	for range 3 {
-		r := StatusResult(503)
+		r := health.StatusResult(503)
 		r.Time = time.Date(2024, 3, 1, 12, 0, 0, 500_000_000, time.FixedZone("CET", 3600))
 		r.Duration = 250 * time.Millisecond
 		bs[0].Record(r)
 	}
-	timeout := TimeoutResult("context deadline exceeded")
+	timeout := health.TimeoutResult("context deadline exceeded")
 	timeout.Time = time.Date(2024, 3, 1, 11, 0, 1, 0, time.UTC)
 	timeout.Duration = 2 * time.Second
 	bs[1].Record(timeout)
-	round := &RoundSummary{Time: time.Date(2024, 3, 1, 11, 0, 2, 0, time.UTC), Contributed: 1, Configured: 2, Partial: true}
+	round := &fanout.RoundSummary{Time: time.Date(2024, 3, 1, 11, 0, 2, 0, time.UTC), Contributed: 1, Configured: 2, Partial: true}
 
-	doc := healthzTestGet(t, HealthzHandler(pool, func() *RoundSummary { return round }))
+	doc := healthzTestGet(t, HealthzHandler(p, func() *fanout.RoundSummary { return round }))
 	backends := doc["backends"].([]any)
 
 	a := healthzTestKeys(t, "backends[0]", backends[0], healthzTestBackendKeys...)
@@ -154,9 +157,9 @@ func TestHealthzAfterProbesAndRound(t *testing.T) {
 // keep the reason key with an empty string, so every last_probe has the
 // same keys.
 func TestHealthzRefusedProbeHasEmptyReason(t *testing.T) {
-	pool := exporterTestPool(t, exporterTestConfig("a"))
-	exporterTestRecord(pool.Backends()[0], 0, 404)
-	doc := healthzTestGet(t, HealthzHandler(pool, nil))
+	p := exporterTestPool(t, exporterTestConfig("a"))
+	exporterTestRecord(p.Backends()[0], 0, 404)
+	doc := healthzTestGet(t, HealthzHandler(p, nil))
 	b := doc["backends"].([]any)[0].(map[string]any)
 	healthzTestFields(t, "backends[0]", b, map[string]any{"state": "probe_unsupported", "consecutive_good": 1.0})
 	healthzTestFields(t, "backends[0].last_probe", b["last_probe"].(map[string]any), map[string]any{
@@ -168,21 +171,21 @@ func TestHealthzRefusedProbeHasEmptyReason(t *testing.T) {
 // rather than judges: a pool with every backend out of service still gets
 // 200, with fail_open set.
 func TestHealthzAlways200WhenNothingIsInService(t *testing.T) {
-	pool := exporterTestPool(t, exporterTestConfig("a"))
-	exporterTestRecord(pool.Backends()[0], 0, 503, 503, 503)
-	doc := healthzTestGet(t, HealthzHandler(pool, nil))
+	p := exporterTestPool(t, exporterTestConfig("a"))
+	exporterTestRecord(p.Backends()[0], 0, 503, 503, 503)
+	doc := healthzTestGet(t, HealthzHandler(p, nil))
 	healthzTestFields(t, "pool", doc["pool"].(map[string]any), map[string]any{"configured": 1.0, "in_service": 0.0, "fail_open": true})
 }
 
 // TestHealthzEmptyPool checks that an empty pool is an empty array, not null.
 func TestHealthzEmptyPool(t *testing.T) {
-	pool := exporterTestPool(t, exporterTestConfig())
+	p := exporterTestPool(t, exporterTestConfig())
 	rec := httptest.NewRecorder()
-	HealthzHandler(pool, nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	HealthzHandler(p, nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	if !strings.Contains(rec.Body.String(), `"backends": []`) {
 		t.Errorf("empty pool body has no empty backends array:\n%s", rec.Body.String())
 	}
-	doc := healthzTestGet(t, HealthzHandler(pool, nil))
+	doc := healthzTestGet(t, HealthzHandler(p, nil))
 	healthzTestFields(t, "pool", doc["pool"].(map[string]any), map[string]any{"configured": 0.0, "in_service": 0.0, "fail_open": false})
 }
 

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/probegate/probegate/collector/health"
 )
 
 // metricsNamespace prefixes every probegate metric name.
@@ -13,10 +15,6 @@ const metricsNamespace = "probegate"
 // probe timeouts of several seconds.
 var probeDurationBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
-// fanoutDurationBuckets span a loopback round trip up to the default
-// fan-out timeout of 30s and beyond.
-var fanoutDurationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
-
 // Metrics is probegate's direct instrumentation: the numbers that are
 // observed as they happen rather than mirrored from the pool at scrape time
 // (those are the exporter's). Build it with NewMetrics; a nil *Metrics
@@ -24,15 +22,6 @@ var fanoutDurationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0
 type Metrics struct {
 	// ProbeDuration is probegate_probe_duration_seconds{class}.
 	ProbeDuration *prometheus.HistogramVec
-	// FanoutRequests counts fan-out rounds.
-	FanoutRequests prometheus.Counter
-	// FanoutPartial counts rounds where fewer backends contributed than
-	// were configured.
-	FanoutPartial prometheus.Counter
-	// FanoutFailed counts rounds where no backend contributed.
-	FanoutFailed prometheus.Counter
-	// FanoutDuration is the duration of a whole fan-out round.
-	FanoutDuration prometheus.Histogram
 	// ConfigReloadSuccess is 1 when the last reload attempt succeeded.
 	ConfigReloadSuccess prometheus.Gauge
 	// ConfigReloadTimestamp is the Unix time of the last successful reload.
@@ -40,7 +29,7 @@ type Metrics struct {
 
 	// probeDurationByClass holds the histogram curried once per class so
 	// that observing a probe does no label lookup.
-	probeDurationByClass [numClasses]prometheus.Observer
+	probeDurationByClass [health.NumClasses]prometheus.Observer
 }
 
 // NewMetrics creates probegate's instrumentation and registers it with reg.
@@ -53,23 +42,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Duration of health probes, by result class (ok, refused, failed).",
 			Buckets: probeDurationBuckets,
 		}, []string{"class"}),
-		FanoutRequests: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: name("fanout_requests_total"),
-			Help: "Fan-out requests served.",
-		}),
-		FanoutPartial: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: name("fanout_partial_total"),
-			Help: "Fan-out requests to which fewer backends contributed than are configured.",
-		}),
-		FanoutFailed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: name("fanout_failed_total"),
-			Help: "Fan-out requests to which no backend contributed.",
-		}),
-		FanoutDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    name("fanout_duration_seconds"),
-			Help:    "Duration of fan-out requests, from receipt to the merged response.",
-			Buckets: fanoutDurationBuckets,
-		}),
 		ConfigReloadSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: name("config_last_reload_successful"),
 			Help: "Whether the last configuration reload attempt succeeded (1) or kept the running configuration (0).",
@@ -79,17 +51,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Unix time of the last successful configuration load.",
 		}),
 	}
-	for _, c := range Classes() {
+	for _, c := range health.Classes() {
 		m.probeDurationByClass[c] = m.ProbeDuration.WithLabelValues(c.String())
 	}
-	reg.MustRegister(m.ProbeDuration, m.FanoutRequests, m.FanoutPartial, m.FanoutFailed,
-		m.FanoutDuration, m.ConfigReloadSuccess, m.ConfigReloadTimestamp)
+	reg.MustRegister(m.ProbeDuration, m.ConfigReloadSuccess, m.ConfigReloadTimestamp)
 	return m
 }
 
 // ObserveProbe records the duration of one probe under its class.
-func (m *Metrics) ObserveProbe(r Result) {
-	if m == nil || r.Class >= numClasses {
+func (m *Metrics) ObserveProbe(r health.Result) {
+	if m == nil || r.Class >= health.NumClasses {
 		return
 	}
 	m.probeDurationByClass[r.Class].Observe(r.Duration.Seconds())

@@ -8,6 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/collector/health"
 )
 
 // metricsTestHistograms gathers reg and returns the probe duration
@@ -41,7 +44,7 @@ func TestMetricsProbeDurationPerClass(t *testing.T) {
 	m := NewMetrics(reg)
 
 	before := metricsTestHistograms(t, reg)
-	for _, c := range Classes() {
+	for _, c := range health.Classes() {
 		h, ok := before[c.String()]
 		if !ok {
 			t.Fatalf("class %q has no series before any probe", c)
@@ -51,10 +54,10 @@ func TestMetricsProbeDurationPerClass(t *testing.T) {
 		}
 	}
 
-	refused := StatusResult(404)
+	refused := health.StatusResult(404)
 	refused.Duration = 30 * time.Millisecond
 	m.ObserveProbe(refused)
-	timeout := TimeoutResult("context deadline exceeded")
+	timeout := health.TimeoutResult("context deadline exceeded")
 	timeout.Duration = 2 * time.Second
 	m.ObserveProbe(timeout)
 	m.ObserveProbe(timeout)
@@ -87,14 +90,17 @@ func TestMetricsProbeDurationPerClass(t *testing.T) {
 }
 
 // TestMetricsFanoutAndReload checks the counter, gauge and histogram names
-// and that ObserveReload keeps the last success time across a failure.
+// of the reload metrics and of the fan-out's (registered alongside, as
+// probegate serves them), and that ObserveReload keeps the last success
+// time across a failure.
 func TestMetricsFanoutAndReload(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
-	m.FanoutRequests.Add(3)
-	m.FanoutPartial.Inc()
-	m.FanoutFailed.Inc()
-	m.FanoutDuration.Observe(0.2)
+	fm := fanout.NewMetrics(reg)
+	fm.Requests.Add(3)
+	fm.Partial.Inc()
+	fm.Failed.Inc()
+	fm.Duration.Observe(0.2)
 	m.ObserveReload(true, time.Unix(1700000000, 500_000_000))
 	m.ObserveReload(false, time.Unix(1700000100, 0))
 
@@ -119,7 +125,7 @@ probegate_fanout_requests_total 3
 	if err != nil {
 		t.Error(err)
 	}
-	if got := testutil.CollectAndCount(m.FanoutDuration, "probegate_fanout_duration_seconds"); got != 1 {
+	if got := testutil.CollectAndCount(fm.Duration, "probegate_fanout_duration_seconds"); got != 1 {
 		t.Errorf("probegate_fanout_duration_seconds: %d series, want 1", got)
 	}
 
@@ -135,14 +141,26 @@ probegate_fanout_requests_total 3
 // TestMetricsRegistriesAreIndependent checks there is no package-level
 // state: two instances on two registries count apart.
 func TestMetricsRegistriesAreIndependent(t *testing.T) {
-	one, two := NewMetrics(prometheus.NewRegistry()), NewMetrics(prometheus.NewRegistry())
-	one.FanoutRequests.Inc()
-	one.ObserveProbe(StatusResult(200))
-	if got := testutil.ToFloat64(two.FanoutRequests); got != 0 {
-		t.Errorf("second instance counted %g fan-out requests of the first", got)
+	regOne, regTwo := prometheus.NewRegistry(), prometheus.NewRegistry()
+	one, two := NewMetrics(regOne), NewMetrics(regTwo)
+	one.ObserveReload(true, time.Unix(1700000000, 0))
+	one.ObserveProbe(health.StatusResult(200))
+	if got := testutil.ToFloat64(two.ConfigReloadTimestamp); got != 0 {
+		t.Errorf("second instance has the reload timestamp %g of the first", got)
 	}
-	if got := testutil.CollectAndCount(two.ProbeDuration); got != len(Classes()) {
-		t.Errorf("second instance has %d probe duration series, want %d", got, len(Classes()))
+	if got := metricsTestHistograms(t, regTwo)["ok"].GetSampleCount(); got != 0 {
+		t.Errorf("second instance counted %d ok probes of the first", got)
+	}
+	if got := metricsTestHistograms(t, regOne)["ok"].GetSampleCount(); got != 1 {
+		t.Errorf("first instance counted %d ok probes, want 1", got)
+	}
+	if got := testutil.CollectAndCount(two.ProbeDuration); got != len(health.Classes()) {
+		t.Errorf("second instance has %d probe duration series, want %d", got, len(health.Classes()))
+	}
+	fOne, fTwo := fanout.NewMetrics(regOne), fanout.NewMetrics(regTwo)
+	fOne.Requests.Inc()
+	if got := testutil.ToFloat64(fTwo.Requests); got != 0 {
+		t.Errorf("second instance counted %g fan-out requests of the first", got)
 	}
 }
 
@@ -150,14 +168,16 @@ func TestMetricsRegistriesAreIndependent(t *testing.T) {
 // instrumentation.
 func TestMetricsNilObservesNothing(t *testing.T) {
 	var m *Metrics
-	m.ObserveProbe(StatusResult(200))
+	m.ObserveProbe(health.StatusResult(200))
 	m.ObserveReload(true, time.Now())
 }
 
-// TestMetricsLint runs promlint over the instrumentation.
+// TestMetricsLint runs promlint over the instrumentation, the fan-out's
+// included.
 func TestMetricsLint(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	NewMetrics(reg)
+	fanout.NewMetrics(reg)
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatalf("lint: %v", err)

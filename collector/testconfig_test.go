@@ -9,8 +9,8 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
-// testConfig is a configuration with SPEC's thresholds 3/2, a 1s interval
-// and timeout, the /healthz probe path, and the given backends.
+// testConfig is a configuration with the default thresholds 3/2, a 1s
+// interval and timeout, the /healthz probe path, and the given backends.
 func testConfig(backends ...config.Backend) *config.Config {
 	return &config.Config{
 		HealthProbe: config.HealthProbe{
@@ -27,15 +27,6 @@ func namedBackends(names ...string) []config.Backend {
 	backends := make([]config.Backend, len(names))
 	for i, name := range names {
 		backends[i] = config.Backend{Name: name, URL: fmt.Sprintf("http://127.0.0.1:%d", 19001+i)}
-	}
-	return backends
-}
-
-// urlBackends are backends named b0, b1, … at the given URLs.
-func urlBackends(urls ...string) []config.Backend {
-	backends := make([]config.Backend, len(urls))
-	for i, url := range urls {
-		backends[i] = config.Backend{Name: fmt.Sprintf("b%d", i), URL: url}
 	}
 	return backends
 }

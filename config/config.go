@@ -7,14 +7,8 @@ import (
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
-)
 
-// The fan-out merge formats of fanout.merge.
-const (
-	// MergeJSONArray concatenates the backends' 2xx JSON arrays in config order.
-	MergeJSONArray = "json_array"
-	// MergeNDJSON concatenates the backends' newline-delimited JSON bodies.
-	MergeNDJSON = "ndjson"
+	"github.com/probegate/probegate/collector/fanout/merge"
 )
 
 // Config is the whole configuration file.
@@ -36,7 +30,7 @@ type Config struct {
 	origins map[string]string
 }
 
-// Default is the configuration of SPEC section 7 with no backends: what
+// Default is the documented configuration with no backends: what
 // an empty file means.
 func Default() *Config {
 	return &Config{
@@ -56,7 +50,7 @@ func Default() *Config {
 		},
 		Fanout: Fanout{
 			Timeout:          model.Duration(30 * time.Second),
-			Merge:            MergeJSONArray,
+			Merge:            merge.Default,
 			MaxRequestBytes:  1 << 20,
 			MaxResponseBytes: 64 << 20,
 		},

@@ -112,7 +112,7 @@ func TestLoadValidFull(t *testing.T) {
 	if want := (Gate{Drain: seconds(15), ShutdownTimeout: seconds(45), CheckInterval: seconds(0.5)}); c.Gate != want {
 		t.Errorf("gate = %+v, want %+v", c.Gate, want)
 	}
-	if want := (Fanout{Timeout: seconds(20), Merge: MergeNDJSON, MaxRequestBytes: 512 << 10, MaxResponseBytes: 32 << 20}); c.Fanout != want {
+	if want := (Fanout{Timeout: seconds(20), Merge: "ndjson", MaxRequestBytes: 512 << 10, MaxResponseBytes: 32 << 20}); c.Fanout != want {
 		t.Errorf("fanout = %+v, want %+v", c.Fanout, want)
 	}
 	if want := (PassiveHealth{Enabled: true, Window: seconds(60), MaxFailures: 7, MinSuccessRatio: 0.8, MinRequests: 20, MaxEjectedPercent: 34}); c.PassiveHealth != want {

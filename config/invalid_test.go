@@ -59,7 +59,7 @@ var invalidCases = []struct {
 	{"passive-window-zero", 2, "passive_health.window", "0s is not positive"},
 	{"passive-max-failures-zero", 2, "passive_health.max_failures", "0 is below 1"},
 	{"passive-min-requests-zero", 2, "passive_health.min_requests", "0 is below 1"},
-	{"merge", 3, "fanout.merge", `"xml" is not a merge format: want json_array or ndjson`},
+	{"merge", 3, "fanout.merge", `"xml" is not a merge format: want one of json_array, ndjson`},
 	{"bytes-zero", 2, "fanout.max_request_bytes", "0 is not a positive size"},
 	{"bytes-syntax", 2, "fanout.max_response_bytes", `"64 megabytes" is not a size`},
 	{"fanout-timeout-zero", 2, "fanout.timeout", "0s is not positive"},

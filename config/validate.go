@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/probegate/probegate/collector/fanout/merge"
 )
 
 // backendNameRE is what a backend name may contain: it becomes a metric
@@ -146,8 +149,8 @@ func (v *validator) gate() {
 func (v *validator) fanout() {
 	f := v.c.Fanout
 	v.positive("fanout.timeout", f.Timeout)
-	if f.Merge != MergeJSONArray && f.Merge != MergeNDJSON {
-		v.add("fanout.merge", "%q is not a merge format: want %s or %s", f.Merge, MergeJSONArray, MergeNDJSON)
+	if !slices.Contains(merge.Names(), f.Merge) {
+		v.add("fanout.merge", "%q is not a merge format: want one of %s", f.Merge, strings.Join(merge.Names(), ", "))
 	}
 	v.positiveBytes("fanout.max_request_bytes", f.MaxRequestBytes)
 	v.positiveBytes("fanout.max_response_bytes", f.MaxResponseBytes)

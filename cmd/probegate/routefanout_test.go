@@ -7,7 +7,8 @@ import (
 
 	"github.com/go-kit/log"
 
-	"github.com/probegate/probegate/collector"
+	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 )
 
@@ -17,14 +18,10 @@ import (
 // goes to the mux. The pool has no backends, so a round is a 502 (0/0),
 // and a path with a ".." segment is the fan-out's own 400.
 func TestRouteFanoutBypassesTheMux(t *testing.T) {
-	pool, err := collector.NewPool(&config.Config{}, log.NewNopLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	fanout := collector.NewFanout(pool, config.Fanout{}, config.PassiveHealth{}, nil, log.NewNopLogger(), nil)
+	fan := fanout.New(pool.New(log.NewNopLogger(), nil), config.Fanout{}, nil, log.NewNopLogger(), nil)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	handler := routeFanout(fanout, mux)
+	handler := routeFanout(fan, mux)
 	for _, c := range []struct {
 		target    string
 		status    int

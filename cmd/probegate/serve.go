@@ -23,6 +23,10 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/probegate/probegate/collector"
+	"github.com/probegate/probegate/collector/discovery"
+	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/probe"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/gate"
 )
@@ -49,9 +53,9 @@ type server struct {
 	logger  log.Logger
 	load    func() (*config.Config, error)
 	metrics *collector.Metrics
-	pool    *collector.Pool
-	prober  *collector.Prober
-	fanout  *collector.Fanout
+	pool    *pool.Pool
+	prober  *probe.Prober
+	fanout  *fanout.Fanout
 	gate    *gate.Gate
 
 	// reloadMu serialises reloads from SIGHUP and POST /-/reload.
@@ -70,21 +74,21 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	s := &server{opts: opts, logger: logger, load: load, metrics: collector.NewMetrics(reg)}
-	pool, err := collector.NewPool(cfg, logger)
-	if err != nil {
+	backends := pool.New(logger, time.Now)
+	if err := backends.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
 		level.Error(logger).Log("msg", "Cannot build the backend pool", "err", err)
 		return 1
 	}
-	s.pool = pool
-	s.prober = collector.NewProber(pool, logger, s.metrics.ObserveProbe)
-	s.fanout = collector.NewFanout(pool, cfg.Fanout, cfg.PassiveHealth, s.metrics, logger, time.Now)
+	s.pool = backends
+	s.prober = probe.NewProber(backends, logger, s.metrics.ObserveProbe)
+	s.fanout = fanout.New(backends, cfg.Fanout, fanout.NewMetrics(reg), logger, time.Now)
 	s.metrics.ObserveReload(true, time.Now())
 
 	gateOptions := gateTimings(cfg.Gate)
 	gateOptions.Logger = logger
 	g := gate.New(gateOptions)
 	s.gate = g
-	g.RegisterWithOutput("backends", budgetCheck(pool))
+	g.RegisterWithOutput("backends", budgetCheck(backends))
 	reg.MustRegister(g)
 
 	mux := http.NewServeMux()
@@ -93,9 +97,9 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	// The pool's series are built straight into metric families at scrape
 	// time and merged with the registry's: at 10,000 backends the registry's
 	// per-series checks would cost more than the whole budget.
-	gatherer := collector.NewGatherer(pool, reg)
+	gatherer := collector.NewGatherer(backends, reg)
 	mux.Handle(opts.TelemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{Registry: reg, ErrorLog: stdlogAdapter{logger}}))
-	mux.Handle("/healthz", collector.HealthzHandler(pool, s.fanout.LastRound))
+	mux.Handle("/healthz", collector.HealthzHandler(backends, s.fanout.LastRound))
 	mux.HandleFunc("/-/reload", s.handleReload)
 	if err := s.mountLandingPage(mux); err != nil {
 		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
@@ -103,12 +107,12 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	}
 
 	srv := &http.Server{Handler: routeFanout(s.fanout, mux), ReadHeaderTimeout: 10 * time.Second}
-	// The prober, and the fan-out's readmission of passively ejected
-	// backends that no probe can readmit, run until shutdown.
+	// The prober, and the pool's readmission of passively ejected backends
+	// that no probe can readmit, run until shutdown.
 	ctx, stopBackground := context.WithCancel(context.Background())
 	var background sync.WaitGroup
 	background.Go(func() { s.prober.Run(ctx) })
-	background.Go(func() { s.fanout.Run(ctx) })
+	background.Go(func() { s.pool.Run(ctx) })
 	g.OnShutdown(func(context.Context) {
 		stopBackground()
 		background.Wait()
@@ -119,7 +123,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		announce()
 	}
 	flags, slogger := opts.webFlagConfig(), slogFromGokit(logger)
-	err = g.Run(context.Background(), srv, func() error { return web.ListenAndServe(srv, flags, slogger) })
+	err := g.Run(context.Background(), srv, func() error { return web.ListenAndServe(srv, flags, slogger) })
 	stopHUP()
 	if err != nil {
 		level.Error(logger).Log("msg", "Server stopped", "err", err)
@@ -132,7 +136,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 // builtinRoutes are the paths probegate serves besides the telemetry path
 // and the landing page; a path ending in "/" is a subtree.
 func builtinRoutes() []string {
-	return []string{"/health", "/ready", "/healthz", collector.FanoutPath + "/", "/-/reload"}
+	return []string{"/health", "/ready", "/healthz", fanout.Path + "/", "/-/reload"}
 }
 
 // gateTimings are the gate options the configuration sets.
@@ -144,15 +148,15 @@ func gateTimings(c config.Gate) gate.Options {
 	}
 }
 
-// routeFanout sends every request for collector.FanoutPath or a path under
-// it to fanout, and every other request to mux. The fan-out must see its
+// routeFanout sends every request for fanout.Path or a path under it to
+// fan, and every other request to mux. The fan-out must see its
 // requests before the mux does: the mux answers /fanout, and paths it
 // would clean (a//b, a/../b), with a redirect that carries no X-Backends,
 // and the fan-out refuses the paths that must not reach a backend itself.
-func routeFanout(fanout, mux http.Handler) http.Handler {
+func routeFanout(fan, mux http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; p == collector.FanoutPath || strings.HasPrefix(p, collector.FanoutPath+"/") {
-			fanout.ServeHTTP(w, r)
+		if p := r.URL.Path; p == fanout.Path || strings.HasPrefix(p, fanout.Path+"/") {
+			fan.ServeHTTP(w, r)
 			return
 		}
 		mux.ServeHTTP(w, r)
@@ -161,9 +165,9 @@ func routeFanout(fanout, mux http.Handler) http.Handler {
 
 // budgetCheck is the gate's `backends` check: the pool's readiness budget,
 // with its numbers in the output whether it holds or not.
-func budgetCheck(pool *collector.Pool) func(context.Context) (string, error) {
+func budgetCheck(backends *pool.Pool) func(context.Context) (string, error) {
 	return func(context.Context) (string, error) {
-		b := pool.Budget()
+		b := backends.Budget()
 		numbers := fmt.Sprintf("expected=%d current_healthy=%d desired_healthy=%d disruptions_allowed=%d",
 			b.Expected, b.CurrentHealthy, b.DesiredHealthy, b.DisruptionsAllowed)
 		if !b.Holds() {
@@ -230,12 +234,12 @@ func (s *server) apply() error {
 	if err != nil {
 		return err
 	}
-	if err := s.pool.Apply(cfg); err != nil {
+	if err := s.pool.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
 		return err
 	}
 	s.prober.Sync()
 	s.gate.SetTimings(gateTimings(cfg.Gate))
-	s.fanout.Update(cfg.Fanout, cfg.PassiveHealth)
+	s.fanout.Update(cfg.Fanout)
 	return nil
 }
 

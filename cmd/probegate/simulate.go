@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/probegate/probegate/collector"
+	"github.com/probegate/probegate/collector/health"
 )
 
 // simulation is one `probegate simulate` invocation.
@@ -16,7 +16,7 @@ type simulation struct {
 }
 
 // simulatedProbe is one line of `probegate simulate --output=json`, with
-// exactly the fields SPEC section 7 names.
+// exactly the fields docs/design.md names.
 type simulatedProbe struct {
 	Probe     int    `json:"probe"`
 	Input     string `json:"input"`
@@ -34,17 +34,17 @@ func (s simulation) run(stdout io.Writer) error {
 	if s.failures < 1 || s.successes < 1 {
 		return fmt.Errorf("--failures and --successes must be at least 1, got %d and %d", s.failures, s.successes)
 	}
-	results := make([]collector.Result, len(s.inputs))
+	results := make([]health.Result, len(s.inputs))
 	for i, in := range s.inputs {
-		r, err := collector.ParseSimulatedResult(in)
+		r, err := health.ParseSimulatedResult(in)
 		if err != nil {
 			return fmt.Errorf("input %d: %w", i+1, err)
 		}
 		results[i] = r
 	}
-	th := collector.Thresholds{Failures: s.failures, Successes: s.successes}
+	th := health.Thresholds{Failures: s.failures, Successes: s.successes}
 	enc := json.NewEncoder(stdout)
-	var h collector.Health
+	var h health.Health
 	for i, r := range results {
 		h = h.Step(r, th)
 		p := simulatedProbe{

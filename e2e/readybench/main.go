@@ -1,5 +1,5 @@
 // Command readybench measures probegate's /ready under wrk against a bare
-// net/http handler in the same run (SPEC section 11: at least 0.8 of its
+// net/http handler in the same run (the budget: at least 0.8 of its
 // requests per second). It starts a loopback backend, the probegate binary
 // in front of it and the bare handler, runs wrk against each in alternating
 // rounds and prints every round. The verdict is the median of the rounds'

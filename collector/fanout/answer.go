@@ -1,0 +1,143 @@
+package fanout
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/pool"
+)
+
+// backendAnswer is what one backend's part of a round came to.
+type backendAnswer struct {
+	backend *pool.Backend
+	// cancelled is set when the client went away before the backend
+	// answered: that says nothing about the backend.
+	cancelled   bool
+	outcome     pool.Outcome
+	contributed bool
+	status      int
+	// header and body are kept for a contribution, and for a 4xx answer
+	// read whole (relayable), which the round relays when nobody
+	// contributed.
+	header    http.Header
+	body      []byte
+	relayable bool
+}
+
+// askOne sends the request to one backend and judges its answer.
+func (f *Fanout) askOne(ctx context.Context, client *http.Request, b *pool.Backend, target string, header http.Header, body []byte, s *settings) backendAnswer {
+	var reqBody io.Reader
+	if client.Method == http.MethodPost {
+		reqBody = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, client.Method, b.URL+target, reqBody)
+	if err != nil {
+		return errorAnswer(client, b, err)
+	}
+	// The header is shared by every backend's request: round trippers
+	// never modify a request, they clone it first.
+	req.Header = header
+	// The client's transport directly: a fan-out never follows redirects,
+	// and http.Client.Do copies every request's header in case it does.
+	transport := b.Client.Transport
+	if transport == nil {
+		transport = http.DefaultTransport
+	}
+	resp, err := transport.RoundTrip(req)
+	if err != nil {
+		return errorAnswer(client, b, err)
+	}
+	defer resp.Body.Close()
+
+	a := backendAnswer{backend: b, status: resp.StatusCode}
+	class, _ := health.ClassifyStatus(resp.StatusCode)
+	a.outcome.Failed = class == health.ClassFailed
+	limit := int64(s.fanout.MaxResponseBytes)
+	switch code := resp.StatusCode; {
+	case code >= 200 && code <= 299:
+		if client.Method == http.MethodHead {
+			a.contributed = true
+			return a
+		}
+		data, err := readDecoded(resp, limit)
+		if err != nil {
+			return bodyErrorAnswer(client, a, err)
+		}
+		if err := s.merger.Validate(data); err != nil {
+			a.outcome.Erred, a.outcome.Reason = true, pool.FanoutInvalidBody
+			return a
+		}
+		a.contributed, a.body = true, data
+	case code >= 400 && code <= 499 && code != http.StatusTooManyRequests:
+		a.outcome.Erred, a.outcome.Reason = true, pool.FanoutHTTP4xx
+		// Relayed as is, so read as sent: a compressed refusal stays
+		// compressed, with its Content-Encoding.
+		if data, err := readLimited(resp.Body, resp.ContentLength, limit); err == nil {
+			a.header, a.body, a.relayable = resp.Header, data, true
+		}
+	default:
+		a.outcome.Erred, a.outcome.Reason = true, statusReason(code)
+		_, _ = io.CopyN(io.Discard, resp.Body, errorBodyDrainBytes)
+	}
+	return a
+}
+
+// statusReason is why an answer that is neither 2xx nor a relayable 4xx
+// did not contribute.
+func statusReason(code int) pool.FanoutReason {
+	switch class, reason := health.ClassifyStatus(code); {
+	case reason == health.ReasonHTTP429:
+		return pool.FanoutHTTP429
+	case reason == health.ReasonHTTP5xx || class == health.ClassRefused:
+		// 501 is a refusal of the probe path to a probe, but
+		// here it is a backend that cannot serve the query: a 5xx.
+		return pool.FanoutHTTP5xx
+	case class == health.ClassOK:
+		return pool.FanoutHTTP3xx
+	default:
+		return pool.FanoutTransport
+	}
+}
+
+// errorAnswer is the answer of a backend whose request failed before any
+// HTTP status arrived.
+func errorAnswer(client *http.Request, b *pool.Backend, err error) backendAnswer {
+	if client.Context().Err() != nil {
+		return backendAnswer{backend: b, cancelled: true}
+	}
+	return backendAnswer{backend: b, outcome: pool.Outcome{Erred: true, Reason: errorReason(err), Failed: true}}
+}
+
+// bodyErrorAnswer turns an answer whose body could not be read into a
+// non-contribution: too large or not gzip as announced (the backend did
+// answer 2xx, which passive health counts as a success), or a timeout or
+// transport error mid-body.
+func bodyErrorAnswer(client *http.Request, a backendAnswer, err error) backendAnswer {
+	switch {
+	case errors.Is(err, errResponseTooLarge):
+		a.outcome.Erred, a.outcome.Reason = true, pool.FanoutTooLarge
+		return a
+	case errors.Is(err, errGzipBody):
+		a.outcome.Erred, a.outcome.Reason = true, pool.FanoutInvalidBody
+		return a
+	}
+	if client.Context().Err() != nil {
+		return backendAnswer{backend: a.backend, cancelled: true}
+	}
+	a.outcome = pool.Outcome{Erred: true, Reason: errorReason(err), Failed: true}
+	return a
+}
+
+// errorReason tells a timeout from any other transport error.
+func errorReason(err error) pool.FanoutReason {
+	var netErr net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
+		return pool.FanoutTimeout
+	}
+	return pool.FanoutTransport
+}

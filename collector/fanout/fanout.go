@@ -1,0 +1,258 @@
+package fanout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/probegate/probegate/collector/fanout/merge"
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
+)
+
+// Path is where the fan-out handler is mounted: it serves Path
+// itself and every path under Path + "/", and what follows Path
+// goes to the backends.
+const Path = "/fanout"
+
+// errorBodyDrainBytes is how much of a body that is thrown away is still
+// read, so that a short error page does not cost the keep-alive connection.
+const errorBodyDrainBytes = 4 << 10
+
+// Fanout serves /fanout/<path>?<query>: it sends the request concurrently
+// to every selected backend, merges the answers of those that contributed,
+// and feeds each backend's outcome to the pool's passive health. It is safe
+// for concurrent use; Update swaps its settings on reload without
+// disturbing rounds in flight.
+type Fanout struct {
+	pool    *pool.Pool
+	metrics *Metrics
+	logger  log.Logger
+	now     func() time.Time
+
+	settings  atomic.Pointer[settings]
+	lastRound atomic.Pointer[RoundSummary]
+}
+
+// settings is one configuration generation of the fan-out.
+type settings struct {
+	fanout config.Fanout
+	merger merge.Merger
+}
+
+// New returns the fan-out handler over backends. metrics may be nil; a nil
+// logger logs nothing and a nil now is time.Now.
+func New(backends *pool.Pool, cfg config.Fanout, metrics *Metrics, logger log.Logger, now func() time.Time) *Fanout {
+	if logger == nil {
+		logger = log.NewNopLogger()
+	}
+	if now == nil {
+		now = time.Now
+	}
+	f := &Fanout{pool: backends, metrics: metrics, logger: logger, now: now}
+	f.Update(cfg)
+	return f
+}
+
+// Update applies reloaded fan-out settings to the rounds that start after
+// it. A zero timeout, max_request_bytes or max_response_bytes means no
+// limit (config.Load always sets them). An unknown merge format, which
+// config.Load rejects, is logged and the current format (json_array at
+// first) kept.
+func (f *Fanout) Update(cfg config.Fanout) {
+	merger, err := merge.Lookup(cfg.Merge)
+	if err != nil {
+		merger, _ = merge.Lookup(merge.Default)
+		if current := f.settings.Load(); current != nil {
+			merger = current.merger
+		}
+		level.Error(f.logger).Log("msg", "Keeping the fan-out merge format", "merge", merger.Name(), "err", err)
+	}
+	f.settings.Store(&settings{fanout: cfg, merger: merger})
+}
+
+// LastRound is the summary of the latest finished round, nil before the
+// first. Rounds the client abandoned are not summarised.
+func (f *Fanout) LastRound() *RoundSummary {
+	return f.lastRound.Load()
+}
+
+// ServeHTTP runs one fan-out round.
+func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := f.now()
+	s := f.settings.Load()
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPost:
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		f.refuse(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed: use GET, HEAD or POST", r.Method))
+		return
+	}
+	target, err := backendTarget(r.URL)
+	if err != nil {
+		f.refuse(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	var body []byte
+	if r.Method == http.MethodPost {
+		var err error
+		if body, err = readRequestBody(w, r, int64(s.fanout.MaxRequestBytes)); err != nil {
+			status := http.StatusBadRequest
+			if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+				status = http.StatusRequestEntityTooLarge
+			}
+			f.refuse(w, status, err.Error())
+			return
+		}
+	}
+
+	selected, configured, _ := f.pool.Select()
+	answers := f.ask(r, selected, target, body, s)
+
+	contributed := 0
+	bodies := make([][]byte, 0, len(answers))
+	var relay *backendAnswer
+	for i := range answers {
+		a := &answers[i]
+		switch {
+		case a.contributed:
+			contributed++
+			bodies = append(bodies, a.body)
+		case a.relayable && relay == nil:
+			relay = a
+		}
+	}
+	abandoned := r.Context().Err() != nil
+	f.observe(start, contributed, configured, abandoned)
+	if abandoned {
+		return
+	}
+
+	w.Header().Set("X-Backends", backendsHeader(contributed, configured))
+	switch {
+	case contributed > 0:
+		w.Header().Set("Content-Type", s.merger.ContentType())
+		if r.Method == http.MethodHead {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		merged := s.merger.Merge(bodies)
+		w.Header().Set("Content-Length", strconv.Itoa(len(merged)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(merged)
+	case relay != nil:
+		// Nobody contributed and a backend refused the request: the
+		// query is the client's to fix, so it gets the refusal as is.
+		copyEndToEndHeader(w.Header(), relay.header)
+		w.Header().Set("X-Backends", backendsHeader(contributed, configured))
+		if r.Method != http.MethodHead {
+			w.Header().Set("Content-Length", strconv.Itoa(len(relay.body)))
+		}
+		w.WriteHeader(relay.status)
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(relay.body)
+		}
+	default:
+		writeNoAnswer(w, r, answers)
+	}
+}
+
+// ask sends the request to every selected backend at once and waits for all
+// of them, bounded by fanout.timeout and the client's context. Each answer
+// is counted and fed to passive health as soon as it is in. The answers are
+// in the order of selected, which is config order.
+func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, body []byte, s *settings) []backendAnswer {
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if timeout := time.Duration(s.fanout.Timeout); timeout > 0 {
+		ctx, cancel = context.WithTimeout(r.Context(), timeout)
+	} else {
+		ctx, cancel = context.WithCancel(r.Context())
+	}
+	defer cancel()
+	header := forwardedHeader(r)
+	answers := make([]backendAnswer, len(selected))
+	var wg sync.WaitGroup
+	for i, b := range selected {
+		wg.Go(func() {
+			// A panic handling one backend's answer must cost that answer,
+			// not the process: this goroutine is outside net/http's recover.
+			defer func() {
+				if p := recover(); p != nil {
+					level.Error(f.logger).Log("msg", "Fan-out request panicked", "backend", b.Name, "url", b.URL, "panic", p)
+					answers[i] = backendAnswer{backend: b, outcome: pool.Outcome{Erred: true, Reason: pool.FanoutTransport}}
+				}
+			}()
+			answers[i] = f.askOne(ctx, r, b, target, header, body, s)
+			if answers[i].cancelled {
+				return
+			}
+			f.pool.RecordTraffic(b, answers[i].outcome)
+		})
+	}
+	wg.Wait()
+	return answers
+}
+
+// backendTarget returns the part of the client's URL that is appended to
+// every backend's URL: the path after Path as the client escaped it,
+// and the query. A path that is not Path or under Path + "/" as sent
+// (Path with an escaped slash or letter) is refused, and so is one
+// with a ".." segment: resolved by the backend, or anything in front of
+// it, it would leave the backend URL's base path. The segments are checked
+// decoded, so %2e%2e and a%2F..%2Fb are refused too, and split at
+// backslashes as well as slashes, which some servers take for one. Empty
+// segments (a//b) are forwarded as they are: they cannot leave the base
+// path, and collapsing them would change what a backend that tells them
+// apart is asked.
+func backendTarget(u *url.URL) (string, error) {
+	escaped := u.EscapedPath()
+	target, ok := strings.CutPrefix(escaped, Path)
+	if !ok || (target != "" && target[0] != '/') {
+		return "", fmt.Errorf("fan-out path %q is neither %s nor under %s/", escaped, Path, Path)
+	}
+	isSeparator := func(r rune) bool { return r == '/' || r == '\\' }
+	for _, segment := range strings.FieldsFunc(u.Path, isSeparator) {
+		if segment == ".." {
+			return "", fmt.Errorf("fan-out path %q has a \"..\" segment, which would leave the backends' base path", escaped)
+		}
+	}
+	if u.RawQuery != "" {
+		target += "?" + u.RawQuery
+	}
+	return target, nil
+}
+
+// observe counts a finished round and remembers it for /healthz. A round
+// the client abandoned counts as a request but neither partial nor failed:
+// the backends had no chance to finish.
+func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned bool) {
+	if m := f.metrics; m != nil {
+		m.Requests.Inc()
+		m.Duration.Observe(f.now().Sub(start).Seconds())
+		if !abandoned && contributed < configured {
+			m.Partial.Inc()
+		}
+		if !abandoned && contributed == 0 {
+			m.Failed.Inc()
+		}
+	}
+	if !abandoned {
+		f.lastRound.Store(&RoundSummary{
+			Time:        start,
+			Contributed: contributed,
+			Configured:  configured,
+			Partial:     contributed < configured,
+		})
+	}
+}

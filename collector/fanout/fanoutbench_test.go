@@ -1,0 +1,187 @@
+package fanout
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
+
+	"github.com/probegate/probegate/collector/discovery"
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
+)
+
+// benchBody is what every bench backend answers: a small JSON array,
+// the shape of a typical query result page.
+const benchBody = `[{"id":1,"name":"alpha","value":0.5},{"id":2,"name":"beta","value":1.5}]`
+
+// benchHAProxy starts one HAProxy process serving n loopback
+// backends that answer benchBody to any request, and returns their
+// URLs. HAProxy keeps the backends' cost out of this process, so the
+// allocations and CPU measured here are probegate's alone.
+func benchHAProxy(b *testing.B, n int) []string {
+	b.Helper()
+	haproxy, err := exec.LookPath("haproxy")
+	if err != nil {
+		b.Fatal("haproxy is not installed: run `make deps` (benchmarks never skip a missing tool)")
+	}
+	cfg := "global\n  maxconn 4096\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n"
+	urls := make([]string, n)
+	for i := range n {
+		// A port the kernel just handed out and took back is free for
+		// HAProxy to bind a moment later.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		urls[i] = "http://" + addr
+		cfg += fmt.Sprintf("frontend backend%d\n  bind %s\n  http-request return status 200 content-type application/json string '%s'\n", i, addr, benchBody)
+	}
+	path := filepath.Join(b.TempDir(), "haproxy.cfg")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(haproxy, "-db", "-f", path)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start haproxy: %v", err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for _, u := range urls {
+		for {
+			conn, err := net.DialTimeout("tcp", u[len("http://"):], time.Second)
+			if err == nil {
+				conn.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("haproxy does not listen on %s: %v", u, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return urls
+}
+
+// benchFanout is a Fanout over the given backend URLs with the default
+// fan-out settings and passive health on, so that the recording of every
+// outcome is part of the measured cost.
+func benchFanout(b *testing.B, urls []string) *Fanout {
+	b.Helper()
+	cfg := testConfig(urlBackends(urls...)...)
+	cfg.PassiveHealth = config.PassiveHealth{Enabled: true, Window: model.Duration(30 * time.Second), MaxFailures: 5, MinRequests: 10, MaxEjectedPercent: 50}
+	p := pool.New(log.NewNopLogger(), time.Now)
+	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		for _, backend := range p.Backends() {
+			backend.Client.CloseIdleConnections()
+		}
+	})
+	fanout := config.Fanout{Timeout: model.Duration(30 * time.Second), Merge: "json_array", MaxRequestBytes: 1 << 20, MaxResponseBytes: 64 << 20}
+	return New(p, fanout, NewMetrics(prometheus.NewRegistry()), log.NewNopLogger(), time.Now)
+}
+
+// benchPercentile is the p-quantile of durations, in microseconds.
+func benchPercentile(d []time.Duration, p float64) float64 {
+	slices.Sort(d)
+	return float64(d[int(float64(len(d)-1)*p)].Nanoseconds()) / 1e3
+}
+
+// BenchmarkFanoutAddedLatency measures what a fan-out to 3 loopback
+// backends adds over one direct request to one of them (budget: 300 µs at
+// p50). Each iteration sends one direct request and one fan-out request
+// through probegate's real HTTP listener, interleaved, so that both see the
+// same machine; added-p50-us is the difference of their medians.
+func BenchmarkFanoutAddedLatency(b *testing.B) {
+	urls := benchHAProxy(b, 3)
+	front := httptest.NewServer(benchFanout(b, urls))
+	b.Cleanup(front.Close)
+	transport := &http.Transport{MaxIdleConnsPerHost: 4}
+	b.Cleanup(transport.CloseIdleConnections)
+	client := &http.Client{Transport: transport}
+	get := func(url, wantBackends string) time.Duration {
+		start := time.Now()
+		resp, err := client.Get(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		elapsed := time.Since(start)
+		if err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("X-Backends") != wantBackends {
+			b.Fatalf("GET %s: status %d, X-Backends %q, %v", url, resp.StatusCode, resp.Header.Get("X-Backends"), err)
+		}
+		return elapsed
+	}
+	direct, fanned := urls[0]+"/query?q=1", front.URL+"/fanout/query?q=1"
+	for range 200 {
+		get(direct, "")
+		get(fanned, "3/3")
+	}
+	directs := make([]time.Duration, 0, 1<<14)
+	fanouts := make([]time.Duration, 0, 1<<14)
+	b.ResetTimer()
+	for b.Loop() {
+		directs = append(directs, get(direct, ""))
+		fanouts = append(fanouts, get(fanned, "3/3"))
+	}
+	b.StopTimer()
+	directP50, fanoutP50 := benchPercentile(directs, 0.5), benchPercentile(fanouts, 0.5)
+	b.ReportMetric(directP50, "direct-p50-us")
+	b.ReportMetric(fanoutP50, "fanout-p50-us")
+	b.ReportMetric(fanoutP50-directP50, "added-p50-us")
+	b.Logf("%d rounds: direct p50 %.0f µs p99 %.0f µs; fan-out to 3 p50 %.0f µs p99 %.0f µs; added p50 %.0f µs (budget 300)",
+		len(directs), directP50, benchPercentile(directs, 0.99), fanoutP50, benchPercentile(fanouts, 0.99), fanoutP50-directP50)
+}
+
+// benchResponse is a ResponseWriter that keeps the status and throws
+// the body away.
+type benchResponse struct {
+	header http.Header
+	status int
+}
+
+func (r *benchResponse) Header() http.Header         { return r.header }
+func (r *benchResponse) Write(p []byte) (int, error) { return len(p), nil }
+func (r *benchResponse) WriteHeader(status int)      { r.status = status }
+
+// BenchmarkFanoutHandler measures one fan-out round to 3 loopback backends
+// inside probegate: the handler, the three backend requests over
+// keep-alive connections, the merge and the passive-health records. Its
+// allocs/op are the allocations per fan-out request (the backends are
+// HAProxy, another process).
+func BenchmarkFanoutHandler(b *testing.B) {
+	f := benchFanout(b, benchHAProxy(b, 3))
+	req := httptest.NewRequest(http.MethodGet, "/fanout/query?q=1", nil)
+	req.RemoteAddr = "127.0.0.1:40000"
+	w := &benchResponse{header: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.header)
+		f.ServeHTTP(w, req)
+		if w.status != http.StatusOK || w.header.Get("X-Backends") != "3/3" {
+			b.Fatalf("status %d, X-Backends %q", w.status, w.header.Get("X-Backends"))
+		}
+	}
+}

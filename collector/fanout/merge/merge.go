@@ -1,0 +1,58 @@
+// Package merge joins the answers of the backends that contributed to a
+// fan-out round into one. A merge format is one Merger, in a file of its
+// own; fanout.merge names one, and configuration validation accepts
+// exactly the names Names lists.
+//
+// Merging is pure: a Merger validates one backend's body at a time, as soon
+// as that backend answered, and splices the raw bytes of the valid ones
+// without decoding a single element.
+package merge
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Merger is one merge format.
+type Merger interface {
+	// Name is the fanout.merge value that selects the format.
+	Name() string
+	// ContentType is the Content-Type of a merged response.
+	ContentType() string
+	// Validate checks that body is one backend's answer in this format.
+	// A body that passes may be given to Merge.
+	Validate(body []byte) error
+	// Merge joins bodies that passed Validate, in the order given.
+	Merge(bodies [][]byte) []byte
+}
+
+// Default is the name of the format used when fanout.merge is not set.
+const Default = "json_array"
+
+// all lists every merge format, the default first.
+func all() []Merger {
+	return []Merger{JSONArray{}, NDJSON{}}
+}
+
+// Names lists the names of every merge format.
+func Names() []string {
+	var names []string
+	for _, m := range all() {
+		names = append(names, m.Name())
+	}
+	return names
+}
+
+// Lookup returns the merge format of that name. The empty string is the
+// default, so a configuration built in code needs no merge key.
+func Lookup(name string) (Merger, error) {
+	if name == "" {
+		name = Default
+	}
+	for _, m := range all() {
+		if m.Name() == name {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown fanout merge %q: valid are %s", name, strings.Join(Names(), ", "))
+}

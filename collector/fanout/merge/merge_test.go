@@ -1,0 +1,155 @@
+package merge
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func mergeTestBodies(bodies ...string) [][]byte {
+	out := make([][]byte, len(bodies))
+	for i, b := range bodies {
+		out[i] = []byte(b)
+	}
+	return out
+}
+
+func TestLookup(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Merger
+	}{{"", JSONArray{}}, {"json_array", JSONArray{}}, {"ndjson", NDJSON{}}} {
+		got, err := Lookup(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("Lookup(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+	_, err := Lookup("csv")
+	if err == nil || !strings.Contains(err.Error(), `"csv"`) || !strings.Contains(err.Error(), "json_array, ndjson") {
+		t.Errorf("Lookup(csv) error = %v; want one naming the value and the valid ones", err)
+	}
+	if (JSONArray{}).ContentType() != "application/json" || (NDJSON{}).ContentType() != "application/x-ndjson" {
+		t.Errorf("content types %q, %q", (JSONArray{}).ContentType(), (NDJSON{}).ContentType())
+	}
+}
+
+// TestNamesAreLookedUp checks that every listed name, which configuration
+// validation accepts, selects the merger that carries it.
+func TestNamesAreLookedUp(t *testing.T) {
+	for _, name := range Names() {
+		m, err := Lookup(name)
+		if err != nil || m.Name() != name {
+			t.Errorf("Lookup(%q) = %v, %v", name, m, err)
+		}
+	}
+	if Names()[0] != Default {
+		t.Errorf("Names() = %v; want the default %q first", Names(), Default)
+	}
+}
+
+func TestMergeJSONArrayValidate(t *testing.T) {
+	for _, c := range []struct {
+		body  string
+		valid bool
+	}{
+		{`[]`, true},
+		{` [1, 2] `, true},
+		{"\n[{\"a\":[1,2]},\"x\"]\r\n", true},
+		{`{"a":1}`, false},
+		{`"[1]"`, false},
+		{`1`, false},
+		{``, false},
+		{`[1,2`, false},
+		{`[1] [2]`, false},
+		{`[1],`, false},
+		{`<html>oops</html>`, false},
+	} {
+		err := (JSONArray{}).Validate([]byte(c.body))
+		if (err == nil) != c.valid {
+			t.Errorf("Validate(%q) = %v; want valid %v", c.body, err, c.valid)
+		}
+	}
+}
+
+func TestMergeJSONArrayConcatenatesInOrder(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		bodies []string
+		want   string
+	}{
+		{"none", nil, `[]`},
+		{"all empty", []string{`[]`, ` [ ] `}, `[]`},
+		{"order kept", []string{`[1,2]`, `["b"]`, `[{"c":[3]}]`}, `[1,2,"b",{"c":[3]}]`},
+		{"empty in the middle", []string{`[1]`, `[]`, `[2]`}, `[1,2]`},
+		{"whitespace around", []string{"\n [ 1 , 2 ]\n", "\t[3]"}, `[1 , 2,3]`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := string((JSONArray{}).Merge(mergeTestBodies(c.bodies...)))
+			if got != c.want {
+				t.Errorf("Merge = %s; want %s", got, c.want)
+			}
+			if !json.Valid([]byte(got)) {
+				t.Errorf("merged %s is not valid JSON", got)
+			}
+		})
+	}
+}
+
+func TestMergeNDJSON(t *testing.T) {
+	for _, c := range []struct {
+		body  string
+		valid bool
+	}{
+		{``, true},
+		{"{\"a\":1}\n{\"b\":2}\n", true},
+		{"{\"a\":1}\r\n\r\n[1]", true},
+		{"{\"a\":1} {\"b\":2}\n", false},
+		{"{\"a\":1}\nnot json\n", false},
+		{"[1,\n2]\n", false},
+	} {
+		err := (NDJSON{}).Validate([]byte(c.body))
+		if (err == nil) != c.valid {
+			t.Errorf("Validate(%q) = %v; want valid %v", c.body, err, c.valid)
+		}
+	}
+	got := string((NDJSON{}).Merge(mergeTestBodies("{\"a\":1}\n{\"b\":2}\n", "", "[3]", "\r\n\"x\"\r\n\n")))
+	if want := "{\"a\":1}\n{\"b\":2}\n[3]\n\"x\"\n"; got != want {
+		t.Errorf("Merge = %q; want %q", got, want)
+	}
+}
+
+// FuzzMergeJSONArray checks that splicing valid arrays without decoding
+// them yields one valid array holding every element, in order.
+func FuzzMergeJSONArray(f *testing.F) {
+	f.Add(`[1,2]`, `[]`, `["a",{"b":[null]}]`)
+	f.Add(" [ ] ", "\n[true]\n", `[[],[[]]]`)
+	f.Add(`{"x":1}`, `[1]`, `nope`)
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		var valid [][]byte
+		var want []json.RawMessage
+		for _, body := range []string{a, b, c} {
+			if (JSONArray{}).Validate([]byte(body)) != nil {
+				continue
+			}
+			var elements []json.RawMessage
+			if err := json.Unmarshal([]byte(body), &elements); err != nil {
+				t.Fatalf("Validate accepted %q, which is not an array: %v", body, err)
+			}
+			valid = append(valid, []byte(body))
+			want = append(want, elements...)
+		}
+		merged := (JSONArray{}).Merge(valid)
+		var got []json.RawMessage
+		if err := json.Unmarshal(merged, &got); err != nil {
+			t.Fatalf("merged %q is not an array: %v", merged, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("merged %d elements, want %d: %s", len(got), len(want), merged)
+		}
+		for i := range got {
+			if string(got[i]) != string(want[i]) {
+				t.Fatalf("element %d = %s, want %s", i, got[i], want[i])
+			}
+		}
+	})
+}

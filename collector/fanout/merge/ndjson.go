@@ -1,0 +1,50 @@
+package merge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// NDJSON expects newline-delimited JSON and concatenates the lines.
+type NDJSON struct{}
+
+// Name implements Merger.
+func (NDJSON) Name() string { return "ndjson" }
+
+// ContentType implements Merger.
+func (NDJSON) ContentType() string { return "application/x-ndjson" }
+
+// Validate implements Merger: every non-blank line is a JSON value.
+func (NDJSON) Validate(body []byte) error {
+	for n := 1; len(body) > 0; n++ {
+		var line []byte
+		line, body = nextLine(body)
+		if len(line) > 0 && !json.Valid(line) {
+			return fmt.Errorf("line %d is not a JSON value", n)
+		}
+	}
+	return nil
+}
+
+// Merge implements Merger: every non-blank line, each ending in a newline.
+func (NDJSON) Merge(bodies [][]byte) []byte {
+	out := make([]byte, 0, mergedSize(bodies))
+	for _, body := range bodies {
+		for len(body) > 0 {
+			var line []byte
+			line, body = nextLine(body)
+			if len(line) > 0 {
+				out = append(append(out, line...), '\n')
+			}
+		}
+	}
+	return out
+}
+
+// nextLine splits off the first line of body, without its line ending and
+// surrounding whitespace, and returns it with the rest.
+func nextLine(body []byte) (line, rest []byte) {
+	line, rest, _ = bytes.Cut(body, []byte{'\n'})
+	return bytes.TrimSpace(line), rest
+}

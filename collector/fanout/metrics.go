@@ -1,0 +1,47 @@
+package fanout
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// durationBuckets span a loopback round trip up to the default fan-out
+// timeout of 30s and beyond.
+var durationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+// Metrics is the fan-out's instrumentation, observed as rounds finish.
+// Per-backend errors are counted by the pool and exported with the other
+// backend series. A nil *Metrics observes nothing.
+type Metrics struct {
+	// Requests counts fan-out rounds.
+	Requests prometheus.Counter
+	// Partial counts rounds where fewer backends contributed than were
+	// configured.
+	Partial prometheus.Counter
+	// Failed counts rounds where no backend contributed.
+	Failed prometheus.Counter
+	// Duration is the duration of a whole round.
+	Duration prometheus.Histogram
+}
+
+// NewMetrics creates the fan-out's metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Requests: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "probegate_fanout_requests_total",
+			Help: "Fan-out requests served.",
+		}),
+		Partial: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "probegate_fanout_partial_total",
+			Help: "Fan-out requests to which fewer backends contributed than are configured.",
+		}),
+		Failed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "probegate_fanout_failed_total",
+			Help: "Fan-out requests to which no backend contributed.",
+		}),
+		Duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "probegate_fanout_duration_seconds",
+			Help:    "Duration of fan-out requests, from receipt to the merged response.",
+			Buckets: durationBuckets,
+		}),
+	}
+	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration)
+	return m
+}

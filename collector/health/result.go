@@ -1,0 +1,106 @@
+package health
+
+import "time"
+
+// Class is the one class a probe result has (docs/design.md, "Probe classes").
+type Class uint8
+
+// The classes of a probe result.
+const (
+	// ClassOK is HTTP 200-399.
+	ClassOK Class = iota
+	// ClassRefused is HTTP 400-499 except 429, and 501: evidence about the
+	// probe path, not about the backend.
+	ClassRefused
+	// ClassFailed is 429, 5xx except 501, a timeout or a transport error.
+	ClassFailed
+	// NumClasses is the number of classes, for arrays indexed by Class.
+	NumClasses
+)
+
+var classNames = [NumClasses]string{"ok", "refused", "failed"}
+
+func (c Class) String() string { return classNames[c] }
+
+// Classes lists every class in a stable order, for label pre-initialisation.
+func Classes() []Class { return []Class{ClassOK, ClassRefused, ClassFailed} }
+
+// Reason says why a failed result failed. ReasonNone for ok and refused results.
+type Reason uint8
+
+// The reasons of a failed result.
+const (
+	ReasonNone Reason = iota
+	ReasonHTTP5xx
+	ReasonHTTP429
+	ReasonTimeout
+	ReasonTransport
+	// NumReasons is the number of reasons, for arrays indexed by Reason.
+	NumReasons
+)
+
+var reasonNames = [NumReasons]string{"", "http_5xx", "http_429", "timeout", "transport"}
+
+func (r Reason) String() string { return reasonNames[r] }
+
+// FailureReasons lists the reasons a failed result can have, in a stable
+// order, so every probegate_probe_failures_total series can exist at 0.
+func FailureReasons() []Reason {
+	return []Reason{ReasonTimeout, ReasonTransport, ReasonHTTP5xx, ReasonHTTP429}
+}
+
+// Result is the outcome of one probe.
+type Result struct {
+	Class  Class
+	Reason Reason
+	// StatusCode is the HTTP status, 0 when the probe got no HTTP answer.
+	StatusCode int
+	// Time is when the probe started; Duration how long it took.
+	Time     time.Time
+	Duration time.Duration
+	// Err describes a timeout or transport error; empty otherwise.
+	Err string
+}
+
+// Answered reports whether the result carries an HTTP status. Timeouts and
+// transport errors are unanswered.
+func (r Result) Answered() bool { return r.StatusCode != 0 }
+
+// ClassifyStatus maps an HTTP status code to its class and reason.
+func ClassifyStatus(code int) (Class, Reason) {
+	switch {
+	case code >= 200 && code <= 399:
+		return ClassOK, ReasonNone
+	case code == 429:
+		return ClassFailed, ReasonHTTP429
+	case code == 501:
+		return ClassRefused, ReasonNone
+	case code >= 400 && code <= 499:
+		return ClassRefused, ReasonNone
+	case code >= 500 && code <= 599:
+		return ClassFailed, ReasonHTTP5xx
+	default:
+		// 1xx never reaches us as a final answer and anything else is not
+		// HTTP: treat it as a malformed response.
+		return ClassFailed, ReasonTransport
+	}
+}
+
+// StatusResult is the result of a probe answered with an HTTP status code.
+func StatusResult(code int) Result {
+	class, reason := ClassifyStatus(code)
+	if reason == ReasonTransport {
+		return Result{Class: class, Reason: reason, Err: "invalid HTTP status"}
+	}
+	return Result{Class: class, Reason: reason, StatusCode: code}
+}
+
+// TimeoutResult is the result of a probe that ran out of time.
+func TimeoutResult(err string) Result {
+	return Result{Class: ClassFailed, Reason: ReasonTimeout, Err: err}
+}
+
+// TransportResult is the result of a probe that failed below HTTP.
+func TransportResult(err string) Result {
+	return Result{Class: ClassFailed, Reason: ReasonTransport, Err: err}
+}

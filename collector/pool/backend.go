@@ -1,0 +1,150 @@
+package pool
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/config"
+)
+
+// Backend is one configured backend and its live health. Its identity
+// (name, url, probe settings) is fixed; everything that changes is guarded
+// by mu and read through Snapshot.
+type Backend struct {
+	Name string
+	// URL is the base URL without a trailing slash.
+	URL   string
+	Probe config.HealthProbe
+	// Client sends probes and fan-out requests; it never follows redirects.
+	// Backends with the same client configuration share it.
+	Client *http.Client
+
+	clientConfig config.HTTPClientConfig
+	logger       log.Logger
+
+	mu          sync.Mutex
+	health      health.Health
+	last        health.Result
+	probed      bool
+	probes      uint64
+	failures    [health.NumReasons]uint64
+	refusals    uint64
+	transitions [health.NumStates]uint64
+	traffic     trafficStats
+}
+
+// BackendSnapshot is a consistent copy of a backend at one moment.
+type BackendSnapshot struct {
+	Name         string
+	URL          string
+	ProbePath    string
+	ProbeEnabled bool
+	Health       health.Health
+	// LastProbe is nil until the first probe finished.
+	LastProbe   *health.Result
+	Probes      uint64
+	Failures    [health.NumReasons]uint64
+	Refusals    uint64
+	Transitions [health.NumStates]uint64
+	Traffic     TrafficSnapshot
+}
+
+func (b *Backend) thresholds() health.Thresholds {
+	return health.Thresholds{Failures: b.Probe.Failures, Successes: b.Probe.Successes}
+}
+
+// Health is the backend's current state machine value.
+func (b *Backend) Health() health.Health {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.health
+}
+
+// Record feeds a probe result through the state machine, counts it and logs
+// the state change it causes, if any.
+func (b *Backend) Record(r health.Result) {
+	b.mu.Lock()
+	from := b.health.State
+	b.health = b.health.Step(r, b.thresholds())
+	to := b.health.State
+	b.last = r
+	b.probed = true
+	b.probes++
+	switch r.Class {
+	case health.ClassFailed:
+		b.failures[r.Reason]++
+	case health.ClassRefused:
+		b.refusals++
+	}
+	if to != from {
+		b.transitions[to]++
+	}
+	b.mu.Unlock()
+	if to != from {
+		b.logTransition(from, to, r)
+	}
+}
+
+// logTransition logs one state change. It is called once per change, never
+// per probe.
+func (b *Backend) logTransition(from, to health.State, r health.Result) {
+	keyvals := []any{
+		"backend", b.Name, "url", b.URL, "probe_path", b.Probe.Path,
+		"from", from, "to", to, "class", r.Class, "status", r.StatusCode,
+	}
+	if r.Reason != health.ReasonNone {
+		keyvals = append(keyvals, "reason", r.Reason)
+	}
+	if r.Err != "" {
+		keyvals = append(keyvals, "err", r.Err)
+	}
+	switch to {
+	case health.StateProbeUnsupported:
+		level.Warn(b.logger).Log(append([]any{"msg", "Probe path is refused; the backend stays in service unverified"}, keyvals...)...)
+	case health.StateUnhealthy:
+		level.Warn(b.logger).Log(append([]any{"msg", "Backend taken out of service"}, keyvals...)...)
+	default:
+		level.Info(b.logger).Log(append([]any{"msg", "Backend state changed"}, keyvals...)...)
+	}
+}
+
+// Snapshot copies the backend's state.
+func (b *Backend) Snapshot() BackendSnapshot {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := BackendSnapshot{
+		Name:         b.Name,
+		URL:          b.URL,
+		ProbePath:    b.Probe.Path,
+		ProbeEnabled: b.Probe.Enabled,
+		Health:       b.health,
+		Probes:       b.probes,
+		Failures:     b.failures,
+		Refusals:     b.refusals,
+		Transitions:  b.transitions,
+		Traffic:      b.traffic.snapshot(),
+	}
+	if b.probed {
+		last := b.last
+		s.LastProbe = &last
+	}
+	return s
+}
+
+// SameIdentity reports whether a reload may keep this backend's state:
+// its url and probe settings are unchanged.
+func (b *Backend) SameIdentity(o *Backend) bool {
+	return b.Name == o.Name && b.URL == o.URL && b.Probe == o.Probe
+}
+
+// inheritLocked copies the live state of a backend whose client settings
+// changed but whose identity did not. The caller holds prev.mu.
+func (b *Backend) inheritLocked(prev *Backend) {
+	b.health, b.last, b.probed = prev.health, prev.last, prev.probed
+	b.probes, b.failures, b.refusals = prev.probes, prev.failures, prev.refusals
+	b.transitions, b.traffic = prev.transitions, prev.traffic
+}

@@ -1,0 +1,38 @@
+package pool
+
+import "github.com/probegate/probegate/config"
+
+// Budget is the readiness budget of the pool, in the arithmetic of a
+// Kubernetes PodDisruptionBudget.
+type Budget struct {
+	// Expected is the number of configured backends.
+	Expected int `json:"expected"`
+	// CurrentHealthy is the number in service, not counting fail-open.
+	CurrentHealthy int `json:"current_healthy"`
+	// DesiredHealthy is how many must be in service for the budget to hold.
+	DesiredHealthy int `json:"desired_healthy"`
+	// DisruptionsAllowed is how many more may leave service.
+	DisruptionsAllowed int `json:"disruptions_allowed"`
+}
+
+// Holds reports whether enough backends are in service.
+func (b Budget) Holds() bool { return b.CurrentHealthy >= b.DesiredHealthy }
+
+// ComputeBudget applies the readiness settings to a pool of expected
+// backends of which currentHealthy are in service. With neither key set it
+// is min_available 1.
+func ComputeBudget(r config.Readiness, expected, currentHealthy int) Budget {
+	desired := 1
+	switch {
+	case r.MinAvailable != nil:
+		desired = r.MinAvailable.Of(expected)
+	case r.MaxUnavailable != nil:
+		desired = max(0, expected-r.MaxUnavailable.Of(expected))
+	}
+	return Budget{
+		Expected:           expected,
+		CurrentHealthy:     currentHealthy,
+		DesiredHealthy:     desired,
+		DisruptionsAllowed: max(0, currentHealthy-desired),
+	}
+}

@@ -1,0 +1,138 @@
+package pool
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/config"
+)
+
+// This file holds passive health's side of the pool: counting what real
+// traffic did to a backend, ejecting a backend that fails it, and
+// readmitting, when the window has elapsed, one that probes cannot bring
+// back.
+
+// RecordTraffic counts the outcome of one fan-out request to b and, with
+// passive health on, ejects b when its window calls for it and the pool can
+// spare it (max_ejected_percent). It does not allocate unless it ejects.
+func (p *Pool) RecordTraffic(b *Backend, o Outcome) {
+	p.mu.RLock()
+	passive := p.settings.Passive
+	p.mu.RUnlock()
+	if b.recordTraffic(o, p.now(), passive) {
+		p.eject(b, passive)
+	}
+}
+
+// eject ejects a backend whose window calls for it, unless that would put
+// more than max_ejected_percent of the pool out, and logs the ejection.
+func (p *Pool) eject(b *Backend, passive config.PassiveHealth) {
+	p.ejectMu.Lock()
+	defer p.ejectMu.Unlock()
+	ejected, configured, member := p.ejectedCount(b)
+	if !member || !ejectionAllowed(ejected, configured, passive.MaxEjectedPercent) {
+		return
+	}
+	now := p.now()
+	window := time.Duration(passive.Window)
+	counts, before, ok := b.ejectPassively(now, window)
+	if !ok {
+		return
+	}
+	readmission := "probes"
+	if !b.readmittedByProbes(before) {
+		readmission = "window"
+		due := now.Add(window).UnixNano()
+		if current := p.readmitDue.Load(); current == 0 || due < current {
+			p.readmitDue.Store(due)
+			p.wakeReadmission()
+		}
+	}
+	level.Warn(p.logger).Log("msg", "Backend ejected by passive health", "backend", b.Name, "url", b.URL,
+		"from", before.State, "to", health.StateUnhealthy, "failures", counts.Failures, "requests", counts.Requests(),
+		"window", window, "readmission", readmission)
+}
+
+// ejectedCount counts the passively ejected backends of the pool and its
+// size, and reports whether b is still one of its backends (a reload may
+// have replaced it).
+func (p *Pool) ejectedCount(b *Backend) (ejected, configured int, member bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, o := range p.backends {
+		if o == b {
+			member = true
+		}
+		if o.Health().Ejected {
+			ejected++
+		}
+	}
+	return ejected, len(p.backends), member
+}
+
+// Run readmits the passively ejected backends that probes cannot readmit
+// as soon as their window has elapsed, also when no fan-out round comes to
+// notice it, until ctx is done. It sleeps until the earliest readmission is
+// due; an ejection that schedules an earlier one, or a reload that changes
+// the window, wakes it.
+func (p *Pool) Run(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		var elapsed <-chan time.Time
+		if due := p.readmitDue.Load(); due != 0 {
+			// A due time already past fires at once.
+			timer.Reset(time.Duration(due - p.now().UnixNano()))
+			elapsed = timer.C
+		} else {
+			timer.Stop()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.readmitWake:
+		case <-elapsed:
+			p.readmitElapsed(p.now())
+		}
+	}
+}
+
+// wakeReadmission tells Run that readmitDue moved earlier. It never
+// blocks: a signal already pending wakes Run just as well.
+func (p *Pool) wakeReadmission() {
+	select {
+	case p.readmitWake <- struct{}{}:
+	default:
+	}
+}
+
+// readmitElapsed readmits the ejected backends that probes cannot readmit
+// (not probed, or never verified) once their window has elapsed, and sets
+// readmitDue to the next one due. Until the earliest is due it costs one
+// atomic load, so every selection runs it too.
+func (p *Pool) readmitElapsed(now time.Time) {
+	if due := p.readmitDue.Load(); due == 0 || now.UnixNano() < due {
+		return
+	}
+	p.ejectMu.Lock()
+	defer p.ejectMu.Unlock()
+	p.mu.RLock()
+	window := time.Duration(p.settings.Passive.Window)
+	backends := p.backends
+	p.mu.RUnlock()
+	var next int64
+	for _, b := range backends {
+		readmitted, to, due := b.readmitElapsed(now, window)
+		switch {
+		case readmitted:
+			level.Info(p.logger).Log("msg", "Backend readmitted by passive health: the window elapsed and no probe can show recovery",
+				"backend", b.Name, "url", b.URL, "from", health.StateUnhealthy, "to", to, "window", window)
+		case !due.IsZero() && (next == 0 || due.UnixNano() < next):
+			next = due.UnixNano()
+		}
+	}
+	p.readmitDue.Store(next)
+}

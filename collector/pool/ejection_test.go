@@ -1,0 +1,249 @@
+package pool
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-kit/log"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/config"
+)
+
+// ejectionTestWindow is the passive-health window of the ejection tests.
+const ejectionTestWindow = 10 * time.Second
+
+// ejectionTestSettings eject a backend at 3 failures in 10s, at most half
+// the pool.
+func ejectionTestSettings() Settings {
+	return Settings{Passive: config.PassiveHealth{
+		Enabled: true, Window: model.Duration(ejectionTestWindow), MaxFailures: 3, MaxEjectedPercent: 50,
+	}}
+}
+
+// testClock is a clock the test moves by hand.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// unprobedTargets are targets with probes off: only the elapsed window
+// readmits them after an ejection.
+func unprobedTargets(n int) []Target {
+	targets := poolTestTargets(n)
+	for i := range targets {
+		targets[i].Probe.Enabled = false
+	}
+	return targets
+}
+
+func newClockedPool(t *testing.T, logger log.Logger, targets []Target, s Settings) (*Pool, *testClock) {
+	t.Helper()
+	clock := &testClock{now: passiveTestEpoch}
+	if logger == nil {
+		logger = log.NewNopLogger()
+	}
+	p := New(logger, clock.Now)
+	if err := p.Apply(targets, s); err != nil {
+		t.Fatal(err)
+	}
+	return p, clock
+}
+
+var failedOutcome = Outcome{Erred: true, Reason: FanoutHTTP5xx, Failed: true}
+
+// failTraffic records n failed fan-out requests to b.
+func failTraffic(p *Pool, b *Backend, n int) {
+	for range n {
+		p.RecordTraffic(b, failedOutcome)
+	}
+}
+
+func selectedNames(p *Pool) string {
+	selected, _, _ := p.Select()
+	return fmt.Sprint(names(selected))
+}
+
+// TestRecordTrafficEjectsUpToMaxEjectedPercent: failing traffic ejects a
+// backend at max_failures, never more than max_ejected_percent of the pool,
+// and Select readmits the unprobed ones exactly when the window elapsed.
+func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
+	var buf bytes.Buffer
+	p, clock := newClockedPool(t, log.NewLogfmtLogger(&buf), unprobedTargets(4), ejectionTestSettings())
+	bs := p.Backends()
+
+	failTraffic(p, bs[0], 2)
+	p.RecordTraffic(bs[0], Outcome{}) // a success does not eject
+	if got := selectedNames(p); got != "[b0 b1 b2 b3]" {
+		t.Fatalf("after 2 failures Select() = %s, want every backend", got)
+	}
+	failTraffic(p, bs[0], 1)
+	if got := selectedNames(p); got != "[b1 b2 b3]" {
+		t.Fatalf("after 3 failures Select() = %s, want b0 ejected", got)
+	}
+	s := bs[0].Snapshot()
+	if !s.Health.Ejected || s.Traffic.Ejections != 1 || s.Traffic.Errors[FanoutHTTP5xx] != 3 || s.Transitions[health.StateUnhealthy] != 1 {
+		t.Errorf("b0 after its ejection: %+v", s)
+	}
+	if !strings.Contains(buf.String(), "Backend ejected by passive health") || !strings.Contains(buf.String(), "readmission=window") {
+		t.Errorf("ejection log:\n%s", buf.String())
+	}
+
+	clock.Add(time.Second)
+	failTraffic(p, bs[1], 3)
+	// b2 fails as much, but a third ejected backend would be 75% of the pool.
+	failTraffic(p, bs[2], 5)
+	if got := selectedNames(p); got != "[b2 b3]" {
+		t.Fatalf("Select() = %s, want b0 and b1 ejected and b2 spared by max_ejected_percent", got)
+	}
+	if s := bs[2].Snapshot(); s.Health.Ejected || s.Traffic.Ejections != 0 || s.Traffic.Errors[FanoutHTTP5xx] != 5 {
+		t.Errorf("b2 spared: %+v", s)
+	}
+
+	clock.Add(ejectionTestWindow - time.Second - time.Nanosecond)
+	if got := selectedNames(p); got != "[b2 b3]" {
+		t.Fatalf("a nanosecond before b0's window elapsed Select() = %s", got)
+	}
+	clock.Add(time.Nanosecond)
+	if got := selectedNames(p); got != "[b0 b2 b3]" {
+		t.Fatalf("when b0's window elapsed Select() = %s, want b0 readmitted", got)
+	}
+	if h := bs[0].Health(); h.Ejected || h.State != health.StateUnknown {
+		t.Errorf("b0 readmitted as %+v, want unknown (never verified)", h)
+	}
+	// b0 comes back to an empty window: one more failure does not eject it.
+	failTraffic(p, bs[0], 1)
+	clock.Add(time.Second)
+	if got := selectedNames(p); got != "[b0 b1 b2 b3]" {
+		t.Fatalf("when b1's window elapsed Select() = %s, want every backend", got)
+	}
+}
+
+// TestPassiveHealthOffOnlyCounts: with passive health off, failing traffic
+// is counted and ejects nothing.
+func TestPassiveHealthOffOnlyCounts(t *testing.T) {
+	s := ejectionTestSettings()
+	s.Passive.Enabled = false
+	p, _ := newClockedPool(t, nil, unprobedTargets(2), s)
+	b := p.Backends()[0]
+	failTraffic(p, b, 10)
+	p.RecordTraffic(b, Outcome{Erred: true, Reason: FanoutInvalidBody})
+	if snap := b.Snapshot(); snap.Health.Ejected || snap.Traffic.Errors[FanoutHTTP5xx] != 10 || snap.Traffic.Errors[FanoutInvalidBody] != 1 {
+		t.Errorf("with passive health off: %+v", snap)
+	}
+}
+
+// TestProbedVerifiedBackendWaitsForProbes: a probed backend whose probe
+// path once told health apart is readmitted by ok probes only, not by the
+// elapsed window.
+func TestProbedVerifiedBackendWaitsForProbes(t *testing.T) {
+	p, clock := newClockedPool(t, nil, poolTestTargets(2), ejectionTestSettings())
+	b := p.Backends()[0]
+	b.Record(health.StatusResult(200))
+	failTraffic(p, b, 3)
+	clock.Add(10 * ejectionTestWindow)
+	if got := selectedNames(p); got != "[b1]" {
+		t.Fatalf("long after the window Select() = %s, want b0 still ejected", got)
+	}
+	feed(b, health.StatusResult(200), testProbe.Successes)
+	if got := selectedNames(p); got != "[b0 b1]" {
+		t.Fatalf("after %d ok probes Select() = %s, want b0 back", testProbe.Successes, got)
+	}
+}
+
+// TestApplyShorterWindowReadmitsSooner: a reload that shortens the window
+// readmits a backend ejected before it once the new window has elapsed,
+// also when its client configuration changed with the reload (the new
+// backend object inherits the ejection).
+func TestApplyShorterWindowReadmitsSooner(t *testing.T) {
+	p, clock := newClockedPool(t, nil, unprobedTargets(2), ejectionTestSettings())
+	failTraffic(p, p.Backends()[0], 3)
+
+	s := ejectionTestSettings()
+	s.Passive.Window = model.Duration(2 * time.Second)
+	targets := unprobedTargets(2)
+	targets[0].ClientConfig.Authorization = &commoncfg.Authorization{Type: "Bearer", Credentials: "changed"}
+	if err := p.Apply(targets, s); err != nil {
+		t.Fatal(err)
+	}
+	if got := selectedNames(p); got != "[b1]" {
+		t.Fatalf("right after the reload Select() = %s, want b0 still ejected", got)
+	}
+	clock.Add(2 * time.Second)
+	if got := selectedNames(p); got != "[b0 b1]" {
+		t.Fatalf("when the new 2s window elapsed Select() = %s, want b0 readmitted", got)
+	}
+}
+
+// TestRecordTrafficOnRemovedBackendEjectsNothing: a fan-out round that
+// finishes after a reload removed its backend counts on the old object but
+// cannot eject it from the pool, nor use up max_ejected_percent.
+func TestRecordTrafficOnRemovedBackendEjectsNothing(t *testing.T) {
+	p, _ := newClockedPool(t, nil, unprobedTargets(3), ejectionTestSettings())
+	removed := p.Backends()[2]
+	if err := p.Apply(unprobedTargets(2), ejectionTestSettings()); err != nil {
+		t.Fatal(err)
+	}
+	failTraffic(p, removed, 3)
+	if removed.Health().Ejected {
+		t.Error("a removed backend was ejected")
+	}
+	failTraffic(p, p.Backends()[0], 3)
+	if got := selectedNames(p); got != "[b1]" {
+		t.Errorf("Select() = %s, want b0 ejected (1 of 2 is 50%%)", got)
+	}
+}
+
+// TestRunReadmitsWithoutSelect: Run readmits an ejected backend when its
+// window elapses, with no fan-out round to notice.
+func TestRunReadmitsWithoutSelect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := New(nil, nil)
+		if err := p.Apply(unprobedTargets(2), ejectionTestSettings()); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		wg.Go(func() { p.Run(ctx) })
+		defer wg.Wait()
+		defer cancel()
+
+		b := p.Backends()[0]
+		time.Sleep(time.Second)
+		failTraffic(p, b, 3)
+		synctest.Wait()
+		if !b.Health().Ejected {
+			t.Fatal("not ejected")
+		}
+		time.Sleep(ejectionTestWindow - time.Nanosecond)
+		synctest.Wait()
+		if !b.Health().Ejected {
+			t.Fatal("readmitted before the window elapsed")
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if b.Health().Ejected {
+			t.Error("Run did not readmit the backend when its window elapsed")
+		}
+	})
+}

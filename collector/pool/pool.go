@@ -1,0 +1,244 @@
+package pool
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-kit/log"
+
+	"github.com/probegate/probegate/collector/httpclient"
+)
+
+// Pool is the set of backends in config order, with the selection,
+// fail-open and readiness-budget rules over them and passive health.
+type Pool struct {
+	logger  log.Logger
+	now     func() time.Time
+	clients *httpclient.Cache
+
+	mu       sync.RWMutex
+	backends []*Backend
+	settings Settings
+
+	// applyMu makes Apply one step at a time, so that two reloads cannot
+	// interleave their reads of the old pool and their writes of the new.
+	applyMu sync.Mutex
+
+	// ejectMu makes counting the ejected backends and ejecting one more a
+	// single step, so that max_ejected_percent holds under concurrent
+	// rounds. It also guards the readmission scan.
+	ejectMu sync.Mutex
+	// readmitDue is the Unix time in nanoseconds at which the earliest
+	// ejected backend that probes cannot readmit is due for readmission, 0
+	// when there is none. Selections before it skip the readmission scan.
+	readmitDue atomic.Int64
+	// readmitWake tells Run that readmitDue moved earlier. It holds one
+	// signal, which is all Run needs: it reloads readmitDue when woken.
+	readmitWake chan struct{}
+}
+
+// Snapshot is a consistent view of the pool for /healthz and /metrics.
+type Snapshot struct {
+	Backends  []BackendSnapshot
+	InService int
+	FailOpen  bool
+	Budget    Budget
+}
+
+// New returns an empty pool. A nil logger logs nothing and a nil now is
+// time.Now.
+func New(logger log.Logger, now func() time.Time) *Pool {
+	if logger == nil {
+		logger = log.NewNopLogger()
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Pool{logger: logger, now: now, clients: httpclient.NewCache(), readmitWake: make(chan struct{}, 1)}
+}
+
+// Apply makes the pool the given targets, in their order, under the given
+// settings. A backend whose name, url and probe settings are unchanged
+// keeps its state (and its object, so in-flight probes still land; a new
+// object that inherits the state when only its client configuration
+// changed); any other backend starts afresh. The connections of hosts no
+// backend uses any more are closed. Nothing changes when an error is
+// returned.
+func (p *Pool) Apply(targets []Target, s Settings) error {
+	p.applyMu.Lock()
+	defer p.applyMu.Unlock()
+	p.mu.RLock()
+	previous := p.backends
+	p.mu.RUnlock()
+	old := make(map[string]*Backend, len(previous))
+	for _, b := range previous {
+		old[b.Name] = b
+	}
+
+	backends := make([]*Backend, 0, len(targets))
+	clients := make([]*http.Client, 0, 1)
+	seen := make(map[string]bool, len(targets))
+	for _, t := range targets {
+		var b *Backend
+		err := fmt.Errorf("two backends are named %q: names identify backends and must be unique", t.Name)
+		if !seen[t.Name] {
+			seen[t.Name] = true
+			b, err = p.buildBackend(t, old[t.Name])
+		}
+		if err != nil {
+			// Drop the clients built for this attempt: the cache holds
+			// the previous backends' clients again.
+			kept := make([]*http.Client, len(previous))
+			for i, b := range previous {
+				kept[i] = b.Client
+			}
+			p.clients.Retain(kept)
+			return fmt.Errorf("backend %q: %w", t.Name, err)
+		}
+		backends = append(backends, b)
+		clients = append(clients, b.Client)
+	}
+
+	p.mu.Lock()
+	p.backends = backends
+	p.settings = s
+	p.mu.Unlock()
+
+	p.clients.Retain(clients)
+	for _, addr := range goneHosts(previous, backends) {
+		p.clients.CloseHost(addr)
+	}
+	// A new window moves the readmission of backends ejected until it
+	// ends: have the readmission scan look at them again now.
+	p.ejectMu.Lock()
+	if p.readmitDue.Load() != 0 {
+		p.readmitDue.Store(1)
+		p.wakeReadmission()
+	}
+	p.ejectMu.Unlock()
+	return nil
+}
+
+func (p *Pool) buildBackend(t Target, previous *Backend) (*Backend, error) {
+	b := &Backend{
+		Name:         t.Name,
+		URL:          strings.TrimRight(t.URL, "/"),
+		Probe:        t.Probe,
+		clientConfig: t.ClientConfig,
+		logger:       p.logger,
+	}
+	if previous != nil && previous.SameIdentity(b) {
+		if reflect.DeepEqual(previous.clientConfig, t.ClientConfig) {
+			return previous, nil
+		}
+		previous.mu.Lock()
+		b.inheritLocked(previous)
+		previous.mu.Unlock()
+	}
+	client, err := p.clients.Client(t.ClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	b.Client = client
+	return b, nil
+}
+
+// goneHosts lists the dial addresses of the previous backends that none of
+// the current ones uses.
+func goneHosts(previous, current []*Backend) []string {
+	inUse := make(map[string]bool, len(current))
+	for _, b := range current {
+		if u, err := url.Parse(b.URL); err == nil {
+			inUse[httpclient.DialAddr(u)] = true
+		}
+	}
+	var gone []string
+	for _, b := range previous {
+		if u, err := url.Parse(b.URL); err == nil {
+			if addr := httpclient.DialAddr(u); !inUse[addr] {
+				inUse[addr] = true // once
+				gone = append(gone, addr)
+			}
+		}
+	}
+	return gone
+}
+
+// Backends returns the backends in config order. The slice is the caller's.
+func (p *Pool) Backends() []*Backend {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return append([]*Backend(nil), p.backends...)
+}
+
+// Len is the number of backends in the pool.
+func (p *Pool) Len() int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.backends)
+}
+
+// Select returns the backends that should receive traffic, in config
+// order, and the number of backends in the pool at that moment. When the
+// in-service share falls below the panic threshold, or nothing is in
+// service, it fails open and returns every backend. Backends whose passive
+// ejection has run its course are readmitted first.
+func (p *Pool) Select() (selected []*Backend, configured int, failOpen bool) {
+	p.readmitElapsed(p.now())
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	selected = make([]*Backend, 0, len(p.backends))
+	for _, b := range p.backends {
+		if b.Health().InService() {
+			selected = append(selected, b)
+		}
+	}
+	if failsOpen(len(selected), len(p.backends), p.settings.PanicThreshold) {
+		return append(selected[:0], p.backends...), len(p.backends), true
+	}
+	return selected, len(p.backends), false
+}
+
+// failsOpen is the fail-open rule: nothing in service, or an in-service
+// share (in percent) below the panic threshold.
+func failsOpen(inService, configured int, panicThreshold float64) bool {
+	if configured == 0 {
+		return false
+	}
+	return inService == 0 || float64(inService)*100 < panicThreshold*float64(configured)
+}
+
+// Budget is the readiness budget of the pool now.
+func (p *Pool) Budget() Budget {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	inService := 0
+	for _, b := range p.backends {
+		if b.Health().InService() {
+			inService++
+		}
+	}
+	return ComputeBudget(p.settings.Readiness, len(p.backends), inService)
+}
+
+// Snapshot copies every backend and the pool-wide numbers at one moment.
+func (p *Pool) Snapshot() Snapshot {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	s := Snapshot{Backends: make([]BackendSnapshot, len(p.backends))}
+	for i, b := range p.backends {
+		s.Backends[i] = b.Snapshot()
+		if s.Backends[i].Health.InService() {
+			s.InService++
+		}
+	}
+	s.FailOpen = failsOpen(s.InService, len(p.backends), p.settings.PanicThreshold)
+	s.Budget = ComputeBudget(p.settings.Readiness, len(p.backends), s.InService)
+	return s
+}

@@ -1,0 +1,176 @@
+package pool
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+	"go.uber.org/goleak"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/config"
+)
+
+// TestMain checks that no test leaks a goroutine: the pool's clients and
+// Run start some.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testProbe is the probe block of the test targets: thresholds 3/2, a 1s
+// interval and timeout, the /healthz path.
+var testProbe = config.HealthProbe{
+	Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
+	Timeout: model.Duration(time.Second), Failures: 3, Successes: 2,
+}
+
+// testTarget is a probed target with the default client configuration.
+func testTarget(name, url string) Target {
+	return Target{Name: name, URL: url, Probe: testProbe, ClientConfig: commoncfg.DefaultHTTPClientConfig}
+}
+
+// testTargets are targets with the given names on loopback ports where
+// nothing listens, 19001 upwards, for tests that feed results by hand.
+func testTargets(names ...string) []Target {
+	targets := make([]Target, len(names))
+	for i, name := range names {
+		targets[i] = testTarget(name, fmt.Sprintf("http://127.0.0.1:%d", 19001+i))
+	}
+	return targets
+}
+
+// poolTestTargets are n targets b0, b1, ….
+func poolTestTargets(n int) []Target {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("b%d", i)
+	}
+	return testTargets(names...)
+}
+
+func newTestPool(t *testing.T, targets []Target, s Settings) *Pool {
+	t.Helper()
+	return newTestPoolLogging(t, log.NewNopLogger(), targets, s)
+}
+
+func newTestPoolLogging(t *testing.T, logger log.Logger, targets []Target, s Settings) *Pool {
+	t.Helper()
+	p := New(logger, nil)
+	if err := p.Apply(targets, s); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// feed records the same result n times on a backend.
+func feed(b *Backend, r health.Result, n int) {
+	for range n {
+		b.Record(r)
+	}
+}
+
+func names(backends []*Backend) []string {
+	out := make([]string, len(backends))
+	for i, b := range backends {
+		out[i] = b.Name
+	}
+	return out
+}
+
+func TestSelectKeepsConfigOrderAndSkipsUnhealthy(t *testing.T) {
+	p := newTestPool(t, poolTestTargets(4), Settings{})
+	bs := p.Backends()
+	feed(bs[1], health.StatusResult(503), 3)
+	feed(bs[2], health.StatusResult(404), 1)
+	selected, configured, failOpen := p.Select()
+	if got, want := fmt.Sprint(names(selected)), "[b0 b2 b3]"; got != want || failOpen || configured != 4 {
+		t.Errorf("Select() = %s of %d failOpen=%v, want %s of 4 and not fail-open", got, configured, failOpen, want)
+	}
+}
+
+func TestFailOpen(t *testing.T) {
+	cases := []struct {
+		name           string
+		configured     int
+		down           int
+		panicThreshold float64
+		wantSelected   int
+		wantFailOpen   bool
+	}{
+		{"none in service selects every backend", 3, 3, 0, 3, true},
+		{"default threshold 0 only when none", 3, 2, 0, 1, false},
+		{"share below the threshold fails open", 4, 3, 50, 4, true},
+		{"share at the threshold does not", 4, 2, 50, 2, false},
+		{"an empty pool is not fail-open", 0, 0, 50, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := newTestPool(t, poolTestTargets(c.configured), Settings{PanicThreshold: c.panicThreshold})
+			for _, b := range p.Backends()[:c.down] {
+				feed(b, health.TransportResult("refused"), 3)
+			}
+			selected, configured, failOpen := p.Select()
+			if len(selected) != c.wantSelected || failOpen != c.wantFailOpen || configured != c.configured {
+				t.Errorf("selected %d of %d failOpen=%v, want %d of %d and %v", len(selected), configured, failOpen, c.wantSelected, c.configured, c.wantFailOpen)
+			}
+			if s := p.Snapshot(); s.FailOpen != c.wantFailOpen || s.InService != c.configured-c.down {
+				t.Errorf("snapshot fail-open %v in service %d, want %v and %d", s.FailOpen, s.InService, c.wantFailOpen, c.configured-c.down)
+			}
+			if b := p.Budget(); b.CurrentHealthy != c.configured-c.down {
+				t.Errorf("budget counts %d healthy, want %d (fail-open does not count)", b.CurrentHealthy, c.configured-c.down)
+			}
+		})
+	}
+}
+
+func TestApplyKeepsUnchangedBackendsAndResetsChangedOnes(t *testing.T) {
+	p := newTestPool(t, poolTestTargets(3), Settings{})
+	for _, b := range p.Backends() {
+		feed(b, health.StatusResult(503), 3)
+	}
+
+	next := poolTestTargets(3)
+	next[1].URL = "http://127.0.0.1:20001"
+	next[2].Probe.Path = "/other"
+	next = append(next, testTarget("new", "http://127.0.0.1:20003"))
+	if err := p.Apply(next, Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]health.State{"b0": health.StateUnhealthy, "b1": health.StateUnknown, "b2": health.StateUnknown, "new": health.StateUnknown}
+	got := map[string]health.State{}
+	for _, b := range p.Snapshot().Backends {
+		got[b.Name] = b.Health.State
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after reload states %v, want %v", got, want)
+	}
+
+	if err := p.Apply(poolTestTargets(1), Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(p.Backends()); fmt.Sprint(got) != "[b0]" {
+		t.Errorf("after removing backends: %v", got)
+	}
+}
+
+func TestApplyWithNewClientSettingsKeepsState(t *testing.T) {
+	p := newTestPool(t, poolTestTargets(1), Settings{})
+	before := p.Backends()[0]
+	feed(before, health.StatusResult(200), 1)
+	next := poolTestTargets(1)
+	next[0].ClientConfig.FollowRedirects = !next[0].ClientConfig.FollowRedirects
+	if err := p.Apply(next, Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	after := p.Backends()[0]
+	s := after.Snapshot()
+	if s.Health.State != health.StateHealthy || s.Probes != 1 {
+		t.Errorf("client settings change lost state: %+v", s)
+	}
+	if after.Client == before.Client {
+		t.Error("client settings changed but the backend kept its old client")
+	}
+}

@@ -1,0 +1,34 @@
+package pool
+
+import (
+	"github.com/probegate/probegate/config"
+)
+
+// Target is one backend as its source describes it: the static list of the
+// configuration file or a service discovery mechanism. It is what the pool
+// is built from; the pool adds the live health.
+type Target struct {
+	// Name identifies the backend in metrics, logs and the API.
+	Name string
+	// URL is the base URL; a trailing slash is ignored.
+	URL string
+	// Probe is the effective health_probe block of this backend.
+	Probe config.HealthProbe
+	// ClientConfig is the effective http_client_config of this backend.
+	ClientConfig config.HTTPClientConfig
+}
+
+// Settings are the pool-wide rules over the backends.
+type Settings struct {
+	// PanicThreshold is the in-service percentage of configured backends
+	// below which every backend is selected (fail-open).
+	PanicThreshold float64
+	Readiness      config.Readiness
+	// Passive is passive health: ejecting backends that fail real traffic.
+	Passive config.PassiveHealth
+}
+
+// SettingsOf are the pool settings of a configuration.
+func SettingsOf(cfg *config.Config) Settings {
+	return Settings{PanicThreshold: cfg.Pool.PanicThreshold, Readiness: cfg.Readiness, Passive: cfg.PassiveHealth}
+}

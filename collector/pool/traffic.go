@@ -1,0 +1,143 @@
+package pool
+
+import (
+	"time"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/config"
+)
+
+// FanoutReason says why a backend did not contribute to a fan-out round.
+type FanoutReason uint8
+
+// The reasons a backend did not contribute to a fan-out round.
+const (
+	FanoutTimeout FanoutReason = iota
+	FanoutTransport
+	FanoutHTTP4xx
+	FanoutHTTP429
+	FanoutHTTP5xx
+	FanoutInvalidBody
+	FanoutTooLarge
+	// FanoutHTTP3xx is a redirect (never followed) or another status that
+	// is neither 2xx nor an error: not the merge format either.
+	FanoutHTTP3xx
+	// NumFanoutReasons is the number of reasons, for arrays indexed by them.
+	NumFanoutReasons
+)
+
+var fanoutReasonNames = [NumFanoutReasons]string{"timeout", "transport", "http_4xx", "http_429", "http_5xx", "invalid_body", "too_large", "http_3xx"}
+
+func (r FanoutReason) String() string { return fanoutReasonNames[r] }
+
+// FanoutReasons lists every reason in a stable order, for pre-initialised series.
+func FanoutReasons() []FanoutReason {
+	rs := make([]FanoutReason, NumFanoutReasons)
+	for i := range rs {
+		rs[i] = FanoutReason(i)
+	}
+	return rs
+}
+
+// trafficStats is what a backend keeps about real fan-out traffic: the
+// errors it caused and the passive-health window. It is guarded by the
+// backend's mutex.
+type trafficStats struct {
+	ejections uint64
+	errors    [NumFanoutReasons]uint64
+	// window holds the recent outcomes passive health judges.
+	window passiveWindow
+	// ejectedAt is when passive health last ejected the backend.
+	ejectedAt time.Time
+}
+
+// TrafficSnapshot is a copy of a backend's traffic stats.
+type TrafficSnapshot struct {
+	// Ejections counts passive-health ejections.
+	Ejections uint64
+	// Errors counts fan-out errors by reason, indexed by FanoutReason.
+	Errors [NumFanoutReasons]uint64
+}
+
+func (t *trafficStats) snapshot() TrafficSnapshot {
+	return TrafficSnapshot{Ejections: t.ejections, Errors: t.errors}
+}
+
+// Outcome is what one backend's part of a fan-out round came to, as the
+// traffic stats and passive health count it. A request the client
+// cancelled has no outcome: it says nothing about the backend.
+type Outcome struct {
+	// Erred is set when the backend did not contribute, for Reason.
+	Erred  bool
+	Reason FanoutReason
+	// Failed is the passive-health verdict: a transport error, a timeout,
+	// 429 or a 5xx other than 501. Any other answer is a success, even one
+	// that did not contribute.
+	Failed bool
+}
+
+// recordTraffic counts one fan-out outcome and, with passive health on,
+// adds it to the window. It reports whether the window now calls for
+// ejecting the backend (which is in service and not yet ejected); the
+// caller decides whether the pool can spare it. It does not allocate.
+func (b *Backend) recordTraffic(o Outcome, now time.Time, p config.PassiveHealth) (ejectDue bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if o.Erred {
+		b.traffic.errors[o.Reason]++
+	}
+	if !p.Enabled {
+		return false
+	}
+	counts := b.traffic.window.Record(now, time.Duration(p.Window), o.Failed)
+	return !b.health.Ejected && b.health.InService() && shouldEject(counts, p)
+}
+
+// ejectPassively takes the backend out of service for failing real
+// traffic, unless it is out already. It returns the window's counts that
+// caused the ejection and the health the backend had before it.
+func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts passiveCounts, before health.Health, ejected bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	before = b.health
+	if b.health.Ejected || !b.health.InService() {
+		return passiveCounts{}, before, false
+	}
+	counts = b.traffic.window.Counts(now, window)
+	b.health = b.health.Eject()
+	b.transitions[b.health.State]++
+	b.traffic.ejections++
+	b.traffic.ejectedAt = now
+	// The backend comes back to an empty window: the failures that ejected
+	// it must not eject it again the moment it is readmitted.
+	b.traffic.window.Reset()
+	return counts, before, true
+}
+
+// readmittedByProbes reports whether only probes can end a passive
+// ejection of a backend with this health: it is probed, and its probe path
+// has shown that it tells health apart. Any other backend will never see
+// the ok probes that readmission takes (its probe path refuses, or nothing
+// probes it), so the elapsed window readmits it.
+func (b *Backend) readmittedByProbes(h health.Health) bool {
+	return b.Probe.Enabled && h.Verified
+}
+
+// readmitElapsed ends the passive ejection of a backend that probes cannot
+// readmit (see readmittedByProbes) once window has elapsed since it. When
+// the backend stays ejected for now, due says when it will be readmitted;
+// it is zero otherwise.
+func (b *Backend) readmitElapsed(now time.Time, window time.Duration) (readmitted bool, to health.State, due time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.health.Ejected || b.readmittedByProbes(b.health) {
+		return false, b.health.State, time.Time{}
+	}
+	due = b.traffic.ejectedAt.Add(window)
+	if now.Before(due) {
+		return false, b.health.State, due
+	}
+	b.health = b.health.Readmit()
+	b.transitions[b.health.State]++
+	return true, b.health.State, time.Time{}
+}

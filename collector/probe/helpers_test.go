@@ -1,0 +1,68 @@
+package probe
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/probegate/probegate/collector/discovery"
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/httpclient"
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
+)
+
+// testConfig is a configuration with the default thresholds (3 failures,
+// 2 successes), a 1s interval and timeout, the /healthz probe path, and the
+// given backends.
+func testConfig(backends ...config.Backend) *config.Config {
+	return &config.Config{
+		HealthProbe: config.HealthProbe{
+			Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
+			Timeout: model.Duration(time.Second), Failures: 3, Successes: 2,
+		},
+		Backends: backends,
+	}
+}
+
+// testPool is a pool of the configuration's backends. Every client's idle
+// connections are closed when the test ends.
+func testPool(t testing.TB, cfg *config.Config) *pool.Pool {
+	t.Helper()
+	p := pool.New(nil, nil)
+	testApply(t, p, cfg)
+	return p
+}
+
+// testApply makes the pool the configuration's backends.
+func testApply(t testing.TB, p *pool.Pool, cfg *config.Config) {
+	t.Helper()
+	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range p.Backends() {
+		t.Cleanup(b.Client.CloseIdleConnections)
+	}
+}
+
+// testClient is probegate's client for the default http_client_config.
+func testClient(t testing.TB) *http.Client {
+	t.Helper()
+	client, err := httpclient.NewCache().Client(config.HTTPClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.CloseIdleConnections)
+	return client
+}
+
+// testProbe probes url once through client as the Prober does: the
+// backend's HTTP probe built by newFunc, run with the timeout, the result
+// stamped with its time and duration.
+func testProbe(ctx context.Context, client *http.Client, url string, timeout time.Duration) health.Result {
+	b := &pool.Backend{URL: url, Client: client, Probe: config.HealthProbe{Enabled: true, Timeout: model.Duration(timeout)}}
+	return newProbeTarget(b, newFunc).run(ctx, time.Now)
+}

@@ -1,0 +1,335 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	stdlog "log"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/probegate/probegate/collector/health"
+)
+
+// The hostile-backend suite: scripted loopback backends that misbehave,
+// each probed twice on one client (so that a kept-alive connection carries
+// the second probe whenever the first left one) both by probegate's probe
+// and by a reference, net/http's own client used the plain way. The two
+// must classify every probe alike: probegate's probe is net/http
+// underneath, so a difference can only come from how the probe reads the
+// body or applies its timeout.
+
+// hostileTimeout is the probe timeout of the suite.
+const hostileTimeout = 400 * time.Millisecond
+
+// hostileMargin is how long after its timeout a probe may take to return
+// before the suite calls it stuck. It is a bound, not a timing claim.
+const hostileMargin = 2 * time.Second
+
+// referenceProbe probes url the plain net/http way: a client with the
+// probe timeout that does not follow redirects, at most MaxBodyBytes of
+// the body read, the outcome classified by status, timeout or transport
+// failure.
+func referenceProbe(client *http.Client, url string) health.Result {
+	resp, err := client.Get(url)
+	if err != nil {
+		return referenceError(err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, io.LimitReader(resp.Body, MaxBodyBytes)); err != nil {
+		return referenceError(err)
+	}
+	return health.StatusResult(resp.StatusCode)
+}
+
+func referenceError(err error) health.Result {
+	var netErr interface{ Timeout() bool }
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
+		return health.TimeoutResult(err.Error())
+	}
+	return health.TransportResult(err.Error())
+}
+
+// referenceClient is net/http's client as anyone would set it up for
+// probes: its own transport, the probe timeout, redirects not followed.
+func referenceClient(t *testing.T) *http.Client {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.Proxy = nil
+	t.Cleanup(transport.CloseIdleConnections)
+	return &http.Client{
+		Transport:     transport,
+		Timeout:       hostileTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// hostileCase is one misbehaving backend.
+type hostileCase struct {
+	name string
+	// serve scripts a raw backend; start, when set instead, starts any
+	// other server and returns its URL and how to stop it.
+	serve func(c *hostileConn)
+	start func(t *testing.T) (url string, stop func())
+	// https probes the backend with https://.
+	https bool
+	// idle is a pause between the two probes, for what a backend does to
+	// an idle kept-alive connection.
+	idle time.Duration
+	// want is what both probes must be classified as, in both clients.
+	want health.Result
+	// quick says both probes must end well within the timeout: the
+	// outcome is bounded by the body limit, not by the body's size.
+	quick bool
+	// referenceHangs says the reference never returns by itself: its
+	// first probe is expected still running past the timeout, then the
+	// backend is stopped to end it, and only probegate's probes are
+	// checked.
+	referenceHangs bool
+	// after checks the case once both clients probed.
+	after func(t *testing.T)
+}
+
+var (
+	okResult        = health.StatusResult(http.StatusOK)
+	failedResult    = health.StatusResult(http.StatusServiceUnavailable)
+	timeoutResult   = health.TimeoutResult("")
+	transportResult = health.TransportResult("")
+)
+
+func redirectCase(status int) hostileCase {
+	var target *probeTestServer
+	return hostileCase{
+		name: "redirect " + strconv.Itoa(status) + " elsewhere",
+		start: func(t *testing.T) (string, func()) {
+			target = probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
+			srv := hostileServe(t, answerEach(head(fmt.Sprintf("HTTP/1.1 %d %s", status, http.StatusText(status)),
+				"Location: "+target.URL+"/elsewhere", "Content-Length: 0")))
+			return srv.URL, srv.Close
+		},
+		want: health.StatusResult(status),
+		after: func(t *testing.T) {
+			if n := target.requests.Load(); n != 0 {
+				t.Errorf("the redirect target got %d requests: a redirect was followed", n)
+			}
+		},
+	}
+}
+
+func hostileCases() []hostileCase {
+	const empty200 = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+	const empty503 = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
+	hints := strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n", 300)
+	continues := strings.Repeat("HTTP/1.1 100 Continue\r\n\r\n", 300)
+	cases := []hostileCase{
+		// An answer nobody asked for, left on a kept-alive connection,
+		// must never be taken for the answer to the next probe. net/http
+		// puts a connection back in its idle pool before its read loop
+		// looks for bytes nobody asked for; a request that takes the
+		// connection within microseconds of the last answer can read the
+		// unasked one as its own (both clients do, a few times in a
+		// hundred). The pause lets the read loop find the bytes and close
+		// the connection, as it does when probes are an interval apart.
+		{name: "unasked 200 after each 503", idle: 50 * time.Millisecond, serve: answerEach(empty503 + empty200), want: failedResult},
+		{name: "unasked 503 after each 200", idle: 50 * time.Millisecond, serve: answerEach(empty200 + empty503), want: okResult},
+		{name: "unasked 200 while idle", idle: 100 * time.Millisecond, serve: func(c *hostileConn) {
+			for c.readRequest() && c.write(empty503) {
+				time.Sleep(20 * time.Millisecond)
+				if !c.write(empty200) {
+					return
+				}
+			}
+		}, want: failedResult},
+
+		// Malformed heads.
+		{name: "folded first header line", serve: answerEach(head("HTTP/1.1 200 OK", " X-Folded: a", "Content-Length: 0")), want: transportResult},
+		{name: "folded content length", serve: answerEach("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n 0\r\n\r\n" + strings.Repeat("x", 10)), want: transportResult},
+		{name: "header name with a parenthesis", serve: answerEach(head("HTTP/1.1 200 OK", "X-Bad(Name: a", "Content-Length: 0")), want: transportResult},
+		{name: "control byte in a header value", serve: answerEach(head("HTTP/1.1 200 OK", "X-Bad: a\x01b", "Content-Length: 0")), want: transportResult},
+		{name: "chunked twice", serve: answerEach(head("HTTP/1.1 200 OK", "Transfer-Encoding: chunked", "Transfer-Encoding: chunked") + "0\r\n\r\n"), want: transportResult},
+		{name: "garbage status line", serve: answerEach(head("HELLO THERE", "Content-Length: 0")), want: transportResult},
+		{name: "HTTP/1.2", serve: answerEach(head("HTTP/1.2 200 OK", "Content-Length: 0")), want: okResult},
+		{name: "100 KB reason phrase", serve: answerEach(head("HTTP/1.1 503 "+strings.Repeat("x", 100<<10), "Content-Length: 0")), want: failedResult},
+		{name: "1 MiB of headers", serve: answerEach(head("HTTP/1.1 503 Service Unavailable",
+			strings.Repeat("X-Filler: "+strings.Repeat("a", 1000)+"\r\n", 1<<10)+"Content-Length: 0")), want: failedResult},
+		{name: "19-digit content length", serve: answerOnce(func(c *hostileConn) bool {
+			return c.write(head("HTTP/1.1 200 OK", "Content-Length: 9999999999999999999") + "ok")
+		}), want: transportResult},
+		{name: "18-digit content length, endless body", quick: true, serve: answerOnce(func(c *hostileConn) bool {
+			if c.write(head("HTTP/1.1 200 OK", "Content-Length: 999999999999999999")) {
+				c.repeat(strings.Repeat("x", 4096), 0)
+			}
+			return false
+		}), want: okResult},
+		{name: "204 then stray bytes", idle: 50 * time.Millisecond, serve: answerEach(head("HTTP/1.1 204 No Content") + "stray bytes\r\n"), want: health.StatusResult(http.StatusNoContent)},
+
+		// Huge bodies: the status decides, and the probe ends with the
+		// body limit, not with the body.
+		{name: "10 MiB body", quick: true, serve: answerEach(head("HTTP/1.1 200 OK", "Content-Length: "+strconv.Itoa(10<<20)) + strings.Repeat("x", 10<<20)), want: okResult},
+		{name: "chunked body without end", quick: true, serve: answerOnce(func(c *hostileConn) bool {
+			if c.write(head("HTTP/1.1 503 Service Unavailable", "Transfer-Encoding: chunked")) {
+				c.repeat("1000\r\n"+strings.Repeat("x", 0x1000)+"\r\n", 0)
+			}
+			return false
+		}), want: failedResult},
+
+		// Trickles slower than the timeout.
+		{name: "trickled head", serve: answerOnce(func(c *hostileConn) bool {
+			return c.trickle(empty200, 50*time.Millisecond)
+		}), want: timeoutResult},
+		{name: "trickled body", serve: answerOnce(func(c *hostileConn) bool {
+			return c.write(head("HTTP/1.1 200 OK", "Content-Length: 100")) && c.trickle(strings.Repeat("x", 100), 50*time.Millisecond)
+		}), want: timeoutResult},
+
+		// Informational answers.
+		{name: "300 100 Continue then 503", serve: answerEach(continues + empty503), want: failedResult},
+		{name: "300 103 Early Hints then 200", serve: answerEach(hints + empty200), want: okResult},
+		{name: "1xx forever", serve: answerOnce(func(c *hostileConn) bool {
+			c.repeat("HTTP/1.1 103 Early Hints\r\n\r\n", time.Millisecond)
+			return false
+		}), want: timeoutResult},
+		// net/http hands the connection itself over as the body of a 101,
+		// and its Client.Timeout does not bound reading it: the reference
+		// hangs until the backend hangs up. probegate's probe closes the
+		// body at its deadline.
+		{name: "101 then silence", referenceHangs: true, serve: answerOnce(func(c *hostileConn) bool {
+			return c.write(head("HTTP/1.1 101 Switching Protocols", "Upgrade: whatever", "Connection: Upgrade"))
+		}), want: timeoutResult},
+
+		// Connections that end without an answer.
+		{name: "reset after the request", serve: func(c *hostileConn) {
+			if c.readRequest() {
+				c.reset()
+			}
+		}, want: transportResult},
+		{name: "closed without an answer", serve: func(*hostileConn) {}, want: transportResult},
+
+		// TLS mismatches.
+		{name: "https to a plain HTTP server", https: true, serve: answerEach(empty200), want: transportResult},
+		{name: "http to a TLS server", start: func(t *testing.T) (string, func()) {
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+			srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+			return strings.Replace(srv.URL, "https://", "http://", 1), srv.Close
+		}, want: health.StatusResult(http.StatusBadRequest)},
+		{name: "untrusted certificate", start: func(t *testing.T) (string, func()) {
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+			srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+			return srv.URL, srv.Close
+		}, want: transportResult},
+	}
+	for _, status := range []int{301, 302, 307, 308} {
+		cases = append(cases, redirectCase(status))
+	}
+	return cases
+}
+
+// hostileRun probes url twice with probe, pausing idle between, and checks
+// each probe returned within the timeout and the margin.
+func hostileRun(t *testing.T, who string, idle time.Duration, probe func() health.Result) (results []health.Result, took []time.Duration) {
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(idle)
+		}
+		start := time.Now()
+		results = append(results, probe())
+		took = append(took, time.Since(start))
+		if took[i] > hostileTimeout+hostileMargin {
+			t.Errorf("%s probe %d took %v, more than its %v timeout and %v", who, i+1, took[i], hostileTimeout, hostileMargin)
+		}
+	}
+	return results, took
+}
+
+func sameClass(a, b health.Result) bool {
+	return a.Class == b.Class && a.Reason == b.Reason && a.StatusCode == b.StatusCode
+}
+
+func TestHostileBackendsClassifiedAsNetHTTPDoes(t *testing.T) {
+	for _, tc := range hostileCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var url string
+			var stop func()
+			if tc.start != nil {
+				url, stop = tc.start(t)
+			} else {
+				srv := hostileServe(t, tc.serve)
+				url, stop = srv.URL, srv.Close
+			}
+			if tc.https {
+				url = strings.Replace(url, "http://", "https://", 1)
+			}
+			url += "/healthz"
+
+			// Both clients probe at once, each on its own connections.
+			client, reference := testClient(t), referenceClient(t)
+			var ours, theirs []health.Result
+			var oursTook, theirsTook []time.Duration
+			started := time.Now()
+			oursDone, theirsDone := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(oursDone)
+				ours, oursTook = hostileRun(t, "probegate's", tc.idle, func() health.Result {
+					return testProbe(context.Background(), client, url, hostileTimeout)
+				})
+			}()
+			go func() {
+				defer close(theirsDone)
+				if tc.referenceHangs {
+					theirs = []health.Result{referenceProbe(reference, url)}
+					return
+				}
+				theirs, theirsTook = hostileRun(t, "the reference", tc.idle, func() health.Result {
+					return referenceProbe(reference, url)
+				})
+			}()
+			stuck := time.NewTimer(2*(hostileTimeout+hostileMargin) + tc.idle)
+			defer stuck.Stop()
+			for _, done := range []chan struct{}{oursDone, theirsDone} {
+				if tc.referenceHangs && done == theirsDone {
+					select {
+					case <-done:
+						t.Errorf("net/http's client returned %+v from a silent 101 after %v; the case expects it to hang", theirs[0], time.Since(started))
+					case <-time.After(hostileTimeout + hostileTimeout/2 - time.Since(started)):
+					}
+					stop()
+					<-done
+					break
+				}
+				select {
+				case <-done:
+				case <-stuck.C:
+					t.Errorf("the probes are stuck; stopping the backend")
+					stop()
+					<-done
+				}
+			}
+
+			for i := range 2 {
+				if !tc.referenceHangs && !sameClass(ours[i], theirs[i]) {
+					t.Errorf("probe %d: probegate got %s/%s status %d (%s), net/http got %s/%s status %d (%s)", i+1,
+						ours[i].Class, ours[i].Reason, ours[i].StatusCode, ours[i].Err,
+						theirs[i].Class, theirs[i].Reason, theirs[i].StatusCode, theirs[i].Err)
+				}
+				if !sameClass(ours[i], tc.want) {
+					t.Errorf("probe %d: probegate got %s/%s status %d (%s), want %s/%s status %d", i+1,
+						ours[i].Class, ours[i].Reason, ours[i].StatusCode, ours[i].Err, tc.want.Class, tc.want.Reason, tc.want.StatusCode)
+				}
+				if tc.quick && (oursTook[i] > hostileTimeout/2 || (theirsTook != nil && theirsTook[i] > hostileTimeout/2)) {
+					t.Errorf("probe %d took %v (net/http %v), want well within the %v timeout: the body limit ends it", i+1, oursTook[i], theirsTook[i], hostileTimeout)
+				}
+			}
+			if tc.after != nil {
+				tc.after(t)
+			}
+		})
+	}
+}

@@ -1,0 +1,169 @@
+package probe
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// hostileServer is a raw TCP backend on loopback that follows a script
+// instead of speaking HTTP, for backends that misbehave in ways no
+// net/http server can be made to.
+type hostileServer struct {
+	// URL is the server's base URL, http://127.0.0.1:port.
+	URL string
+	// Conns counts the connections accepted, Requests the request heads
+	// scripts read.
+	Conns, Requests atomic.Int64
+
+	l     net.Listener
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	conns []net.Conn
+	once  sync.Once
+}
+
+// hostileConn is one connection as a script sees it.
+type hostileConn struct {
+	net.Conn
+	br  *bufio.Reader
+	srv *hostileServer
+}
+
+// hostileServe serves every connection with script until the test ends;
+// the connection is closed when the script returns. Close (called by the
+// test's cleanup) closes the listener and every connection and waits for
+// every script to return.
+func hostileServe(t testing.TB, script func(c *hostileConn)) *hostileServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &hostileServer{URL: "http://" + l.Addr().String(), l: l}
+	s.wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s.Conns.Add(1)
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+			s.wg.Go(func() {
+				defer c.Close()
+				script(&hostileConn{Conn: c, br: bufio.NewReader(c), srv: s})
+			})
+		}
+	})
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Close stops the server: it closes the listener and every connection and
+// waits for the scripts to return.
+func (s *hostileServer) Close() {
+	s.once.Do(func() {
+		s.l.Close()
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+}
+
+// readRequest reads a request head (probes have no body), so that the
+// answer does not race the request: closing a socket with unread input
+// sends a reset.
+func (c *hostileConn) readRequest() bool {
+	if _, err := http.ReadRequest(c.br); err != nil {
+		return false
+	}
+	c.srv.Requests.Add(1)
+	return true
+}
+
+// write sends s at once.
+func (c *hostileConn) write(s string) bool {
+	_, err := io.WriteString(c, s)
+	return err == nil
+}
+
+// trickle sends s one byte every pause.
+func (c *hostileConn) trickle(s string, pause time.Duration) bool {
+	for i := range len(s) {
+		if !c.write(s[i : i+1]) {
+			return false
+		}
+		time.Sleep(pause)
+	}
+	return true
+}
+
+// repeat sends s over and over, pausing between copies, until the client
+// goes away.
+func (c *hostileConn) repeat(s string, pause time.Duration) {
+	for c.write(s) {
+		if pause > 0 {
+			time.Sleep(pause)
+		}
+	}
+}
+
+// silence reads and discards until the client hangs up.
+func (c *hostileConn) silence() {
+	io.Copy(io.Discard, c.br)
+}
+
+// reset closes the connection with a TCP reset instead of a FIN.
+func (c *hostileConn) reset() {
+	c.Conn.(*net.TCPConn).SetLinger(0)
+	c.Close()
+}
+
+// answerEach answers every request on the connection with answer, the
+// way a keep-alive server does.
+func answerEach(answer string) func(*hostileConn) {
+	return func(c *hostileConn) {
+		for c.readRequest() && c.write(answer) {
+		}
+	}
+}
+
+// answerOnce reads one request, runs then, and keeps the connection
+// silent until the client leaves.
+func answerOnce(then func(*hostileConn) bool) func(*hostileConn) {
+	return func(c *hostileConn) {
+		if c.readRequest() && then(c) {
+			c.silence()
+		}
+	}
+}
+
+// head is a response head: the status line and then the header lines
+// given, each ended by CRLF, and the blank line.
+func head(status string, headers ...string) string {
+	var b strings.Builder
+	b.WriteString(status + "\r\n")
+	for _, h := range headers {
+		b.WriteString(h + "\r\n")
+	}
+	b.WriteString("\r\n")
+	return b.String()
+}
+
+// hostileTestListen serves every connection of a raw loopback listener
+// with serve and returns its base URL.
+func hostileTestListen(t *testing.T, serve func(net.Conn)) string {
+	t.Helper()
+	return hostileServe(t, func(c *hostileConn) { serve(c.Conn) }).URL
+}

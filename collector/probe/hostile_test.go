@@ -1,0 +1,251 @@
+package probe
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/deadport"
+)
+
+// hostileTestReadRequest reads a request head so that the answer does not
+// race the request (a close with unread input is a reset).
+func hostileTestReadRequest(c net.Conn) bool {
+	_, err := http.ReadRequest(bufio.NewReader(c))
+	return err == nil
+}
+
+// hostileTestHugeBody answers 200 with a 1 GiB body, produced lazily as
+// the client reads, and counts what it managed to write.
+func hostileTestHugeBody(written *atomic.Int64, finished chan<- struct{}) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if finished != nil {
+			defer func() { finished <- struct{}{} }()
+		}
+		const size = 1 << 30
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		chunk := make([]byte, 32<<10)
+		for sent := 0; sent < size; sent += len(chunk) {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}
+}
+
+// hostileTestTrickle answers 200 and then sends a byte of body every 10ms
+// for as long as the client stays.
+func hostileTestTrickle(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusOK)
+	for {
+		if _, err := w.Write([]byte("x")); err != nil {
+			return
+		}
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// hostileTestEndlessHeaders sends a status line and then header lines,
+// one every pause, never ending the head. It counts what it wrote.
+func hostileTestEndlessHeaders(pause time.Duration, written *atomic.Int64) func(net.Conn) {
+	return func(c net.Conn) {
+		if !hostileTestReadRequest(c) {
+			return
+		}
+		line := []byte("X-Endless: " + strings.Repeat("a", 100) + "\r\n")
+		if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\n")); err != nil {
+			return
+		}
+		for {
+			n, err := c.Write(line)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+			if pause > 0 {
+				time.Sleep(pause)
+			}
+		}
+	}
+}
+
+func hostileTestRedirectLoop(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, r.URL.Path, http.StatusFound)
+}
+
+func hostileTestGarbage(c net.Conn) {
+	if !hostileTestReadRequest(c) {
+		return
+	}
+	garbage := make([]byte, 4096)
+	rand.Read(garbage)
+	c.Write(garbage)
+}
+
+func TestHostileHugeBodyIsCutShort(t *testing.T) {
+	var written atomic.Int64
+	finished := make(chan struct{}, 1)
+	srv := probeTestServe(t, hostileTestHugeBody(&written, finished))
+	timeout := 10 * time.Second
+	r := testProbe(context.Background(), testClient(t), srv.URL+"/healthz", timeout)
+	if r.Class != health.ClassOK || r.StatusCode != 200 {
+		t.Fatalf("got %+v, want ok 200: the status decides, not the body", r)
+	}
+	if r.Duration > timeout/5 {
+		t.Errorf("the probe took %v, want well within its %v timeout", r.Duration, timeout)
+	}
+	select {
+	case <-finished:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the backend was still writing its 1 GiB body 5s after the probe ended")
+	}
+	// The backend writes what fits in the loopback socket buffers before
+	// the probe hangs up; far less than the body.
+	if n := written.Load(); n > 64<<20 {
+		t.Errorf("the backend wrote %d MiB of its 1 GiB body", n>>20)
+	}
+	if n := srv.connections.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
+
+func TestHostileEndlessTrickleTimesOut(t *testing.T) {
+	srv := probeTestServe(t, hostileTestTrickle)
+	timeout := 300 * time.Millisecond
+	r := testProbe(context.Background(), testClient(t), srv.URL+"/healthz", timeout)
+	probeTestExpectTimeout(t, r, timeout, "reading the body after status 200")
+}
+
+func TestHostileHeadersThatNeverEnd(t *testing.T) {
+	t.Run("slowly", func(t *testing.T) {
+		var written atomic.Int64
+		url := hostileTestListen(t, hostileTestEndlessHeaders(10*time.Millisecond, &written))
+		timeout := 300 * time.Millisecond
+		r := testProbe(context.Background(), testClient(t), url+"/healthz", timeout)
+		probeTestExpectTimeout(t, r, timeout, "probe timeout")
+	})
+	t.Run("as fast as the socket takes them", func(t *testing.T) {
+		var written atomic.Int64
+		url := hostileTestListen(t, hostileTestEndlessHeaders(0, &written))
+		timeout := 5 * time.Second
+		r := testProbe(context.Background(), testClient(t), url+"/healthz", timeout)
+		if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport || !strings.Contains(r.Err, "headers exceeded") {
+			t.Fatalf("got %+v, want a transport failure for too large a header", r)
+		}
+		if r.Duration > timeout/5 {
+			t.Errorf("the probe took %v, want well within its %v timeout", r.Duration, timeout)
+		}
+		if n := written.Load(); n > 64<<20 {
+			t.Errorf("the backend wrote %d MiB of headers", n>>20)
+		}
+	})
+}
+
+func TestHostileRedirectLoopIsNotFollowed(t *testing.T) {
+	srv := probeTestServe(t, hostileTestRedirectLoop)
+	r := testProbe(context.Background(), testClient(t), srv.URL+"/healthz", time.Second)
+	if r.Class != health.ClassOK || r.StatusCode != http.StatusFound {
+		t.Fatalf("got %+v, want ok 302", r)
+	}
+	if n := srv.requests.Load(); n != 1 {
+		t.Errorf("the backend got %d requests, want 1: redirects are not followed", n)
+	}
+}
+
+func TestHostileNotHTTP(t *testing.T) {
+	cases := []struct {
+		name  string
+		serve func(net.Conn)
+	}{
+		{"random bytes", hostileTestGarbage},
+		{"closes at once", func(net.Conn) {}},
+		{"closes after the request", func(c net.Conn) { hostileTestReadRequest(c) }},
+		{"status out of range", func(c net.Conn) {
+			if hostileTestReadRequest(c) {
+				c.Write([]byte("HTTP/1.1 999 Whatever\r\nContent-Length: 0\r\n\r\n"))
+			}
+		}},
+		{"negative length", func(c net.Conn) {
+			if hostileTestReadRequest(c) {
+				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\n"))
+			}
+		}},
+		{"body cut short", func(c net.Conn) {
+			if hostileTestReadRequest(c) {
+				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort"))
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			url := hostileTestListen(t, tc.serve)
+			r := testProbe(context.Background(), testClient(t), url+"/healthz", 2*time.Second)
+			if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport || r.Answered() || r.Err == "" {
+				t.Fatalf("got %+v, want an unanswered transport failure", r)
+			}
+		})
+	}
+}
+
+// TestHostileBackendsKeepOthersOnSchedule probes every hostile backend
+// above next to a normal one and counts the normal one's probes.
+func TestHostileBackendsKeepOthersOnSchedule(t *testing.T) {
+	var written, headerBytes atomic.Int64
+	hostile := map[string]string{
+		"huge":      probeTestServe(t, hostileTestHugeBody(&written, nil)).URL,
+		"trickle":   probeTestServe(t, hostileTestTrickle).URL,
+		"headers":   hostileTestListen(t, hostileTestEndlessHeaders(10*time.Millisecond, &headerBytes)),
+		"redirect":  probeTestServe(t, hostileTestRedirectLoop).URL,
+		"garbage":   hostileTestListen(t, hostileTestGarbage),
+		"refused":   deadport.URL(t),
+		"blackhole": hostileTestListen(t, func(c net.Conn) { c.Read(make([]byte, 1)) }),
+	}
+	normal := proberTestServe(t)
+	interval, timeout := model.Duration(500*time.Millisecond), model.Duration(500*time.Millisecond)
+	failures := 1
+	cfg := testConfig(proberTestBackend(normal, "normal", "/healthz", 50*time.Millisecond, 50*time.Millisecond))
+	// Several of each, so that the ones hanging until their timeout far
+	// outnumber the workers the prober keeps idle.
+	const copies = 5
+	for name, url := range hostile {
+		for i := range copies {
+			cfg.Backends = append(cfg.Backends, config.Backend{Name: name + strconv.Itoa(i), URL: url,
+				HealthProbe: config.HealthProbeOverride{Interval: &interval, Timeout: &timeout, Failures: &failures}})
+		}
+	}
+	rig := proberTestStart(t, cfg, false, nil)
+	time.Sleep(600 * time.Millisecond)
+	before := normal.count("/healthz")
+	time.Sleep(time.Second)
+	if n := normal.count("/healthz") - before; n < 12 {
+		t.Errorf("the normal backend got %d probes in 1s next to hostile ones, want about 20", n)
+	}
+	rig.stop(t)
+	want := map[string]health.State{"huge": health.StateHealthy, "redirect": health.StateHealthy, "trickle": health.StateUnhealthy,
+		"headers": health.StateUnhealthy, "garbage": health.StateUnhealthy, "refused": health.StateUnhealthy, "blackhole": health.StateUnhealthy}
+	for name, state := range want {
+		for i := range copies {
+			if got := rig.backend(name + strconv.Itoa(i)).Health().State; got != state {
+				t.Errorf("hostile backend %s%d is %s, want %s", name, i, got, state)
+			}
+		}
+	}
+}

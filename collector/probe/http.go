@@ -1,0 +1,110 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/prometheus/common/version"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/pool"
+)
+
+// MaxBodyBytes is how much of a probe response body is read. A backend
+// answering with more is still classified by its status, but the rest of
+// the body is never read: the connection is closed instead of drained, so
+// a 1 GiB answer costs one connection, not a gigabyte of work.
+const MaxBodyBytes = 64 << 10
+
+// newHTTP builds the HTTP probe of a backend: GET its url and probe path
+// through the backend's client, never following a redirect.
+func newHTTP(b *pool.Backend) (Func, error) {
+	req, err := NewHTTPRequest(b.URL + b.Probe.Path)
+	if err != nil {
+		return nil, err
+	}
+	client, timeout := b.Client, time.Duration(b.Probe.Timeout)
+	return func(ctx context.Context) health.Result {
+		return HTTP(ctx, client, req, timeout)
+	}, nil
+}
+
+// NewHTTPRequest builds the request template a backend's probes send. It
+// is built once per backend and only ever copied, so the URL is parsed
+// once instead of once per probe.
+func NewHTTPRequest(rawURL string) (*http.Request, error) {
+	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
+	if err != nil {
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			// The URL error repeats the URL, credentials and all.
+			err = urlErr.Err
+		}
+		return nil, fmt.Errorf("probe url: %w", err)
+	}
+	// Operators recognise probe traffic in their access logs by this, as
+	// they do Prometheus scrapes; http_client_config headers override it.
+	req.Header.Set("User-Agent", "probegate/"+version.Version)
+	return req, nil
+}
+
+// HTTP sends the probe request template req within ctx's deadline and
+// classifies the outcome: a redirect is the ok it is and never followed,
+// at most MaxBodyBytes of the body is read, and the whole probe, body
+// included, ends by the deadline. timeout is the probe timeout, for the
+// messages. The template is copied, never modified.
+func HTTP(ctx context.Context, client *http.Client, req *http.Request, timeout time.Duration) health.Result {
+	// The client's transport directly: a probe never follows a redirect
+	// whatever the client's CheckRedirect says, and skips the header
+	// copies http.Client makes in case it does.
+	transport := client.Transport
+	if transport == nil {
+		transport = http.DefaultTransport
+	}
+	resp, err := transport.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		return errorResult(ctx, "", err, timeout)
+	}
+	// net/http bounds reading an ordinary body by the request's context,
+	// but hands back the connection itself as the body of a 101 Switching
+	// Protocols, with no deadline at all: closing the body when the probe
+	// times out is what keeps a backend from stalling its probe forever.
+	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
+	defer stop()
+	// A body that ends within the limit is read to its end, which lets the
+	// transport keep the connection for the next probe. A longer one is
+	// abandoned: closing an unfinished body closes the connection.
+	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxBodyBytes))
+	resp.Body.Close()
+	if err != nil {
+		return errorResult(ctx, fmt.Sprintf("reading the body after status %d: ", resp.StatusCode), err, timeout)
+	}
+	return health.StatusResult(resp.StatusCode)
+}
+
+// errorResult classifies a failed request or body read. The probe's own
+// deadline is what makes a timeout, whatever error the transport chose to
+// report it with; anything else is a transport failure.
+func errorResult(ctx context.Context, prefix string, err error, timeout time.Duration) health.Result {
+	// The *url.Error wrapper repeats the method and URL, which the
+	// backend's log lines and /healthz already show (redacted).
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err
+	}
+	var netErr interface{ Timeout() bool }
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return health.TimeoutResult(fmt.Sprintf("%sno answer within the probe timeout of %s", prefix, timeout))
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		// The body closed at the deadline, or a connection deadline that
+		// fired a moment before the context's: the same timeout.
+		return health.TimeoutResult(fmt.Sprintf("%sno answer within the probe timeout of %s: %v", prefix, timeout, err))
+	}
+	return health.TransportResult(prefix + err.Error())
+}
