@@ -49,10 +49,14 @@ func Default() *Config {
 			CheckInterval:   model.Duration(time.Second),
 		},
 		Fanout: Fanout{
-			Timeout:          model.Duration(30 * time.Second),
-			Merge:            merge.Default,
-			MaxRequestBytes:  1 << 20,
-			MaxResponseBytes: 64 << 20,
+			Enabled:               false,
+			Timeout:               model.Duration(30 * time.Second),
+			Merge:                 merge.Default,
+			MaxRequestBytes:       1 << 20,
+			MaxResponseBytes:      64 << 20,
+			ForwardHeaders:        DefaultForwardHeaders(),
+			MaxRequestHeaderBytes: 16 << 10,
+			MaxConcurrent:         256,
 		},
 		PassiveHealth: PassiveHealth{
 			Enabled:           false,
@@ -116,10 +120,27 @@ type Gate struct {
 
 // Fanout holds the fan-out endpoint's settings.
 type Fanout struct {
+	// Enabled serves /fanout/; off by default, since the fan-out forwards
+	// client requests with probegate's own backend credentials.
+	Enabled          bool           `yaml:"enabled"`
 	Timeout          model.Duration `yaml:"timeout"`
 	Merge            string         `yaml:"merge"`
 	MaxRequestBytes  Bytes          `yaml:"max_request_bytes"`
 	MaxResponseBytes Bytes          `yaml:"max_response_bytes"`
+	// ForwardHeaders names the client request headers sent on to the
+	// backends; no other client header is.
+	ForwardHeaders []string `yaml:"forward_headers"`
+	// MaxRequestHeaderBytes bounds the forwarded headers' total size.
+	MaxRequestHeaderBytes Bytes `yaml:"max_request_header_bytes"`
+	// MaxConcurrent bounds the rounds in flight at once.
+	MaxConcurrent int `yaml:"max_concurrent"`
+}
+
+// DefaultForwardHeaders are the client headers a fan-out forwards unless
+// fanout.forward_headers says otherwise: content negotiation, the client's
+// name and request tracing, nothing that carries a credential.
+func DefaultForwardHeaders() []string {
+	return []string{"Accept", "Accept-Language", "Content-Type", "User-Agent", "X-Request-Id", "Traceparent", "Tracestate"}
 }
 
 // PassiveHealth holds the outlier detection from real fan-out traffic.

@@ -33,7 +33,8 @@ func TestDefaultIsSpecSection7(t *testing.T) {
 		HealthProbe: HealthProbe{Enabled: true, Path: "/healthz", Interval: seconds(5), Timeout: seconds(2), Failures: 3, Successes: 2},
 		Pool:        Pool{PanicThreshold: 0},
 		Gate:        Gate{Drain: 0, ShutdownTimeout: seconds(30), CheckInterval: seconds(1)},
-		Fanout:      Fanout{Timeout: seconds(30), Merge: "json_array", MaxRequestBytes: 1 << 20, MaxResponseBytes: 64 << 20},
+		Fanout: Fanout{Timeout: seconds(30), Merge: "json_array", MaxRequestBytes: 1 << 20, MaxResponseBytes: 64 << 20,
+			ForwardHeaders: DefaultForwardHeaders(), MaxRequestHeaderBytes: 16 << 10, MaxConcurrent: 256},
 		PassiveHealth: PassiveHealth{Enabled: false, Window: seconds(30), MaxFailures: 5, MinSuccessRatio: 0,
 			MinRequests: 10, MaxEjectedPercent: 50},
 		HTTPClientConfig: commoncfg.DefaultHTTPClientConfig,
@@ -112,7 +113,8 @@ func TestLoadValidFull(t *testing.T) {
 	if want := (Gate{Drain: seconds(15), ShutdownTimeout: seconds(45), CheckInterval: seconds(0.5)}); c.Gate != want {
 		t.Errorf("gate = %+v, want %+v", c.Gate, want)
 	}
-	if want := (Fanout{Timeout: seconds(20), Merge: "ndjson", MaxRequestBytes: 512 << 10, MaxResponseBytes: 32 << 20}); c.Fanout != want {
+	if want := (Fanout{Enabled: true, Timeout: seconds(20), Merge: "ndjson", MaxRequestBytes: 512 << 10, MaxResponseBytes: 32 << 20,
+		ForwardHeaders: []string{"Accept", "Authorization"}, MaxRequestHeaderBytes: 8 << 10, MaxConcurrent: 64}); !reflect.DeepEqual(c.Fanout, want) {
 		t.Errorf("fanout = %+v, want %+v", c.Fanout, want)
 	}
 	if want := (PassiveHealth{Enabled: true, Window: seconds(60), MaxFailures: 7, MinSuccessRatio: 0.8, MinRequests: 20, MaxEjectedPercent: 34}); c.PassiveHealth != want {

@@ -39,6 +39,9 @@ var invalidCases = []struct {
 	{"url-query", 3, "backends[0].url", "has a query"},
 	{"url-fragment", 3, "backends[0].url", "has a fragment"},
 	{"url-credentials", 3, "backends[0].url", "carries credentials"},
+	{"forward-header-hop-by-hop", 2, "fanout.forward_headers[1]", "hop-by-hop"},
+	{"fanout-max-concurrent-zero", 2, "fanout.max_concurrent", "below 1"},
+	{"url-credentials-unparseable", 3, "backends[0].url", "is not a URL"},
 	{"probe-timeout-longer", 4, "health_probe.timeout", "10s is longer than the interval 5s"},
 	{"probe-interval-shorter", 3, "health_probe.interval", "1s is shorter than the timeout 2s (the default health_probe.timeout)"},
 	{"backend-probe-timeout-longer", 10, "backends[1].health_probe.timeout", "10s is longer than the interval 5s (health_probe.interval at line 2)"},
@@ -134,5 +137,31 @@ func TestEveryProblemIsReported(t *testing.T) {
 	}, "\n")
 	if err == nil || err.Error() != want {
 		t.Errorf("got\n%v\nwant\n%s", err, want)
+	}
+}
+
+// TestInvalidURLErrorsHidePasswords: a backend URL with a password is
+// refused without the password appearing in the error, which is logged,
+// printed by check-config and answered to a reload request.
+func TestInvalidURLErrorsHidePasswords(t *testing.T) {
+	for _, name := range []string{"url-credentials", "url-credentials-unparseable"} {
+		_, err := Load(filepath.Join("testdata", "invalid-"+name+".yml"))
+		if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "@127.0.0.1:80") {
+			t.Errorf("%s: error %v, want one that names the URL without its password", name, err)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://admin:hunter2@127.0.0.1:8081/x": "http://admin:xxxxx@127.0.0.1:8081/x",
+		"http://127.0.0.1:8081":                 "http://127.0.0.1:8081",
+		"http://admin:hunter2@127.0.0.1:80x81/": "http://xxxxx@127.0.0.1:80x81/",
+		"http://a:b@c@host:bad":                 "http://xxxxx@host:bad",
+		"no scheme at all":                      "no scheme at all",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

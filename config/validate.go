@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"net/textproto"
 	"net/url"
 	"regexp"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/probegate/probegate/collector/fanout/merge"
 )
@@ -154,6 +157,42 @@ func (v *validator) fanout() {
 	}
 	v.positiveBytes("fanout.max_request_bytes", f.MaxRequestBytes)
 	v.positiveBytes("fanout.max_response_bytes", f.MaxResponseBytes)
+	v.positiveBytes("fanout.max_request_header_bytes", f.MaxRequestHeaderBytes)
+	v.atLeastOne("fanout.max_concurrent", f.MaxConcurrent)
+	for i, name := range f.ForwardHeaders {
+		if msg := checkForwardHeader(name); msg != "" {
+			v.add(joinIndex("fanout.forward_headers", i), "%s", msg)
+		}
+	}
+}
+
+// checkForwardHeader says why a header cannot be in
+// fanout.forward_headers, or returns "".
+func checkForwardHeader(name string) string {
+	if !httpguts.ValidHeaderFieldName(name) {
+		return fmt.Sprintf("%q is not a header name", name)
+	}
+	switch canonical := textproto.CanonicalMIMEHeaderKey(name); {
+	case IsHopByHop(canonical):
+		return fmt.Sprintf("%q is a hop-by-hop header, which a proxy never forwards", name)
+	case canonical == "Host" || canonical == "Content-Length" || canonical == "Expect" || canonical == "Accept-Encoding":
+		return fmt.Sprintf("%q is probegate's own to set on each backend request", name)
+	case canonical == "Forwarded" || canonical == "X-Real-Ip" || strings.HasPrefix(canonical, "X-Forwarded-"):
+		return fmt.Sprintf("%q is dropped from the client and set afresh by probegate", name)
+	}
+	return ""
+}
+
+// IsHopByHop reports whether a canonical header name describes one
+// connection rather than the message (RFC 9110 section 7.6.1), so that a
+// proxy never forwards it.
+func IsHopByHop(name string) bool {
+	switch name {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+		"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
 }
 
 func (v *validator) passiveHealth() {
@@ -237,27 +276,59 @@ func (v *validator) backendProbe(prefix string, b Backend) {
 // checkBackendURL says what is wrong with a backend URL, or returns "".
 // Probe and fan-out paths are appended to it, so it cannot carry a query
 // or fragment; it is exported as a label, so it must not carry a password.
+// The message shows the URL redacted: an error is logged and may be
+// answered to whoever asked for a reload.
 func checkBackendURL(raw string) string {
 	if raw == "" {
 		return "a backend needs a url such as http://127.0.0.1:8081"
 	}
+	shown := RedactURL(raw)
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("%q is not a URL: %v", raw, err)
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			err = urlErr.Err // Without the URL it repeats.
+		}
+		return fmt.Sprintf("%q is not a URL: %v", shown, err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Sprintf("%q: want an absolute http:// or https:// URL such as http://127.0.0.1:8081", raw)
+		return fmt.Sprintf("%q: want an absolute http:// or https:// URL such as http://127.0.0.1:8081", shown)
 	case u.Host == "":
-		return fmt.Sprintf("%q has no host", raw)
+		return fmt.Sprintf("%q has no host", shown)
 	case u.User != nil:
 		return fmt.Sprintf("%q carries credentials, which would be exported in probegate_backend_info: "+
-			"use http_client_config.basic_auth", raw)
+			"use http_client_config.basic_auth", shown)
 	case u.RawQuery != "" || u.ForceQuery:
-		return fmt.Sprintf("%q has a query: the probe and fan-out paths are appended to the URL, so it cannot carry one", raw)
+		return fmt.Sprintf("%q has a query: the probe and fan-out paths are appended to the URL, so it cannot carry one", shown)
 	case u.Fragment != "" || strings.Contains(raw, "#"):
-		return fmt.Sprintf("%q has a fragment: want a URL without #", raw)
+		return fmt.Sprintf("%q has a fragment: want a URL without #", shown)
 	}
 	return ""
+}
+
+// RedactURL is raw with any password replaced by "xxxxx", as
+// url.URL.Redacted shows it. A URL that does not parse has everything
+// between "://" and the last "@" of its authority replaced instead, so a
+// typo elsewhere in it cannot reveal its password either.
+func RedactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		if _, hasPassword := u.User.Password(); hasPassword {
+			return u.Redacted()
+		}
+		return raw
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	authority, path := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority, path = rest[:i], rest[i:]
+	}
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		authority = "xxxxx" + authority[at:]
+	}
+	return scheme + "://" + authority + path
 }
 
 func (v *validator) positive(field string, d model.Duration) {

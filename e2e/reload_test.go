@@ -52,12 +52,13 @@ func metricValue(t testing.TB, base, series string) float64 {
 
 // TestReloadKeepsStateAndRejectsBadFiles: SIGHUP adds a backend while the
 // unchanged one keeps its counters; a bad file is refused through POST
-// /-/reload and the running configuration stays.
+// /-/reload (enabled by --web.enable-lifecycle) and the running
+// configuration stays.
 func TestReloadKeepsStateAndRejectsBadFiles(t *testing.T) {
 	a, b := okBackend(t), okBackend(t)
 	path := filepath.Join(t.TempDir(), "probegate.yml")
 	writeConfig(t, path, map[string]string{"a": a.URL}, "")
-	p := startProbegate(t, "--config.file="+path)
+	p := startProbegate(t, "--config.file="+path, "--web.enable-lifecycle")
 
 	waitFor(t, 5*time.Second, "backend a probed a few times", func() bool {
 		return metricValue(t, p.base, `probegate_probes_total{backend="a"}`) >= 3

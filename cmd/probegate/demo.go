@@ -27,6 +27,8 @@ func demo(opts *options, stdout, stderr io.Writer) int {
 	cfg.HealthProbe.Interval = model.Duration(time.Second)
 	cfg.HealthProbe.Timeout = demoTimeout
 	cfg.Fanout.Timeout = model.Duration(5 * time.Second)
+	// The tour shows the fan-out, which is otherwise off until enabled.
+	cfg.Fanout.Enabled = true
 	opts.applyOverrides(cfg)
 	if cfg.HealthProbe.Timeout == demoTimeout {
 		// The demo's own timeout yields to a shorter --health-probe.interval.

@@ -30,6 +30,16 @@ type options struct {
 	ListenAddresses []string
 	SystemdSocket   bool
 	WebConfigFile   string
+	// HealthListenAddress serves /health and /ready alone, plain and
+	// unauthenticated; empty is off.
+	HealthListenAddress string
+	// EnableLifecycle allows POST /-/reload.
+	EnableLifecycle bool
+	// MaxConnections bounds each main listener's open connections.
+	MaxConnections int
+	// ReadTimeout bounds reading a request, head and body, and how long
+	// an idle keep-alive connection stays open.
+	ReadTimeout model.Duration
 
 	configFile *flagValue[string]
 	// overrides are the flags that replace a configuration key.
@@ -64,6 +74,14 @@ func registerFlags(app *kingpin.Application) *options {
 		Envar(envarName("web.systemd-socket")).BoolVar(&o.SystemdSocket)
 	app.Flag("web.config.file", "exporter-toolkit web configuration file enabling TLS or basic authentication.").
 		Envar(envarName("web.config.file")).PlaceHolder("web.yml").StringVar(&o.WebConfigFile)
+	app.Flag("web.health-listen-address", "Address of a second listener serving only /health and /ready, plain HTTP and never behind --web.config.file, for balancers and kubelets that cannot authenticate, such as :9798. Empty: off.").
+		Envar(envarName("web.health-listen-address")).PlaceHolder(":9798").StringVar(&o.HealthListenAddress)
+	app.Flag("web.enable-lifecycle", "Enable POST /-/reload. SIGHUP reloads either way.").
+		Envar(envarName("web.enable-lifecycle")).BoolVar(&o.EnableLifecycle)
+	app.Flag("web.max-connections", "Maximum number of simultaneous connections on each main listener.").
+		Envar(envarName("web.max-connections")).Default("512").IntVar(&o.MaxConnections)
+	newFlagValue(&o.ReadTimeout, parseDuration).register(app, "web.read-timeout",
+		"Maximum duration before timing out reading a request, head and body; idle keep-alive connections are closed after it too.").Default("1m")
 	newFlagValue(&o.TelemetryPath, parseTelemetryPath).register(app, "web.telemetry-path", "Path of the Prometheus metrics.").Default("/metrics")
 	newFlagValue(&o.LogLevel, parseChoice("debug", "info", "warn", "error")).
 		register(app, "log.level", "Least severe log level to print: debug, info, warn or error.").Default("info")
@@ -271,9 +289,10 @@ func (v *backendsValue) Set(s string) error {
 	name, url, ok := strings.Cut(s, "=")
 	name, url = strings.TrimSpace(name), strings.TrimSpace(url)
 	if !ok || name == "" || url == "" {
-		return fmt.Errorf("%s: %q: want name=url, such as pdb-1=http://127.0.0.1:8081", v.origin(), s)
+		return fmt.Errorf("%s: %q: want name=url, such as pdb-1=http://127.0.0.1:8081", v.origin(), config.RedactURL(s))
 	}
-	v.entries = append(v.entries, backendEntry{name: name, url: url, origin: v.origin() + " " + s})
+	// The origin is shown in errors: never with a password.
+	v.entries = append(v.entries, backendEntry{name: name, url: url, origin: v.origin() + " " + name + "=" + config.RedactURL(url)})
 	return nil
 }
 

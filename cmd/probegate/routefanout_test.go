@@ -18,7 +18,7 @@ import (
 // goes to the mux. The pool has no backends, so a round is a 502 (0/0),
 // and a path with a ".." segment is the fan-out's own 400.
 func TestRouteFanoutBypassesTheMux(t *testing.T) {
-	fan := fanout.New(pool.New(log.NewNopLogger(), nil), config.Fanout{}, nil, log.NewNopLogger(), nil)
+	fan := fanout.New(pool.New(log.NewNopLogger(), nil), config.Fanout{Enabled: true}, nil, log.NewNopLogger(), nil)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
 	handler := routeFanout(fan, mux)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/probegate/probegate/collector"
 	"github.com/probegate/probegate/collector/discovery"
@@ -58,8 +60,10 @@ type server struct {
 	fanout  *fanout.Fanout
 	gate    *gate.Gate
 
-	// reloadMu serialises reloads from SIGHUP and POST /-/reload.
-	reloadMu sync.Mutex
+	// reloads makes SIGHUP and POST /-/reload one reload at a time: a
+	// request that arrives while one runs shares its result, so a storm of
+	// reloads costs one.
+	reloads singleflight.Group
 }
 
 // runServer wires everything and serves until the gate's lifecycle ends.
@@ -100,13 +104,35 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	gatherer := collector.NewGatherer(backends, reg)
 	mux.Handle(opts.TelemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{Registry: reg, ErrorLog: stdlogAdapter{logger}}))
 	mux.Handle("/healthz", collector.HealthzHandler(backends, s.fanout.LastRound))
-	mux.HandleFunc("/-/reload", s.handleReload)
+	mux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
 	if err := s.mountLandingPage(mux); err != nil {
 		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
 		return 1
 	}
 
-	srv := &http.Server{Handler: routeFanout(s.fanout, mux), ReadHeaderTimeout: 10 * time.Second}
+	listeners, err := opts.mainListeners()
+	if err != nil {
+		level.Error(logger).Log("msg", "Cannot listen", "err", err)
+		return 1
+	}
+	healthSrv, healthListener, err := opts.healthServer(g.Wrap(g.HealthHandler()), g.Wrap(g.ReadyHandler()))
+	if err != nil {
+		closeAll(listeners)
+		level.Error(logger).Log("msg", "Cannot listen", "err", err)
+		return 1
+	}
+	readTimeout := time.Duration(opts.ReadTimeout)
+	srv := &http.Server{
+		Handler:           routeFanout(http.NewCrossOriginProtection().Handler(s.fanout), mux),
+		ReadHeaderTimeout: min(10*time.Second, readTimeout),
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       readTimeout,
+	}
+	if healthSrv != nil {
+		// Registered first, so it runs last: /ready keeps answering
+		// "draining" on the health listener until everything else is done.
+		g.OnShutdown(func(ctx context.Context) { healthSrv.Shutdown(ctx) })
+	}
 	// The prober, and the pool's readmission of passively ejected backends
 	// that no probe can readmit, run until shutdown.
 	ctx, stopBackground := context.WithCancel(context.Background())
@@ -123,7 +149,13 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		announce()
 	}
 	flags, slogger := opts.webFlagConfig(), slogFromGokit(logger)
-	err := g.Run(context.Background(), srv, func() error { return web.ListenAndServe(srv, flags, slogger) })
+	err = g.Run(context.Background(), srv, func() error {
+		if healthSrv != nil {
+			level.Info(logger).Log("msg", "Serving /health and /ready", "address", healthListener.Addr())
+			go healthSrv.Serve(healthListener)
+		}
+		return web.ServeMultiple(listeners, srv, flags, slogger)
+	})
 	stopHUP()
 	if err != nil {
 		level.Error(logger).Log("msg", "Server stopped", "err", err)
@@ -200,8 +232,13 @@ func (s *server) reloadOnSIGHUP() (stop func()) {
 	}
 }
 
-// handleReload is POST /-/reload. Other methods get 405.
+// handleReload is POST /-/reload, only with --web.enable-lifecycle (403
+// otherwise, saying how to enable it). Other methods get 405.
 func (s *server) handleReload(w http.ResponseWriter, r *http.Request) {
+	if !s.opts.EnableLifecycle {
+		writeJSONError(w, http.StatusForbidden, "lifecycle APIs are not enabled: start probegate with --web.enable-lifecycle, or send SIGHUP")
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "This endpoint requires a POST request.", http.StatusMethodNotAllowed)
@@ -214,19 +251,29 @@ func (s *server) handleReload(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
+// writeJSONError answers with {"error": message}.
+func writeJSONError(w http.ResponseWriter, status int, message string) {
+	body, _ := json.Marshal(map[string]string{"error": message}) // A string cannot fail to encode.
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
 // reload loads and applies the configuration. A configuration that does not
-// load or apply leaves the running one untouched.
+// load or apply leaves the running one untouched. Reloads asked for while
+// one runs share its result.
 func (s *server) reload() error {
-	s.reloadMu.Lock()
-	defer s.reloadMu.Unlock()
-	err := s.apply()
-	s.metrics.ObserveReload(err == nil, time.Now())
-	if err != nil {
-		level.Error(s.logger).Log("msg", "Reload failed; keeping the running configuration", "err", err)
-		return err
-	}
-	level.Info(s.logger).Log("msg", "Configuration reloaded", "backends", len(s.pool.Backends()))
-	return nil
+	_, err, _ := s.reloads.Do("reload", func() (any, error) {
+		err := s.apply()
+		s.metrics.ObserveReload(err == nil, time.Now())
+		if err != nil {
+			level.Error(s.logger).Log("msg", "Reload failed; keeping the running configuration", "err", err)
+			return nil, err
+		}
+		level.Info(s.logger).Log("msg", "Configuration reloaded", "backends", s.pool.Len())
+		return nil, nil
+	})
+	return err
 }
 
 func (s *server) apply() error {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"syscall"
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
@@ -14,10 +15,7 @@ import (
 
 // backendAnswer is what one backend's part of a round came to.
 type backendAnswer struct {
-	backend *pool.Backend
-	// cancelled is set when the client went away before the backend
-	// answered: that says nothing about the backend.
-	cancelled   bool
+	backend     *pool.Backend
 	outcome     pool.Outcome
 	contributed bool
 	status      int
@@ -107,10 +105,7 @@ func statusReason(code int) pool.FanoutReason {
 // errorAnswer is the answer of a backend whose request failed before any
 // HTTP status arrived.
 func errorAnswer(client *http.Request, b *pool.Backend, err error) backendAnswer {
-	if client.Context().Err() != nil {
-		return backendAnswer{backend: b, cancelled: true}
-	}
-	return backendAnswer{backend: b, outcome: pool.Outcome{Erred: true, Reason: errorReason(err), Failed: true}}
+	return backendAnswer{backend: b, outcome: errorOutcome(client, err)}
 }
 
 // bodyErrorAnswer turns an answer whose body could not be read into a
@@ -126,11 +121,26 @@ func bodyErrorAnswer(client *http.Request, a backendAnswer, err error) backendAn
 		a.outcome.Erred, a.outcome.Reason = true, pool.FanoutInvalidBody
 		return a
 	}
-	if client.Context().Err() != nil {
-		return backendAnswer{backend: a.backend, cancelled: true}
-	}
-	a.outcome = pool.Outcome{Erred: true, Reason: errorReason(err), Failed: true}
+	a.outcome = errorOutcome(client, err)
 	return a
+}
+
+// errorOutcome judges a request that failed without a usable answer. A
+// client that went away, or probegate's own lack of descriptors or memory,
+// says nothing about the backend: such an outcome is local, and passive
+// health never sees it. Anything else is the backend's failure.
+func errorOutcome(client *http.Request, err error) pool.Outcome {
+	if client.Context().Err() != nil || isLocalFault(err) {
+		return pool.Outcome{Erred: true, Reason: pool.FanoutLocal}
+	}
+	return pool.Outcome{Erred: true, Reason: errorReason(err), Failed: true}
+}
+
+// isLocalFault reports whether err is probegate running out of a resource
+// of its own rather than anything the backend did.
+func isLocalFault(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.ENOBUFS)
 }
 
 // errorReason tells a timeout from any other transport error.

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +40,8 @@ type Fanout struct {
 
 	settings  atomic.Pointer[settings]
 	lastRound atomic.Pointer[RoundSummary]
+	// inFlight counts the rounds being served, for fanout.max_concurrent.
+	inFlight atomic.Int64
 }
 
 // settings is one configuration generation of the fan-out.
@@ -91,6 +91,10 @@ func (f *Fanout) LastRound() *RoundSummary {
 func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := f.now()
 	s := f.settings.Load()
+	if !s.fanout.Enabled {
+		writeFanoutError(w, http.StatusNotFound, fanoutError{Error: "the fan-out is not enabled: set fanout.enabled: true in the configuration"})
+		return
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodPost:
 	default:
@@ -103,6 +107,17 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.refuse(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	header, size := forwardedHeader(r, s.fanout.ForwardHeaders)
+	if limit := int(s.fanout.MaxRequestHeaderBytes); limit > 0 && size > limit {
+		f.refuse(w, http.StatusRequestHeaderFieldsTooLarge,
+			fmt.Sprintf("the forwarded request headers take %d bytes, more than fanout.max_request_header_bytes (%d)", size, limit))
+		return
+	}
+	if !f.acquire(s.fanout.MaxConcurrent) {
+		f.rejectLocally(w, s.fanout.MaxConcurrent)
+		return
+	}
+	defer f.inFlight.Add(-1)
 	var body []byte
 	if r.Method == http.MethodPost {
 		var err error
@@ -117,7 +132,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	selected, configured, _ := f.pool.Select()
-	answers := f.ask(r, selected, target, body, s)
+	answers := f.ask(r, selected, target, header, body, s)
 
 	contributed := 0
 	bodies := make([][]byte, 0, len(answers))
@@ -139,6 +154,11 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	w.Header().Set("X-Backends", backendsHeader(contributed, configured))
+	// A client that does not read its answer holds it for no longer than
+	// the backends were given.
+	if timeout := time.Duration(s.fanout.Timeout); timeout > 0 {
+		_ = http.NewResponseController(w).SetWriteDeadline(f.now().Add(timeout))
+	}
 	switch {
 	case contributed > 0:
 		w.Header().Set("Content-Type", s.merger.ContentType())
@@ -153,7 +173,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case relay != nil:
 		// Nobody contributed and a backend refused the request: the
 		// query is the client's to fix, so it gets the refusal as is.
-		copyEndToEndHeader(w.Header(), relay.header)
+		copyRelayedHeader(w.Header(), relay.header)
 		w.Header().Set("X-Backends", backendsHeader(contributed, configured))
 		if r.Method != http.MethodHead {
 			w.Header().Set("Content-Length", strconv.Itoa(len(relay.body)))
@@ -171,7 +191,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // of them, bounded by fanout.timeout and the client's context. Each answer
 // is counted and fed to passive health as soon as it is in. The answers are
 // in the order of selected, which is config order.
-func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, body []byte, s *settings) []backendAnswer {
+func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, header http.Header, body []byte, s *settings) []backendAnswer {
 	var ctx context.Context
 	var cancel context.CancelFunc
 	if timeout := time.Duration(s.fanout.Timeout); timeout > 0 {
@@ -180,7 +200,7 @@ func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, b
 		ctx, cancel = context.WithCancel(r.Context())
 	}
 	defer cancel()
-	header := forwardedHeader(r)
+	unauthenticated := withoutAuthorization(header)
 	answers := make([]backendAnswer, len(selected))
 	var wg sync.WaitGroup
 	for i, b := range selected {
@@ -190,47 +210,19 @@ func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, b
 			defer func() {
 				if p := recover(); p != nil {
 					level.Error(f.logger).Log("msg", "Fan-out request panicked", "backend", b.Name, "url", b.URL, "panic", p)
-					answers[i] = backendAnswer{backend: b, outcome: pool.Outcome{Erred: true, Reason: pool.FanoutTransport}}
+					answers[i] = backendAnswer{backend: b, outcome: pool.Outcome{Erred: true, Reason: pool.FanoutLocal}}
 				}
 			}()
-			answers[i] = f.askOne(ctx, r, b, target, header, body, s)
-			if answers[i].cancelled {
-				return
+			h := header
+			if b.Authenticates() {
+				h = unauthenticated
 			}
+			answers[i] = f.askOne(ctx, r, b, target, h, body, s)
 			f.pool.RecordTraffic(b, answers[i].outcome)
 		})
 	}
 	wg.Wait()
 	return answers
-}
-
-// backendTarget returns the part of the client's URL that is appended to
-// every backend's URL: the path after Path as the client escaped it,
-// and the query. A path that is not Path or under Path + "/" as sent
-// (Path with an escaped slash or letter) is refused, and so is one
-// with a ".." segment: resolved by the backend, or anything in front of
-// it, it would leave the backend URL's base path. The segments are checked
-// decoded, so %2e%2e and a%2F..%2Fb are refused too, and split at
-// backslashes as well as slashes, which some servers take for one. Empty
-// segments (a//b) are forwarded as they are: they cannot leave the base
-// path, and collapsing them would change what a backend that tells them
-// apart is asked.
-func backendTarget(u *url.URL) (string, error) {
-	escaped := u.EscapedPath()
-	target, ok := strings.CutPrefix(escaped, Path)
-	if !ok || (target != "" && target[0] != '/') {
-		return "", fmt.Errorf("fan-out path %q is neither %s nor under %s/", escaped, Path, Path)
-	}
-	isSeparator := func(r rune) bool { return r == '/' || r == '\\' }
-	for _, segment := range strings.FieldsFunc(u.Path, isSeparator) {
-		if segment == ".." {
-			return "", fmt.Errorf("fan-out path %q has a \"..\" segment, which would leave the backends' base path", escaped)
-		}
-	}
-	if u.RawQuery != "" {
-		target += "?" + u.RawQuery
-	}
-	return target, nil
 }
 
 // observe counts a finished round and remembers it for /healthz. A round
@@ -255,4 +247,30 @@ func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned
 			Partial:     contributed < configured,
 		})
 	}
+}
+
+// acquire takes one of limit round slots, or reports false when every one
+// is taken. A limit of 0 or less is no limit.
+func (f *Fanout) acquire(limit int) bool {
+	if n := f.inFlight.Add(1); limit > 0 && n > int64(limit) {
+		f.inFlight.Add(-1)
+		return false
+	}
+	return true
+}
+
+// rejectLocally answers a round refused because fanout.max_concurrent
+// rounds are in flight: 503 with Retry-After, no backend asked, and each
+// backend that would have been asked charged a local error, which passive
+// health ignores.
+func (f *Fanout) rejectLocally(w http.ResponseWriter, limit int) {
+	if f.metrics != nil {
+		f.metrics.Rejected.Inc()
+	}
+	selected, _, _ := f.pool.Select()
+	for _, b := range selected {
+		f.pool.RecordTraffic(b, pool.Outcome{Erred: true, Reason: pool.FanoutLocal})
+	}
+	w.Header().Set("Retry-After", "1")
+	f.refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("%d fan-out rounds are in flight, the most fanout.max_concurrent allows: retry shortly", limit))
 }

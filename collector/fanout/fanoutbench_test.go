@@ -98,7 +98,7 @@ func benchFanout(b *testing.B, urls []string) *Fanout {
 			backend.Client.CloseIdleConnections()
 		}
 	})
-	fanout := config.Fanout{Timeout: model.Duration(30 * time.Second), Merge: "json_array", MaxRequestBytes: 1 << 20, MaxResponseBytes: 64 << 20}
+	fanout := config.Fanout{Enabled: true, ForwardHeaders: config.DefaultForwardHeaders(), Timeout: model.Duration(30 * time.Second), Merge: "json_array", MaxRequestBytes: 1 << 20, MaxResponseBytes: 64 << 20}
 	return New(p, fanout, NewMetrics(prometheus.NewRegistry()), log.NewNopLogger(), time.Now)
 }
 

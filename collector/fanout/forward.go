@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/textproto"
 	"strconv"
 	"strings"
+
+	"github.com/probegate/probegate/config"
 )
 
 // This file holds what crosses between the client, probegate and a backend
@@ -93,56 +95,57 @@ func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byt
 }
 
 // forwardedHeader is the header every backend's request carries: the
-// client's, without the hop-by-hop headers, with the client's address
-// appended to X-Forwarded-For, and without what notForwarded names:
-// the merge needs bodies it can read, and the client gets the merged body,
-// not any backend's encoding.
-func forwardedHeader(r *http.Request) http.Header {
-	h := make(http.Header, len(r.Header)+1)
-	for name, values := range r.Header {
-		if !isHopByHop(name) && !notForwarded(name) {
-			h[name] = values
+// client headers fanout.forward_headers names, except any the client's
+// Connection header declares hop-by-hop, and X-Forwarded-For, -Host and
+// -Proto set afresh from this request (what httputil.ProxyRequest's
+// SetXForwarded does), so that a client cannot forge them. Nothing else of
+// the client's goes on: no cookie, no Forwarded or X-Real-IP, no
+// credential unless listed. size is the forwarded client headers' size,
+// counted as on the wire.
+func forwardedHeader(r *http.Request, allowed []string) (header http.Header, size int) {
+	header = make(http.Header, len(allowed)+3)
+	for _, name := range allowed {
+		name = textproto.CanonicalMIMEHeaderKey(name)
+		values := r.Header[name]
+		if len(values) == 0 || config.IsHopByHop(name) {
+			continue
+		}
+		header[name] = values
+		for _, v := range values {
+			size += len(name) + len(": \r\n") + len(v)
 		}
 	}
-	dropConnectionListed(h, r.Header)
-	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		if prior := r.Header.Values("X-Forwarded-For"); len(prior) > 0 {
-			ip = strings.Join(prior, ", ") + ", " + ip
-		}
-		h.Set("X-Forwarded-For", ip)
-	}
-	return h
+	dropConnectionListed(header, r.Header)
+	out := &http.Request{Header: header}
+	(&httputil.ProxyRequest{In: r, Out: out}).SetXForwarded()
+	return header, size
 }
 
-// notForwarded reports whether a client header that is not hop-by-hop
-// still must not reach the backends. The body is buffered whole, so its
-// length is the backend request's own and there is nothing to wait for a
-// 100 Continue about; Accept-Encoding is probegate's to negotiate.
-func notForwarded(name string) bool {
-	return name == "Accept-Encoding" || name == "Content-Length" || name == "Expect"
-}
+// relayedHeaders are the only headers of a backend's 4xx that reach the
+// client when it is relayed: what the client needs to read the body and
+// to retry. Never Set-Cookie, Server, Location, WWW-Authenticate or
+// anything else of the backend's.
+var relayedHeaders = [...]string{"Content-Type", "Content-Language", "Retry-After"}
 
-// copyEndToEndHeader copies a backend's response header to the client's,
-// without hop-by-hop headers and the length, which the relay sets.
-func copyEndToEndHeader(dst, src http.Header) {
-	for name, values := range src {
-		if !isHopByHop(name) && name != "Content-Length" {
+// copyRelayedHeader copies the relayed headers of a backend's answer.
+func copyRelayedHeader(dst, src http.Header) {
+	for _, name := range relayedHeaders {
+		if values := src[name]; len(values) > 0 {
 			dst[name] = values
 		}
 	}
-	dropConnectionListed(dst, src)
 }
 
-// isHopByHop reports whether a canonical header name describes one
-// connection rather than the message (RFC 9110 section 7.6.1), so that a
-// proxy must not forward it.
-func isHopByHop(name string) bool {
-	switch name {
-	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
-		"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
-		return true
+// withoutAuthorization is header without the client's Authorization, for
+// a backend that authenticates with probegate's own credentials. header is
+// shared by every backend's request, so it is copied, not changed.
+func withoutAuthorization(header http.Header) http.Header {
+	if _, ok := header["Authorization"]; !ok {
+		return header
 	}
-	return false
+	h := header.Clone()
+	delete(h, "Authorization")
+	return h
 }
 
 // dropConnectionListed removes from dst the headers that src's Connection

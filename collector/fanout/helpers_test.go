@@ -36,6 +36,7 @@ func testConfig(backends ...config.Backend) *config.Config {
 			Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
 			Timeout: model.Duration(time.Second), Failures: 3, Successes: 2,
 		},
+		Fanout:   config.Fanout{Enabled: true, ForwardHeaders: config.DefaultForwardHeaders()},
 		Backends: backends,
 	}
 }
@@ -224,12 +225,21 @@ type options struct {
 	successes int
 	// now is the clock of the pool and the fan-out; nil is time.Now.
 	now func() time.Time
+	// disabled leaves fanout.enabled off.
+	disabled bool
+	// clientConfig, when set, is every backend's http_client_config.
+	clientConfig *config.HTTPClientConfig
 }
 
 func setup(t *testing.T, o options, backends ...*backend) *rig {
 	t.Helper()
 	if o.fanout.Timeout == 0 {
 		o.fanout.Timeout = model.Duration(5 * time.Second)
+	}
+	// The fan-out is off unless enabled; a test that wants it off says so.
+	o.fanout.Enabled = !o.disabled
+	if o.fanout.ForwardHeaders == nil {
+		o.fanout.ForwardHeaders = config.DefaultForwardHeaders()
 	}
 	if o.successes == 0 {
 		o.successes = 2
@@ -242,6 +252,7 @@ func setup(t *testing.T, o options, backends ...*backend) *rig {
 		if u, ok := o.urls[i]; ok {
 			bc.URL = u
 		}
+		bc.HTTPClientConfig = o.clientConfig
 		if o.unprobed[i] {
 			off := false
 			bc.HealthProbe.Enabled = &off

@@ -19,6 +19,9 @@ type Metrics struct {
 	Failed prometheus.Counter
 	// Duration is the duration of a whole round.
 	Duration prometheus.Histogram
+	// Rejected counts rounds refused because fanout.max_concurrent rounds
+	// were in flight.
+	Rejected prometheus.Counter
 }
 
 // NewMetrics creates the fan-out's metrics and registers them with reg.
@@ -42,6 +45,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: durationBuckets,
 		}),
 	}
-	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration)
+	m.Rejected = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "probegate_fanout_rejected_total",
+		Help: "Fan-out requests refused with 503 because fanout.max_concurrent rounds were in flight; no backend was asked.",
+	})
+	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, m.Rejected)
 	return m
 }

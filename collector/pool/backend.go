@@ -2,6 +2,7 @@ package pool
 
 import (
 	"net/http"
+	"net/textproto"
 	"sync"
 
 	"github.com/go-kit/log"
@@ -147,4 +148,23 @@ func (b *Backend) inheritLocked(prev *Backend) {
 	b.health, b.last, b.probed = prev.health, prev.last, prev.probed
 	b.probes, b.failures, b.refusals = prev.probes, prev.failures, prev.refusals
 	b.transitions, b.traffic = prev.transitions, prev.traffic
+}
+
+// Authenticates reports whether the backend's client configuration sends
+// credentials of its own. A client's Authorization header must never reach
+// such a backend: prometheus/common's credential layers leave a request
+// that already carries one alone, so the client's would win.
+func (b *Backend) Authenticates() bool {
+	c := b.clientConfig
+	if c.BasicAuth != nil || c.Authorization != nil || c.OAuth2 != nil || c.BearerToken != "" || c.BearerTokenFile != "" {
+		return true
+	}
+	if c.HTTPHeaders != nil {
+		for name := range c.HTTPHeaders.Headers {
+			if textproto.CanonicalMIMEHeaderKey(name) == "Authorization" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -22,11 +22,16 @@ const (
 	// FanoutHTTP3xx is a redirect (never followed) or another status that
 	// is neither 2xx nor an error: not the merge format either.
 	FanoutHTTP3xx
+	// FanoutLocal is a fault on probegate's side, not the backend's: a
+	// round refused because too many were in flight, a client that went
+	// away, probegate out of descriptors or memory. It never feeds passive
+	// health.
+	FanoutLocal
 	// NumFanoutReasons is the number of reasons, for arrays indexed by them.
 	NumFanoutReasons
 )
 
-var fanoutReasonNames = [NumFanoutReasons]string{"timeout", "transport", "http_4xx", "http_429", "http_5xx", "invalid_body", "too_large", "http_3xx"}
+var fanoutReasonNames = [NumFanoutReasons]string{"timeout", "transport", "http_4xx", "http_429", "http_5xx", "invalid_body", "too_large", "http_3xx", "local"}
 
 func (r FanoutReason) String() string { return fanoutReasonNames[r] }
 
@@ -86,7 +91,7 @@ func (b *Backend) recordTraffic(o Outcome, now time.Time, p config.PassiveHealth
 	if o.Erred {
 		b.traffic.errors[o.Reason]++
 	}
-	if !p.Enabled {
+	if !p.Enabled || o.Reason == FanoutLocal {
 		return false
 	}
 	counts := b.traffic.window.Record(now, time.Duration(p.Window), o.Failed)

@@ -34,6 +34,7 @@ func SpecMetrics() []Metric {
 		{Name: "probegate_fanout_partial_total"},
 		{Name: "probegate_fanout_failed_total"},
 		{Name: "probegate_fanout_backend_errors_total"},
+		{Name: "probegate_fanout_rejected_total"},
 		{Name: "probegate_fanout_duration_seconds", Histogram: true},
 		{Name: "probegate_passive_ejections_total"},
 		{Name: "probegate_gate_ready"},

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/activation"
+	"golang.org/x/net/netutil"
+)
+
+// healthMaxConnections bounds the health listener. Balancers and kubelets
+// poll with a handful of connections; a small bound keeps a misbehaving
+// poller from taking what the main listener needs, and the main
+// listener's flood from mattering here at all.
+const healthMaxConnections = 64
+
+// mainListeners opens the main listeners: the systemd-activated sockets or
+// one per --web.listen-address, each limited to --web.max-connections
+// connections at once. Beyond the limit a connection waits in the
+// kernel's backlog instead of costing a descriptor and a goroutine.
+func (o *options) mainListeners() ([]net.Listener, error) {
+	if o.MaxConnections < 1 {
+		return nil, fmt.Errorf("--web.max-connections=%d: want 1 or more", o.MaxConnections)
+	}
+	if o.ReadTimeout <= 0 {
+		return nil, fmt.Errorf("--web.read-timeout=%s: want a positive duration such as 1m", o.ReadTimeout)
+	}
+	var listeners []net.Listener
+	if o.SystemdSocket {
+		activated, err := activation.Listeners()
+		if err != nil {
+			return nil, fmt.Errorf("systemd socket activation: %w", err)
+		}
+		if len(activated) == 0 {
+			return nil, errors.New("--web.systemd-socket: no socket activation file descriptors found")
+		}
+		listeners = activated
+	} else {
+		for _, addr := range o.ListenAddresses {
+			l, err := net.Listen("tcp", addr)
+			if err != nil {
+				closeAll(listeners)
+				return nil, fmt.Errorf("--web.listen-address=%s: %w", addr, err)
+			}
+			listeners = append(listeners, l)
+		}
+	}
+	for i, l := range listeners {
+		listeners[i] = netutil.LimitListener(l, o.MaxConnections)
+	}
+	return listeners, nil
+}
+
+func closeAll(listeners []net.Listener) {
+	for _, l := range listeners {
+		l.Close()
+	}
+}
+
+// healthServer is the server of --web.health-listen-address: /health and
+// /ready only, plain HTTP, never behind the web configuration's TLS or
+// basic auth (an AWS ALB or a kubelet cannot authenticate), with its own
+// small connection limit and short timeouts. It returns nil when the flag
+// is not set.
+func (o *options) healthServer(health, ready http.Handler) (*http.Server, net.Listener, error) {
+	if o.HealthListenAddress == "" {
+		return nil, nil, nil
+	}
+	l, err := net.Listen("tcp", o.HealthListenAddress)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--web.health-listen-address=%s: %w", o.HealthListenAddress, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/health", health)
+	mux.Handle("/ready", ready)
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		IdleTimeout:       time.Minute,
+		MaxHeaderBytes:    8 << 10,
+	}
+	return srv, netutil.LimitListener(l, healthMaxConnections), nil
+}
