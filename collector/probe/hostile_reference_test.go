@@ -25,7 +25,7 @@ import (
 // body or applies its timeout.
 
 // hostileTimeout is the probe timeout of the suite.
-const hostileTimeout = 400 * time.Millisecond
+const hostileTimeout = 2 * time.Second
 
 // hostileMargin is how long after its timeout a probe may take to return
 // before the suite calls it stuck. It is a bound, not a timing claim.
@@ -179,10 +179,10 @@ func hostileCases() []hostileCase {
 
 		// Trickles slower than the timeout.
 		{name: "trickled head", serve: answerOnce(func(c *hostileConn) bool {
-			return c.trickle(empty200, 50*time.Millisecond)
+			return c.trickle(empty200, hostileTimeout/10)
 		}), want: timeoutResult},
 		{name: "trickled body", serve: answerOnce(func(c *hostileConn) bool {
-			return c.write(head("HTTP/1.1 200 OK", "Content-Length: 100")) && c.trickle(strings.Repeat("x", 100), 50*time.Millisecond)
+			return c.write(head("HTTP/1.1 200 OK", "Content-Length: 100")) && c.trickle(strings.Repeat("x", 100), hostileTimeout/10)
 		}), want: timeoutResult},
 
 		// Informational answers.
