@@ -8,9 +8,11 @@ LDFLAGS  := -X github.com/prometheus/common/version.Version=$(VERSION) \
             -X github.com/prometheus/common/version.Branch=$(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
 JSONNET  := $(GO) tool jsonnet
 # The Debian packages the tests use: promtool and the Prometheus server,
-# HAProxy and wrk. Installed once when missing; a missing tool is an error,
-# never a skipped test.
-DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk
+# HAProxy, wrk, kubectl (Debian's kubernetes-client, for `kubectl kustomize`)
+# and systemd-analyze (systemd). Installed once when missing, with sudo when
+# not root; a missing tool is an error, never a skipped test.
+DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
+             kubectl:kubernetes-client systemd-analyze:systemd
 
 .PHONY: all build run test unit lint deps rules dashboards mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout clean
 
@@ -22,15 +24,24 @@ build:
 run: build
 	./$(BINARY) demo
 
-# deps installs the Debian packages the tests need, idempotently.
+# deps installs the Debian packages the tests need, idempotently: as root
+# directly, otherwise through sudo; when neither works it prints the
+# command to run and fails.
 deps:
 	@missing=""; for pair in $(DEB_TOOLS); do \
 	  tool=$${pair%%:*}; pkg=$${pair##*:}; \
-	  command -v $$tool >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+	  command -v $$tool >/dev/null 2>&1 || case " $$missing " in *" $$pkg "*) ;; *) missing="$$missing $$pkg";; esac; \
 	done; \
 	if [ -n "$$missing" ]; then \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  echo "installing:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  if ! { { [ -z "$$sudo" ] || command -v sudo >/dev/null 2>&1; } && \
+	         $$sudo apt-get update -qq && \
+	         $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; }; then \
+	    echo "make deps: could not install$$missing. Install them, then run make again:"; \
+	    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends$$missing"; \
+	    exit 1; \
+	  fi; \
 	fi
 	@for pair in $(DEB_TOOLS); do tool=$${pair%%:*}; command -v $$tool >/dev/null || { echo "missing $$tool"; exit 1; }; done
 
