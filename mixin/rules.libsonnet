@@ -30,6 +30,10 @@
             ||| % vars,
           },
           {
+            record: 'instance_backend_reason:probegate_probe_failures:rate5m',
+            expr: 'rate(probegate_probe_failures_total{%(sel)s}[5m])\n' % vars,
+          },
+          {
             record: 'instance_backend:probegate_probe_refusals:rate5m',
             expr: 'rate(probegate_probe_refusals_total{%(sel)s}[5m])\n' % vars,
           },
