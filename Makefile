@@ -14,7 +14,7 @@ JSONNET  := $(GO) tool jsonnet
 DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
              kubectl:kubernetes-client systemd-analyze:systemd
 
-.PHONY: all build run test unit lint deps rules dashboards mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout clean
+.PHONY: all build run test unit lint deps rules dashboards mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout clean release
 
 all: build
 
@@ -115,5 +115,27 @@ bench-fanout:
 	$(GO) test -run '^$$' -bench '^BenchmarkPassiveRecord' -benchtime 300000x -benchmem ./collector/
 	$(GO) test -run '^$$' -bench '^BenchmarkPassivePaced' -benchtime 30000x ./collector/
 
+# release cross-builds every platform into RELEASE_DIR, static and with
+# the version, revision, branch, build user and date stamped, and writes
+# their SHA-256 sums. deploy/release_test.go runs it into a scratch folder.
+PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+RELEASE_DIR ?= dist
+BUILD_USER  ?= $(shell id -un 2>/dev/null)@$(shell uname -n 2>/dev/null)
+BUILD_DATE  ?= $(shell date -u +%Y%m%d-%H:%M:%S)
+RELEASE_LDFLAGS := $(LDFLAGS) \
+            -X github.com/prometheus/common/version.BuildUser=$(BUILD_USER) \
+            -X github.com/prometheus/common/version.BuildDate=$(BUILD_DATE)
+
+release:
+	@rm -rf $(RELEASE_DIR) && mkdir -p $(RELEASE_DIR)
+	@set -e; for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os != windows ] || ext=.exe; \
+	  out=$(RELEASE_DIR)/$(BINARY)-$(VERSION).$$os-$$arch$$ext; \
+	  echo "build $$out"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(RELEASE_LDFLAGS)' -o $$out ./cmd/probegate; \
+	done
+	cd $(RELEASE_DIR) && sha256sum $(BINARY)-* > sha256sums.txt
+
 clean:
 	rm -f $(BINARY)
+	rm -rf dist
