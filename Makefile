@@ -14,7 +14,7 @@ JSONNET  := $(GO) tool jsonnet
 DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
              kubectl:kubernetes-client systemd-analyze:systemd
 
-.PHONY: all build run test unit lint deps rules dashboards mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout clean release
+.PHONY: all build run test unit lint deps rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout clean release
 
 all: build
 
@@ -73,6 +73,12 @@ dashboards:
 	@mkdir -p $(MIXIN_OUT)/dashboards
 	$(JSONNET) -S -m $(MIXIN_OUT)/dashboards mixin/build/dashboards.jsonnet >/dev/null
 
+# prometheusrule: the same rules as a prometheus-operator PrometheusRule
+# for the Kubernetes base.
+prometheusrule:
+	@mkdir -p $(MIXIN_OUT)/deploy/kubernetes
+	$(JSONNET) -S -m $(MIXIN_OUT)/deploy/kubernetes mixin/build/prometheusrule.jsonnet >/dev/null
+
 rules-test:
 	promtool check rules rules/probegate-alerts.yaml rules/probegate-rules.yaml
 	promtool test rules rules/tests/*.yaml
@@ -82,10 +88,11 @@ rules-test:
 # lint next to them are not generated).
 mixin-check:
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-	  $(MAKE) --no-print-directory -s rules dashboards MIXIN_OUT="$$tmp" && \
+	  $(MAKE) --no-print-directory -s rules dashboards prometheusrule MIXIN_OUT="$$tmp" && \
 	  if ! diff -r -x tests -x '*.go' rules "$$tmp/rules" || \
-	     ! diff -r -x '*.go' dashboards "$$tmp/dashboards"; then \
-	    echo "mixin-check: rules/ or dashboards/ differ from what mixin/ generates: run make rules dashboards"; exit 1; \
+	     ! diff -r -x '*.go' dashboards "$$tmp/dashboards" || \
+	     ! diff deploy/kubernetes/prometheusrule.yaml "$$tmp/deploy/kubernetes/prometheusrule.yaml"; then \
+	    echo "mixin-check: rules/, dashboards/ or deploy/kubernetes/prometheusrule.yaml differ from what mixin/ generates: run make rules dashboards prometheusrule"; exit 1; \
 	  fi
 
 # bench runs every budget of SPEC section 11; each part prints its numbers.
