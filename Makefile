@@ -8,11 +8,13 @@ LDFLAGS  := -X github.com/prometheus/common/version.Version=$(VERSION) \
             -X github.com/prometheus/common/version.Branch=$(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
 JSONNET  := $(GO) tool jsonnet
 # The Debian packages the tests use: promtool and the Prometheus server,
-# HAProxy and wrk. Installed once when missing; a missing tool is an error,
-# never a skipped test.
-DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk
+# HAProxy, wrk, kubectl (Debian's kubernetes-client, for `kubectl kustomize`)
+# and systemd-analyze (systemd). Installed once when missing, with sudo when
+# not root; a missing tool is an error, never a skipped test.
+DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
+             kubectl:kubernetes-client systemd-analyze:systemd
 
-.PHONY: all build run test unit lint deps rules dashboards mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout clean
+.PHONY: all build run test unit lint deps rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout clean release
 
 all: build
 
@@ -22,15 +24,24 @@ build:
 run: build
 	./$(BINARY) demo
 
-# deps installs the Debian packages the tests need, idempotently.
+# deps installs the Debian packages the tests need, idempotently: as root
+# directly, otherwise through sudo; when neither works it prints the
+# command to run and fails.
 deps:
 	@missing=""; for pair in $(DEB_TOOLS); do \
 	  tool=$${pair%%:*}; pkg=$${pair##*:}; \
-	  command -v $$tool >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+	  command -v $$tool >/dev/null 2>&1 || case " $$missing " in *" $$pkg "*) ;; *) missing="$$missing $$pkg";; esac; \
 	done; \
 	if [ -n "$$missing" ]; then \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  echo "installing:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  if ! { { [ -z "$$sudo" ] || command -v sudo >/dev/null 2>&1; } && \
+	         $$sudo apt-get update -qq && \
+	         $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; }; then \
+	    echo "make deps: could not install$$missing. Install them, then run make again:"; \
+	    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends$$missing"; \
+	    exit 1; \
+	  fi; \
 	fi
 	@for pair in $(DEB_TOOLS); do tool=$${pair%%:*}; command -v $$tool >/dev/null || { echo "missing $$tool"; exit 1; }; done
 
@@ -62,6 +73,12 @@ dashboards:
 	@mkdir -p $(MIXIN_OUT)/dashboards
 	$(JSONNET) -S -m $(MIXIN_OUT)/dashboards mixin/build/dashboards.jsonnet >/dev/null
 
+# prometheusrule: the same rules as a prometheus-operator PrometheusRule
+# for the Kubernetes base.
+prometheusrule:
+	@mkdir -p $(MIXIN_OUT)/deploy/kubernetes
+	$(JSONNET) -S -m $(MIXIN_OUT)/deploy/kubernetes mixin/build/prometheusrule.jsonnet >/dev/null
+
 rules-test:
 	promtool check rules rules/probegate-alerts.yaml rules/probegate-rules.yaml
 	promtool test rules rules/tests/*.yaml
@@ -71,10 +88,11 @@ rules-test:
 # lint next to them are not generated).
 mixin-check:
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-	  $(MAKE) --no-print-directory -s rules dashboards MIXIN_OUT="$$tmp" && \
+	  $(MAKE) --no-print-directory -s rules dashboards prometheusrule MIXIN_OUT="$$tmp" && \
 	  if ! diff -r -x tests -x '*.go' rules "$$tmp/rules" || \
-	     ! diff -r -x '*.go' dashboards "$$tmp/dashboards"; then \
-	    echo "mixin-check: rules/ or dashboards/ differ from what mixin/ generates: run make rules dashboards"; exit 1; \
+	     ! diff -r -x '*.go' dashboards "$$tmp/dashboards" || \
+	     ! diff deploy/kubernetes/prometheusrule.yaml "$$tmp/deploy/kubernetes/prometheusrule.yaml"; then \
+	    echo "mixin-check: rules/, dashboards/ or deploy/kubernetes/prometheusrule.yaml differ from what mixin/ generates: run make rules dashboards prometheusrule"; exit 1; \
 	  fi
 
 # bench runs every performance budget (docs/design.md, "Budgets"); each part
@@ -105,5 +123,27 @@ bench-fanout:
 	$(GO) test -run '^$$' -bench '^BenchmarkPassiveRecord' -benchtime 300000x -benchmem ./collector/pool/
 	$(GO) test -run '^$$' -bench '^BenchmarkPassivePaced' -benchtime 30000x ./collector/pool/
 
+# release cross-builds every platform into RELEASE_DIR, static and with
+# the version, revision, branch, build user and date stamped, and writes
+# their SHA-256 sums. deploy/release_test.go runs it into a scratch folder.
+PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+RELEASE_DIR ?= dist
+BUILD_USER  ?= $(shell id -un 2>/dev/null)@$(shell uname -n 2>/dev/null)
+BUILD_DATE  ?= $(shell date -u +%Y%m%d-%H:%M:%S)
+RELEASE_LDFLAGS := $(LDFLAGS) \
+            -X github.com/prometheus/common/version.BuildUser=$(BUILD_USER) \
+            -X github.com/prometheus/common/version.BuildDate=$(BUILD_DATE)
+
+release:
+	@rm -rf $(RELEASE_DIR) && mkdir -p $(RELEASE_DIR)
+	@set -e; for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os != windows ] || ext=.exe; \
+	  out=$(RELEASE_DIR)/$(BINARY)-$(VERSION).$$os-$$arch$$ext; \
+	  echo "build $$out"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(RELEASE_LDFLAGS)' -o $$out ./cmd/probegate; \
+	done
+	cd $(RELEASE_DIR) && sha256sum $(BINARY)-* > sha256sums.txt
+
 clean:
 	rm -f $(BINARY)
+	rm -rf dist

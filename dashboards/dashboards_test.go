@@ -2,10 +2,12 @@ package dashboards
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/probegate/probegate/mixin/lint"
@@ -29,6 +31,7 @@ var want = map[string]dashboardSpec{
 		panels: []string{
 			"Backends by state", "In service vs configured", "Fail-open",
 			"Readiness and draining", "Readiness budget", "Partial fan-out ratio",
+			"Fan-out requests", "Fan-out latency", "Fan-out backend errors by reason",
 			"Probe results by class", "Probe failures and refusals by reason", "Probe latency",
 		},
 	},
@@ -37,7 +40,7 @@ var want = map[string]dashboardSpec{
 		title:     "probegate / Backend",
 		variables: []string{"job", "instance", "backend"},
 		panels: []string{
-			"State timeline", "Probe results by reason", "Last probe status code",
+			"State timeline", "Probe results by reason", "Probe failure ratio", "Last probe status code",
 			"Verified, reachable and in service",
 		},
 	},
@@ -45,7 +48,14 @@ var want = map[string]dashboardSpec{
 
 func load(t *testing.T) map[string]lint.Dashboard {
 	t.Helper()
-	paths, err := filepath.Glob("*.json")
+	return loadDir(t, ".")
+}
+
+// loadDir loads the dashboards in dir, which must be exactly the ones of
+// want.
+func loadDir(t *testing.T, dir string) map[string]lint.Dashboard {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +66,9 @@ func load(t *testing.T) map[string]lint.Dashboard {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dashboards[path] = d
-		names = append(names, path)
+		name := filepath.Base(path)
+		dashboards[name] = d
+		names = append(names, name)
 	}
 	var wantNames []string
 	for name := range want {
@@ -282,6 +293,157 @@ func walk(value any, path string, fn func(path, key string, value any)) {
 			p := fmt.Sprintf("%s[%d]", path, i)
 			fn(p, "", child)
 			walk(child, p, fn)
+		}
+	}
+}
+
+// selectors lists every selector of a dashboard: those of its panels'
+// queries and of its variables, each with where it is.
+func selectors(t *testing.T, name string, d lint.Dashboard) map[string][]lint.Selector {
+	t.Helper()
+	out := map[string][]lint.Selector{}
+	for _, p := range d.AllPanels() {
+		for _, target := range p.Targets {
+			parsed, err := lint.Parse(target.Expr)
+			if err != nil {
+				t.Fatalf("%s: panel %q: %v", name, p.Title, err)
+			}
+			where := fmt.Sprintf("panel %q query %s", p.Title, target.RefID)
+			out[where] = parsed.Selectors
+		}
+	}
+	for _, v := range d.Templating.List {
+		if v.Type != "query" {
+			continue
+		}
+		sel, _, err := lint.LabelValues(v.Definition)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		parsed, err := lint.Parse(sel)
+		if err != nil {
+			t.Fatalf("%s: variable %s: %v", name, v.Name, err)
+		}
+		out["variable "+v.Name] = parsed.Selectors
+	}
+	return out
+}
+
+// checkSelector fails for every query and variable of the dashboards
+// whose selectors lack one of the matchers.
+func checkSelector(t *testing.T, dashboards map[string]lint.Dashboard, matchers ...lint.Matcher) {
+	t.Helper()
+	for name, d := range dashboards {
+		for where, sels := range selectors(t, name, d) {
+			if len(sels) == 0 {
+				t.Errorf("%s: %s selects no series", name, where)
+			}
+			for _, s := range sels {
+				for _, m := range matchers {
+					if !s.Has(m.Label, m.Op, m.Value) {
+						t.Errorf("%s: %s: selector of %s lacks %s (_config.probegateSelector)", name, where, s.Metric, m)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDefaultSelectorInEveryQuery: the committed dashboards carry the
+// default _config.probegateSelector in every query and variable.
+func TestDefaultSelectorInEveryQuery(t *testing.T) {
+	checkSelector(t, load(t), lint.Matcher{Label: "job", Op: "=", Value: `"probegate"`})
+}
+
+// TestCustomSelectorInEveryQuery generates the dashboards with the
+// multi-cluster selector of mixin/README.md: every query and every variable
+// must carry all of it, so that a Grafana over several clusters shows one
+// cluster's probegate only.
+func TestCustomSelectorInEveryQuery(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("go", "tool", "jsonnet", "-S", "-m", dir,
+		"--tla-code", `config={probegateSelector: 'job="edge-lb", cluster="eu-1"'}`,
+		filepath.Join("mixin", "build", "dashboards.jsonnet"))
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("generate dashboards: %v\n%s", err, out)
+	}
+	checkSelector(t, loadDir(t, dir),
+		lint.Matcher{Label: "job", Op: "=", Value: `"edge-lb"`},
+		lint.Matcher{Label: "cluster", Op: "=", Value: `"eu-1"`})
+}
+
+// TestRatioPanelsShowNoNaN: a panel of ratios queries only recorded
+// ratios, which divide by their denominator only where it is above zero
+// (rules/tests checks they have no sample without traffic), so no ratio
+// panel divides by zero itself.
+func TestRatioPanelsShowNoNaN(t *testing.T) {
+	for name, d := range load(t) {
+		for _, p := range d.AllPanels() {
+			if p.FieldConfig.Defaults.Unit != "percentunit" {
+				continue
+			}
+			for _, target := range p.Targets {
+				parsed, err := lint.Parse(target.Expr)
+				if err != nil {
+					t.Fatalf("%s: panel %q: %v", name, p.Title, err)
+				}
+				for _, m := range parsed.Metrics() {
+					if !lint.IsRecordingRuleName(m) || !strings.Contains(m, ":ratio_") {
+						t.Errorf("%s: ratio panel %q queries %s, not a recorded ratio", name, p.Title, m)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDashboardsUseTheRecordingRules: every per-instance recording rule is
+// queried by a dashboard, or feeds one that is. (The per-job rules serve
+// fleet views and federation.)
+func TestDashboardsUseTheRecordingRules(t *testing.T) {
+	rf, err := lint.LoadRuleFile("../rules/probegate-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{}
+	for _, d := range load(t) {
+		exprs, err := d.Expressions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, expr := range exprs {
+			parsed, err := lint.Parse(expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range parsed.Metrics() {
+				used[m] = true
+			}
+		}
+	}
+	if len(used) == 0 {
+		t.Fatal("the dashboards query nothing")
+	}
+	// A rule read by a used rule is used too; the rules file lists inputs
+	// before the rules that read them, so walking it backwards once
+	// settles every chain.
+	rules := rf.Rules()
+	for i := len(rules) - 1; i >= 0; i-- {
+		if !used[rules[i].Record] {
+			continue
+		}
+		parsed, err := lint.Parse(rules[i].Expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range parsed.Metrics() {
+			used[m] = true
+		}
+	}
+	for _, r := range rules {
+		if strings.HasPrefix(r.Record, "instance") && !used[r.Record] {
+			t.Errorf("recording rule %s is used by no dashboard", r.Record)
 		}
 	}
 }

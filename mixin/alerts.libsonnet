@@ -1,4 +1,4 @@
-// The alerts of SPEC section 10. Each expression selects its targets with
+// The alerts of probegate. Each expression selects its targets with
 // _config.probegateSelector and waits _config.alertFor[name] before firing.
 //
 // The per-backend alerts join probegate_backend_info so that the alert
@@ -41,6 +41,21 @@
       {
         name: 'probegate',
         rules: [
+          // Every other alert needs probegate's own metrics: without this
+          // one, a probegate that is gone leaves, at most, stale alerts.
+          // absent() covers the job disappearing from service discovery,
+          // where no up series is left to be 0.
+          alert(
+            'ProbegateDown',
+            'critical',
+            |||
+              up{%(sel)s} == 0
+              or
+              absent(up{%(sel)s})
+            ||| % vars,
+            'Prometheus cannot scrape probegate, so nothing gates, probes or fans out there, and no other probegate alert can fire.',
+            'Prometheus has not scraped probegate {{ $labels.job }}/{{ $labels.instance }} for %(for)s (with no instance after the slash, no target of the job is left at all): its load balancers get no /ready, its clients no fan-out, and nobody watches its backends.' % { 'for': config.alertFor.ProbegateDown },
+          ),
           alert(
             'ProbegateProbePathMisconfigured',
             'warning',

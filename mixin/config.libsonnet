@@ -3,7 +3,9 @@
 {
   _config+:: {
     // probegateSelector picks the probegate targets. It is spliced into every
-    // alert and recording rule and into the dashboards' job variable.
+    // alert and recording rule, every dashboard query and every dashboard
+    // variable, so a selector such as 'job="probegate", cluster="eu-1"'
+    // narrows all of them alike.
     probegateSelector: 'job="probegate"',
 
     // alertFor is how long each alert's condition must hold before it fires.
@@ -11,6 +13,8 @@
     alertFor: {
       // A refused probe path is a configuration mistake, not an outage: give
       // a rollout time to fix it before anyone is told.
+      // Scrapes failing, or the job gone from the targets, for this long.
+      ProbegateDown: '5m',
       ProbegateProbePathMisconfigured: '10m',
       ProbegatePoolProbePathMisconfigured: '10m',
       ProbegateBackendUnhealthy: '5m',

@@ -24,6 +24,7 @@ const runbookURLPattern = "https://github.com/probegate/probegate/blob/main/mixi
 // specAlerts are the alerts SPEC section 10 asks for, and which labels
 // their description must name besides the instance.
 var specAlerts = map[string]struct{ backend, probePath bool }{
+	"ProbegateDown":                             {},
 	"ProbegateProbePathMisconfigured":           {backend: true, probePath: true},
 	"ProbegatePoolProbePathMisconfigured":       {},
 	"ProbegateBackendUnhealthy":                 {backend: true},
@@ -64,9 +65,14 @@ func recordedNames(t *testing.T) map[string]bool {
 	return names
 }
 
+// scrapeSeries are the series Prometheus itself writes for every target,
+// which rules may query besides probegate's own metrics.
+var scrapeSeries = map[string]bool{"up": true}
+
 // checkExpr checks what every generated expression must satisfy: it parses,
-// queries only SPEC section 9 metrics or recorded series, selects them with
-// the configured selector, and aggregates with by or without.
+// queries only probegate's metrics, scrape series or recorded series,
+// selects them with the configured selector, and aggregates with by or
+// without.
 func checkExpr(t *testing.T, rule, expr string, recorded map[string]bool) lint.Expr {
 	t.Helper()
 	parsed, err := lint.Parse(expr)
@@ -75,8 +81,8 @@ func checkExpr(t *testing.T, rule, expr string, recorded map[string]bool) lint.E
 		return parsed
 	}
 	for _, sel := range parsed.Selectors {
-		if !lint.SpecSeriesName(sel.Metric) && !recorded[sel.Metric] {
-			t.Errorf("%s: %q is neither a metric of SPEC section 9 nor a recording rule", rule, sel.Metric)
+		if !lint.SpecSeriesName(sel.Metric) && !recorded[sel.Metric] && !scrapeSeries[sel.Metric] {
+			t.Errorf("%s: %q is neither a probegate metric, a scrape series nor a recording rule", rule, sel.Metric)
 		}
 		if !sel.Has(defaultSelector.Label, defaultSelector.Op, defaultSelector.Value) {
 			t.Errorf("%s: selector of %s lacks %s (_config.probegateSelector)", rule, sel.Metric, defaultSelector)

@@ -3,7 +3,9 @@ local lib = import 'lib.libsonnet';
 
 {
   local config = self._config,
-  local sel = 'job=~"$job", instance=~"$instance", backend=~"$backend"',
+  // sel narrows every query to the mixin's selector and to the job,
+  // instance and backend chosen above the dashboard.
+  local sel = config.probegateSelector + ', job=~"$job", instance=~"$instance", backend=~"$backend"',
   local v = { sel: sel },
 
   grafanaDashboards+:: {
@@ -13,8 +15,8 @@ local lib = import 'lib.libsonnet';
       'Backend',
       [
         lib.queryVariable('job', 'label_values(probegate_build_info{%s}, job)' % config.probegateSelector),
-        lib.queryVariable('instance', 'label_values(probegate_build_info{job=~"$job"}, instance)'),
-        lib.queryVariable('backend', 'label_values(probegate_backend_info{job=~"$job", instance=~"$instance"}, backend)'),
+        lib.queryVariable('instance', 'label_values(probegate_build_info{%s, job=~"$job"}, instance)' % config.probegateSelector),
+        lib.queryVariable('backend', 'label_values(probegate_backend_info{%s, job=~"$job", instance=~"$instance"}, backend)' % config.probegateSelector),
       ],
       lib.layout([
         lib.row(4, [
@@ -83,20 +85,27 @@ local lib = import 'lib.libsonnet';
         lib.row(8, [
           lib.timeseries(
             'Probe results by reason',
-            'Probes per second: ok ones (probegate_probes_total less failures and refusals), refusals (probegate_probe_refusals_total) and failures by reason (probegate_probe_failures_total).',
+            'Probes per second over 5m, from the recording rules: ok ones (instance_backend:probegate_probes:rate5m less failures and refusals), refusals (instance_backend:probegate_probe_refusals:rate5m) and failures by reason (instance_backend_reason:probegate_probe_failures:rate5m).',
             'ops',
             [
               lib.target(|||
-                sum(rate(probegate_probes_total{%(sel)s}[$__rate_interval]))
-                - sum(rate(probegate_probe_failures_total{%(sel)s}[$__rate_interval]))
-                - sum(rate(probegate_probe_refusals_total{%(sel)s}[$__rate_interval]))
+                sum(instance_backend:probegate_probes:rate5m{%(sel)s})
+                - sum(instance_backend:probegate_probe_failures:rate5m{%(sel)s})
+                - sum(instance_backend:probegate_probe_refusals:rate5m{%(sel)s})
               ||| % v, 'ok'),
-              lib.target('sum(rate(probegate_probe_refusals_total{%(sel)s}[$__rate_interval]))' % v, 'refused'),
-              lib.target('sum by (reason) (rate(probegate_probe_failures_total{%(sel)s}[$__rate_interval]))' % v, '{{reason}}'),
+              lib.target('sum(instance_backend:probegate_probe_refusals:rate5m{%(sel)s})' % v, 'refused'),
+              lib.target('sum by (reason) (instance_backend_reason:probegate_probe_failures:rate5m{%(sel)s})' % v, '{{reason}}'),
             ],
             stack=true,
             min=0,
           ) + lib.byNameColors({ ok: 'green', refused: 'orange' }),
+          lib.timeseries(
+            'Probe failure ratio',
+            'The share of probes over 5m that failed (instance_backend:probegate_probe_failures_per_probes:ratio_rate5m; refusals are not failures). Empty, not NaN, while the backend is not probed.',
+            'percentunit',
+            [lib.target('instance_backend:probegate_probe_failures_per_probes:ratio_rate5m{%(sel)s}' % v, 'failed')],
+            min=0,
+          ),
           lib.timeseries(
             'Last probe status code',
             'The HTTP status of the last probe over time (probegate_backend_last_probe_status_code); 0 means the probe was not answered.',
@@ -128,10 +137,10 @@ local lib = import 'lib.libsonnet';
           ) + lib.byNameColors({ ['to ' + s]: lib.stateColors[s] for s in std.objectFields(lib.stateColors) }),
           lib.timeseries(
             'Fan-out errors and passive ejections',
-            'Fan-out requests to this backend that did not contribute, per second by reason (probegate_fanout_backend_errors_total), and ejections by passive health (probegate_passive_ejections_total).',
+            'Fan-out requests to this backend that did not contribute, per second over 5m by reason (instance_backend_reason:probegate_fanout_backend_errors:rate5m), and ejections by passive health (probegate_passive_ejections_total).',
             'ops',
             [
-              lib.target('sum by (reason) (rate(probegate_fanout_backend_errors_total{%(sel)s}[$__rate_interval]))' % v, '{{reason}}'),
+              lib.target('sum by (reason) (instance_backend_reason:probegate_fanout_backend_errors:rate5m{%(sel)s})' % v, '{{reason}}'),
               lib.target('sum(rate(probegate_passive_ejections_total{%(sel)s}[$__rate_interval]))' % v, 'passive ejections'),
             ],
             min=0,

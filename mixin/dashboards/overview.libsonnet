@@ -4,9 +4,9 @@ local lib = import 'lib.libsonnet';
 
 {
   local config = self._config,
-  // sel narrows every query to the job and instances chosen above the
-  // dashboard.
-  local sel = 'job=~"$job", instance=~"$instance"',
+  // sel narrows every query to the mixin's selector and to the job and
+  // instances chosen above the dashboard.
+  local sel = config.probegateSelector + ', job=~"$job", instance=~"$instance"',
   local v = { sel: sel },
 
   grafanaDashboards+:: {
@@ -16,7 +16,7 @@ local lib = import 'lib.libsonnet';
       'Overview',
       [
         lib.queryVariable('job', 'label_values(probegate_build_info{%s}, job)' % config.probegateSelector),
-        lib.queryVariable('instance', 'label_values(probegate_build_info{job=~"$job"}, instance)', multi=true, allValue='.+'),
+        lib.queryVariable('instance', 'label_values(probegate_build_info{%s, job=~"$job"}, instance)' % config.probegateSelector, multi=true, allValue='.+'),
       ],
       lib.layout([
         lib.row(4, [
@@ -119,32 +119,62 @@ local lib = import 'lib.libsonnet';
           ),
           lib.timeseries(
             'Partial fan-out ratio',
-            'The share of fan-out requests answered by fewer backends than configured (probegate_fanout_partial_total over probegate_fanout_requests_total), per instance.',
+            'The share of fan-out requests over 5m answered by fewer backends than configured, and the share answered by none (the recording rules instance:probegate_fanout_partial_per_requests:ratio_rate5m and instance:probegate_fanout_failed_per_requests:ratio_rate5m), per instance. Empty, not NaN, while an instance gets no fan-out traffic.',
             'percentunit',
-            [lib.target(|||
-              sum by (instance) (rate(probegate_fanout_partial_total{%(sel)s}[$__rate_interval]))
-              /
-              sum by (instance) (rate(probegate_fanout_requests_total{%(sel)s}[$__rate_interval]))
-            ||| % v, '{{instance}}')],
+            [
+              lib.target('instance:probegate_fanout_partial_per_requests:ratio_rate5m{%(sel)s}' % v, '{{instance}} partial'),
+              lib.target('instance:probegate_fanout_failed_per_requests:ratio_rate5m{%(sel)s}' % v, '{{instance}} failed'),
+            ],
+            min=0,
+          ),
+        ]),
+        lib.row(8, [
+          lib.timeseries(
+            'Fan-out requests',
+            'Fan-out rounds per second over 5m per instance (instance:probegate_fanout_requests:rate5m), and of those the partial ones, answered by fewer backends than configured (instance:probegate_fanout_partial:rate5m), and the failed ones, answered by none (instance:probegate_fanout_failed:rate5m).',
+            'reqps',
+            [
+              lib.target('instance:probegate_fanout_requests:rate5m{%(sel)s}' % v, '{{instance}} requests'),
+              lib.target('instance:probegate_fanout_partial:rate5m{%(sel)s}' % v, '{{instance}} partial'),
+              lib.target('instance:probegate_fanout_failed:rate5m{%(sel)s}' % v, '{{instance}} failed'),
+            ],
+            min=0,
+          ),
+          lib.timeseries(
+            'Fan-out latency',
+            'Fan-out round duration quantiles over 5m (probegate_fanout_duration_seconds, from the recording rule instance_le:probegate_fanout_duration_seconds_bucket:rate5m): the median and the 99th percentile over the selected instances.',
+            's',
+            [
+              lib.target('histogram_quantile(0.5, sum by (le) (instance_le:probegate_fanout_duration_seconds_bucket:rate5m{%(sel)s}))' % v, 'p50'),
+              lib.target('histogram_quantile(0.99, sum by (le) (instance_le:probegate_fanout_duration_seconds_bucket:rate5m{%(sel)s}))' % v, 'p99'),
+            ],
+            min=0,
+          ),
+          lib.timeseries(
+            'Fan-out backend errors by reason',
+            'Backend answers per second over 5m that did not contribute to a fan-out round, by reason (instance_backend_reason:probegate_fanout_backend_errors:rate5m, summed over backends). The reason local counts rounds probegate refused or lost itself, not backend faults.',
+            'ops',
+            [lib.target('sum by (reason) (instance_backend_reason:probegate_fanout_backend_errors:rate5m{%(sel)s})' % v, '{{reason}}')],
+            stack=true,
             min=0,
           ),
         ]),
         lib.row(8, [
           lib.timeseries(
             'Probe results by class',
-            'Probes per second by class (probegate_probe_duration_seconds_count): ok (200-399), refused (4xx but 429, and 501: the probe path is refused) and failed (429, 5xx, timeouts and transport errors).',
+            'Probes per second over 5m by class (instance_class:probegate_probe_duration_seconds_count:rate5m): ok (200-399), refused (4xx but 429, and 501: the probe path is refused) and failed (429, 5xx, timeouts and transport errors).',
             'ops',
-            [lib.target('sum by (class) (rate(probegate_probe_duration_seconds_count{%(sel)s}[$__rate_interval]))' % v, '{{class}}')],
+            [lib.target('sum by (class) (instance_class:probegate_probe_duration_seconds_count:rate5m{%(sel)s})' % v, '{{class}}')],
             stack=true,
             min=0,
           ) + lib.byNameColors({ ok: 'green', refused: 'orange', failed: 'red' }),
           lib.timeseries(
             'Probe failures and refusals by reason',
-            'Failed probes per second by reason (probegate_probe_failures_total: timeout, transport, http_5xx, http_429) and refused probes (probegate_probe_refusals_total).',
+            'Failed probes per second over 5m by reason (instance_backend_reason:probegate_probe_failures:rate5m: timeout, transport, http_5xx, http_429) and refused probes (instance_backend:probegate_probe_refusals:rate5m).',
             'ops',
             [
-              lib.target('sum by (reason) (rate(probegate_probe_failures_total{%(sel)s}[$__rate_interval]))' % v, '{{reason}}'),
-              lib.target('sum(rate(probegate_probe_refusals_total{%(sel)s}[$__rate_interval]))' % v, 'refused'),
+              lib.target('sum by (reason) (instance_backend_reason:probegate_probe_failures:rate5m{%(sel)s})' % v, '{{reason}}'),
+              lib.target('sum(instance_backend:probegate_probe_refusals:rate5m{%(sel)s})' % v, 'refused'),
             ],
             stack=true,
             min=0,
@@ -153,11 +183,12 @@ local lib = import 'lib.libsonnet';
         lib.row(8, [
           lib.timeseries(
             'Probe latency',
-            'Probe duration quantiles by class (probegate_probe_duration_seconds): the median and the 99th percentile.',
+            'Probe duration quantiles by class (probegate_probe_duration_seconds): the median and the 99th percentile, and the mean over 5m per instance (instance_class:probegate_probe_duration_seconds:mean5m).',
             's',
             [
               lib.target('histogram_quantile(0.5, sum by (class, le) (rate(probegate_probe_duration_seconds_bucket{%(sel)s}[$__rate_interval])))' % v, 'p50 {{class}}'),
               lib.target('histogram_quantile(0.99, sum by (class, le) (rate(probegate_probe_duration_seconds_bucket{%(sel)s}[$__rate_interval])))' % v, 'p99 {{class}}'),
+              lib.target('instance_class:probegate_probe_duration_seconds:mean5m{%(sel)s}' % v, 'mean {{instance}} {{class}}'),
             ],
             min=0,
           ),

@@ -1,0 +1,143 @@
+package deploy
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"debug/elf"
+	"debug/macho"
+	"debug/pe"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/probegate/probegate/deploy/deploytest"
+)
+
+// platforms are the release targets, each with the executable format and
+// machine its binary must have.
+var platforms = []struct {
+	os, arch string
+}{
+	{"linux", "amd64"}, {"linux", "arm64"},
+	{"darwin", "amd64"}, {"darwin", "arm64"},
+	{"windows", "amd64"}, {"windows", "arm64"},
+}
+
+// binaryPlatform reads the OS and architecture an executable is built for
+// from its headers.
+func binaryPlatform(path string) (goos, goarch string) {
+	if f, err := elf.Open(path); err == nil {
+		defer f.Close()
+		switch f.Machine {
+		case elf.EM_X86_64:
+			return "linux", "amd64"
+		case elf.EM_AARCH64:
+			return "linux", "arm64"
+		}
+		return "linux", f.Machine.String()
+	}
+	if f, err := macho.Open(path); err == nil {
+		defer f.Close()
+		switch f.Cpu {
+		case macho.CpuAmd64:
+			return "darwin", "amd64"
+		case macho.CpuArm64:
+			return "darwin", "arm64"
+		}
+		return "darwin", f.Cpu.String()
+	}
+	if f, err := pe.Open(path); err == nil {
+		defer f.Close()
+		switch f.Machine {
+		case pe.IMAGE_FILE_MACHINE_AMD64:
+			return "windows", "amd64"
+		case pe.IMAGE_FILE_MACHINE_ARM64:
+			return "windows", "arm64"
+		}
+		return "windows", "unknown"
+	}
+	return "unknown", "unknown"
+}
+
+// TestMakeRelease runs `make release` into a scratch folder: every target
+// is built for its platform, the sums match, and the binary of this
+// machine reports the version, revision, branch, build user and date
+// stamped into it.
+func TestMakeRelease(t *testing.T) {
+	root := deploytest.RepoRoot(t)
+	dir := t.TempDir()
+	const version = "0.0.0-releasetest"
+	cmd := exec.Command("make", "-s", "release", "RELEASE_DIR="+dir, "VERSION="+version)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make release: %v\n%s", err, out)
+	}
+
+	sums := map[string]string{}
+	f, err := os.Open(filepath.Join(dir, "sha256sums.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for s := bufio.NewScanner(f); s.Scan(); {
+		sum, name, ok := strings.Cut(s.Text(), "  ")
+		if !ok {
+			t.Fatalf("sha256sums.txt: %q is not \"<sum>  <file>\"", s.Text())
+		}
+		sums[name] = sum
+	}
+
+	for _, p := range platforms {
+		name := "probegate-" + version + "." + p.os + "-" + p.arch
+		if p.os == "windows" {
+			name += ".exe"
+		}
+		path := filepath.Join(dir, name)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("%s/%s: %v", p.os, p.arch, err)
+			continue
+		}
+		if goos, goarch := binaryPlatform(path); goos != p.os || goarch != p.arch {
+			t.Errorf("%s is built for %s/%s", name, goos, goarch)
+		}
+		sum := sha256.Sum256(data)
+		if got := sums[name]; got != hex.EncodeToString(sum[:]) {
+			t.Errorf("sha256sums.txt has %q for %s, want %x", got, name, sum)
+		}
+		delete(sums, name)
+	}
+	for name := range sums {
+		t.Errorf("sha256sums.txt lists %s, which is no release target", name)
+	}
+
+	native := filepath.Join(dir, "probegate-"+version+"."+runtime.GOOS+"-"+runtime.GOARCH)
+	out, err := exec.Command(native, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s --version: %v\n%s", native, err, out)
+	}
+	git := func(args ...string) string {
+		c := exec.Command("git", args...)
+		c.Dir = root
+		b, err := c.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`version ` + regexp.QuoteMeta(version) + ` \(branch: ` + regexp.QuoteMeta(git("rev-parse", "--abbrev-ref", "HEAD")) +
+			`, revision: ` + git("rev-parse", "HEAD") + `\)`),
+		regexp.MustCompile(`build user:\s+\S+@\S+`),
+		regexp.MustCompile(`build date:\s+\d{8}-\d\d:\d\d:\d\d`),
+	} {
+		if !want.Match(out) {
+			t.Errorf("--version does not match %s:\n%s", want, out)
+		}
+	}
+}
