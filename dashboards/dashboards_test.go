@@ -151,8 +151,8 @@ func TestVariables(t *testing.T) {
 	}
 }
 
-// parse checks one query: it parses as PromQL, names only metrics of SPEC
-// section 9 or recording rules, and uses $__rate_interval for every range.
+// parse checks one query: it parses as PromQL, names only documented metrics
+// or recording rules, and uses $__rate_interval for every range.
 func parse(t *testing.T, where, expr string, recorded map[string]bool) lint.Expr {
 	t.Helper()
 	parsed, err := lint.Parse(expr)
@@ -165,7 +165,7 @@ func parse(t *testing.T, where, expr string, recorded map[string]bool) lint.Expr
 	}
 	for _, s := range parsed.Selectors {
 		if !lint.SpecSeriesName(s.Metric) && !recorded[s.Metric] {
-			t.Errorf("%s: %q is neither a metric of SPEC section 9 nor a recording rule", where, s.Metric)
+			t.Errorf("%s: %q is neither a documented probegate metric nor a recording rule", where, s.Metric)
 		}
 	}
 	for _, r := range parsed.Ranges {

@@ -21,7 +21,7 @@ var defaultSelector = lint.Matcher{Label: "job", Op: "=", Value: `"probegate"`}
 
 const runbookURLPattern = "https://github.com/probegate/probegate/blob/main/mixin/runbook.md#%s"
 
-// specAlerts are the alerts SPEC section 10 asks for, and which labels
+// specAlerts are the alerts the mixin promises (mixin/README.md), and which labels
 // their description must name besides the instance.
 var specAlerts = map[string]struct{ backend, probePath bool }{
 	"ProbegateDown":                             {},
@@ -106,7 +106,7 @@ func TestAlertsCoverSpecSection10(t *testing.T) {
 	}
 	for name := range specAlerts {
 		if !seen[name] {
-			t.Errorf("alert %s of SPEC section 10 is missing", name)
+			t.Errorf("alert %s, which the mixin promises, is missing", name)
 		}
 	}
 }

@@ -2,13 +2,13 @@ package lint
 
 import "strings"
 
-// Metric is one metric family of SPEC section 9.
+// Metric is one documented metric family.
 type Metric struct {
 	Name      string
 	Histogram bool
 }
 
-// SpecMetrics lists every metric family of SPEC section 9, the names the
+// SpecMetrics lists every documented metric family (README.md), the names the
 // rules and dashboards may query besides the mixin's own recording rules.
 func SpecMetrics() []Metric {
 	return []Metric{
@@ -49,7 +49,7 @@ func SpecMetrics() []Metric {
 // histogramSuffixes are the series names a histogram family exposes.
 var histogramSuffixes = []string{"_bucket", "_sum", "_count"}
 
-// SpecSeriesName reports whether name is a series name SPEC section 9
+// SpecSeriesName reports whether name is a series name the documentation
 // promises: a family's name, or for a histogram one of its _bucket, _sum and
 // _count series.
 func SpecSeriesName(name string) bool {
