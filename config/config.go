@@ -41,6 +41,8 @@ func Default() *Config {
 			Timeout:   model.Duration(2 * time.Second),
 			Failures:  3,
 			Successes: 2,
+			Kind:      KindHTTP,
+			Method:    "GET",
 		},
 		Pool: Pool{PanicThreshold: 0},
 		Gate: Gate{
@@ -78,7 +80,30 @@ type HealthProbe struct {
 	Timeout   model.Duration `yaml:"timeout"`
 	Failures  int            `yaml:"failures"`
 	Successes int            `yaml:"successes"`
+	// Kind is how the backend is probed: KindHTTP, KindTCP or KindGRPC.
+	// The keys below apply to some kinds only (docs/design.md, "Probe
+	// kinds").
+	Kind string `yaml:"kind"`
+	// Method is the HTTP probe's method, GET or HEAD.
+	Method string `yaml:"method"`
+	// Headers are set on every HTTP probe request; "Host" sets the
+	// request's host. A backend's headers replace the top-level ones as a
+	// whole, as every other key does.
+	Headers map[string]string `yaml:"headers,omitempty"`
+	// ExpectBodyRegexp, when not empty, must match the first 64 KiB of the
+	// body of an HTTP probe whose status is ok.
+	ExpectBodyRegexp string `yaml:"expect_body_regexp,omitempty"`
+	// GRPCService is the service name a gRPC probe asks the health
+	// service about; "" is the server as a whole.
+	GRPCService string `yaml:"grpc_service,omitempty"`
 }
+
+// The probe kinds.
+const (
+	KindHTTP = "http"
+	KindTCP  = "tcp"
+	KindGRPC = "grpc"
+)
 
 // HealthProbeOverride is a backend's own health_probe block: every key it
 // sets replaces the top-level default.
@@ -89,6 +114,12 @@ type HealthProbeOverride struct {
 	Timeout   *model.Duration `yaml:"timeout"`
 	Failures  *int            `yaml:"failures"`
 	Successes *int            `yaml:"successes"`
+
+	Kind             *string           `yaml:"kind"`
+	Method           *string           `yaml:"method"`
+	Headers          map[string]string `yaml:"headers,omitempty"`
+	ExpectBodyRegexp *string           `yaml:"expect_body_regexp,omitempty"`
+	GRPCService      *string           `yaml:"grpc_service,omitempty"`
 }
 
 // Pool holds pool-wide selection settings.

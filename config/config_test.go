@@ -30,7 +30,7 @@ func withoutSource(c *Config) Config {
 func TestDefaultIsSpecSection7(t *testing.T) {
 	c := Default()
 	want := Config{
-		HealthProbe: HealthProbe{Enabled: true, Path: "/healthz", Interval: seconds(5), Timeout: seconds(2), Failures: 3, Successes: 2},
+		HealthProbe: HealthProbe{Enabled: true, Path: "/healthz", Interval: seconds(5), Timeout: seconds(2), Failures: 3, Successes: 2, Kind: "http", Method: "GET"},
 		Pool:        Pool{PanicThreshold: 0},
 		Gate:        Gate{Drain: 0, ShutdownTimeout: seconds(30), CheckInterval: seconds(1)},
 		Fanout: Fanout{Timeout: seconds(30), Merge: "json_array", MaxRequestBytes: 1 << 20, MaxResponseBytes: 64 << 20,
@@ -91,7 +91,7 @@ func TestOmittedKeysKeepTheirDefaults(t *testing.T) {
 	}
 	want := Default().HealthProbe
 	want.Path = "/ping"
-	if c.HealthProbe != want {
+	if !c.HealthProbe.Equal(want) {
 		t.Errorf("health_probe = %+v, want %+v", c.HealthProbe, want)
 	}
 }
@@ -101,7 +101,7 @@ func TestLoadValidFull(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	if want := (HealthProbe{Enabled: true, Path: "/-/ready", Interval: seconds(10), Timeout: seconds(3), Failures: 4, Successes: 3}); c.HealthProbe != want {
+	if want := (HealthProbe{Enabled: true, Path: "/-/ready", Interval: seconds(10), Timeout: seconds(3), Failures: 4, Successes: 3, Kind: "http", Method: "GET"}); !c.HealthProbe.Equal(want) {
 		t.Errorf("health_probe = %+v, want %+v", c.HealthProbe, want)
 	}
 	if c.Pool.PanicThreshold != 25 {
@@ -138,7 +138,7 @@ func TestLoadValidFull(t *testing.T) {
 	if b1.Name != "pdb-2" || b1.URL != "http://127.0.0.1:8082/prefix" {
 		t.Errorf("backends[1] = %+v", b1)
 	}
-	if want := (HealthProbe{Enabled: false, Path: "/-/ready", Interval: seconds(30), Timeout: seconds(30), Failures: 1, Successes: 1}); c.ProbeFor(b1) != want {
+	if want := (HealthProbe{Enabled: false, Path: "/-/ready", Interval: seconds(30), Timeout: seconds(30), Failures: 1, Successes: 1, Kind: "http", Method: "GET"}); !c.ProbeFor(b1).Equal(want) {
 		t.Errorf("probe of backends[1] = %+v, want %+v", c.ProbeFor(b1), want)
 	}
 	hc := b1.HTTPClientConfig
@@ -146,7 +146,7 @@ func TestLoadValidFull(t *testing.T) {
 		hc.Authorization.CredentialsFile != "testdata/token" || hc.FollowRedirects {
 		t.Errorf("backends[1].http_client_config = %+v, want Bearer from testdata/token without redirects", hc)
 	}
-	if b2.Name != "pdb_3.internal" || b2.URL != "http://[::1]:8083" || b2.HTTPClientConfig != nil || b2.HealthProbe != (HealthProbeOverride{}) {
+	if b2.Name != "pdb_3.internal" || b2.URL != "http://[::1]:8083" || b2.HTTPClientConfig != nil || !reflect.DeepEqual(b2.HealthProbe, HealthProbeOverride{}) {
 		t.Errorf("backends[2] = %+v", b2)
 	}
 }

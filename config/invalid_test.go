@@ -70,6 +70,17 @@ var invalidCases = []struct {
 	{"check-interval-zero", 2, "gate.check_interval", "0s is not positive"},
 	{"http-client-config", 3, "http_client_config", "at most one of basic_auth, oauth2, bearer_token & bearer_token_file"},
 	{"backend-http-client-config", 5, "backends[0].http_client_config.tls_config", "at most one of ca, ca_file & ca_ref"},
+	{"probe-kind", 2, "health_probe.kind", `"udp" is not a probe kind: want one of http, tcp, grpc`},
+	{"backend-probe-kind", 5, "backends[0].health_probe.kind", `"GRPC" is not a probe kind`},
+	{"probe-method", 2, "health_probe.method", `"POST" is not a probe method: want GET or HEAD`},
+	{"probe-body-regexp", 2, "health_probe.expect_body_regexp", `"ok(" is not a regular expression: error parsing regexp: missing closing )`},
+	{"probe-head-body", 3, "health_probe.expect_body_regexp", "a HEAD probe gets no body"},
+	{"probe-header-name", 3, "health_probe.headers.Bad Name", `"Bad Name" is not a valid HTTP header name`},
+	{"probe-header-value", 3, "health_probe.headers.X-Token", "a character an HTTP header cannot carry"},
+	{"probe-tcp-headers", 3, "health_probe.headers", "applies to http probes only, and this one's kind is tcp"},
+	{"backend-probe-grpc-path", 6, "backends[0].health_probe.path", "applies to http probes only, and this one's kind is grpc"},
+	{"backend-probe-tcp-method", 6, "backends[0].health_probe.method", "applies to http probes only, and this one's kind is tcp"},
+	{"probe-http-grpc-service", 2, "health_probe.grpc_service", "applies to grpc probes only, and this one's kind is http"},
 	{"tls-version", 3, "http_client_config.tls_config.min_version", "unknown TLS version: TLS99"},
 }
 

@@ -29,6 +29,7 @@ func (c *Config) ProbeFor(b Backend) HealthProbe {
 	if o.Successes != nil {
 		p.Successes = *o.Successes
 	}
+	p.overrideKinds(o)
 	return p
 }
 

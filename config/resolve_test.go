@@ -41,21 +41,21 @@ backends:
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	top := HealthProbe{Enabled: true, Path: "/healthz", Interval: seconds(10), Timeout: seconds(3), Failures: 4, Successes: 3}
+	top := HealthProbe{Enabled: true, Path: "/healthz", Interval: seconds(10), Timeout: seconds(3), Failures: 4, Successes: 3, Kind: "http", Method: "GET"}
 	pathOnly := top
 	pathOnly.Path = "/status"
 	want := []HealthProbe{
 		top,
 		pathOnly,
-		{Enabled: false, Path: "/ping", Interval: seconds(1), Timeout: seconds(0.5), Failures: 1, Successes: 5},
+		{Enabled: false, Path: "/ping", Interval: seconds(1), Timeout: seconds(0.5), Failures: 1, Successes: 5, Kind: "http", Method: "GET"},
 		top,
 	}
 	for i, b := range c.Backends {
-		if got := c.ProbeFor(b); got != want[i] {
+		if got := c.ProbeFor(b); !got.Equal(want[i]) {
 			t.Errorf("ProbeFor(%s) = %+v, want %+v", b.Name, got, want[i])
 		}
 	}
-	if c.HealthProbe != top {
+	if !c.HealthProbe.Equal(top) {
 		t.Errorf("an override changed the top-level block: %+v", c.HealthProbe)
 	}
 }

@@ -91,6 +91,7 @@ func (v *validator) isSet(field string) bool {
 func (v *validator) healthProbe() {
 	p := v.c.HealthProbe
 	v.probeKeys("health_probe", p, func(string) bool { return true })
+	v.probeKinds("health_probe", p, func(key string) bool { return v.isSet("health_probe." + key) })
 	if p.Timeout > p.Interval && p.Interval > 0 {
 		if v.isSet("health_probe.timeout") || !v.isSet("health_probe.interval") {
 			v.add("health_probe.timeout", "%s is longer than the interval %s%s",
@@ -256,6 +257,7 @@ func (v *validator) backendProbe(prefix string, b Backend) {
 		}
 		return false
 	})
+	v.probeKinds(block, merged, kindKeySet(o))
 	if merged.Timeout <= merged.Interval || merged.Interval <= 0 {
 		return
 	}

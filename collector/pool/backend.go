@@ -139,8 +139,12 @@ func (b *Backend) Snapshot() BackendSnapshot {
 // SameIdentity reports whether a reload may keep this backend's state:
 // its url and probe settings are unchanged.
 func (b *Backend) SameIdentity(o *Backend) bool {
-	return b.Name == o.Name && b.URL == o.URL && b.Probe == o.Probe
+	return b.Name == o.Name && b.URL == o.URL && b.Probe.Equal(o.Probe)
 }
+
+// ClientConfig is the http_client_config the backend was built with;
+// probe kinds that do not speak HTTP take their TLS settings from it.
+func (b *Backend) ClientConfig() config.HTTPClientConfig { return b.clientConfig }
 
 // inheritLocked copies the live state of a backend whose client settings
 // changed but whose identity did not. The caller holds prev.mu.
