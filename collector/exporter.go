@@ -111,7 +111,7 @@ func newExporter(backends *pool.Pool) *exporter {
 	e.define(familyProbes, "probes_total", counter, 1,
 		"Probes finished per backend, of any class.")
 	e.define(familyProbeFailures, "probe_failures_total", counter, perFailure,
-		"Probes of class failed per backend, by reason (timeout, transport, http_5xx, http_429).", "reason")
+		"Probes of class failed per backend, by reason (timeout, transport, http_5xx, http_429, body_mismatch, grpc_not_serving).", "reason")
 	e.define(familyProbeRefusals, "probe_refusals_total", counter, 1,
 		"Probes of class refused per backend: the probe path answered 4xx (not 429) or 501, evidence about the path, not the backend.")
 	e.define(familyState, "backend_state", gauge, perState,

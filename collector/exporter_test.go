@@ -185,18 +185,26 @@ probegate_backends_in_service 3
 # TYPE probegate_pool_fail_open gauge
 probegate_pool_fail_open 0
 # TYPE probegate_probe_failures_total counter
+probegate_probe_failures_total{backend="a",reason="body_mismatch"} 0
+probegate_probe_failures_total{backend="a",reason="grpc_not_serving"} 0
 probegate_probe_failures_total{backend="a",reason="http_429"} 0
 probegate_probe_failures_total{backend="a",reason="http_5xx"} 0
 probegate_probe_failures_total{backend="a",reason="timeout"} 0
 probegate_probe_failures_total{backend="a",reason="transport"} 0
+probegate_probe_failures_total{backend="b",reason="body_mismatch"} 0
+probegate_probe_failures_total{backend="b",reason="grpc_not_serving"} 0
 probegate_probe_failures_total{backend="b",reason="http_429"} 0
 probegate_probe_failures_total{backend="b",reason="http_5xx"} 3
 probegate_probe_failures_total{backend="b",reason="timeout"} 0
 probegate_probe_failures_total{backend="b",reason="transport"} 0
+probegate_probe_failures_total{backend="c",reason="body_mismatch"} 0
+probegate_probe_failures_total{backend="c",reason="grpc_not_serving"} 0
 probegate_probe_failures_total{backend="c",reason="http_429"} 0
 probegate_probe_failures_total{backend="c",reason="http_5xx"} 0
 probegate_probe_failures_total{backend="c",reason="timeout"} 0
 probegate_probe_failures_total{backend="c",reason="transport"} 0
+probegate_probe_failures_total{backend="d",reason="body_mismatch"} 0
+probegate_probe_failures_total{backend="d",reason="grpc_not_serving"} 0
 probegate_probe_failures_total{backend="d",reason="http_429"} 0
 probegate_probe_failures_total{backend="d",reason="http_5xx"} 0
 probegate_probe_failures_total{backend="d",reason="timeout"} 0
@@ -246,6 +254,8 @@ probegate_backend_reachable{backend="dead"} 0
 # TYPE probegate_pool_fail_open gauge
 probegate_pool_fail_open 1
 # TYPE probegate_probe_failures_total counter
+probegate_probe_failures_total{backend="dead",reason="body_mismatch"} 0
+probegate_probe_failures_total{backend="dead",reason="grpc_not_serving"} 0
 probegate_probe_failures_total{backend="dead",reason="http_429"} 0
 probegate_probe_failures_total{backend="dead",reason="http_5xx"} 0
 probegate_probe_failures_total{backend="dead",reason="timeout"} 1
@@ -281,6 +291,8 @@ func TestExporterPreinitialisesLabelValues(t *testing.T) {
 	got := exporterTestText(t, exporter, "probegate_probe_failures_total")
 	exporterTestCompare(t, got, `
 # TYPE probegate_probe_failures_total counter
+probegate_probe_failures_total{backend="fresh",reason="body_mismatch"} 0
+probegate_probe_failures_total{backend="fresh",reason="grpc_not_serving"} 0
 probegate_probe_failures_total{backend="fresh",reason="http_429"} 0
 probegate_probe_failures_total{backend="fresh",reason="http_5xx"} 0
 probegate_probe_failures_total{backend="fresh",reason="timeout"} 0
@@ -407,11 +419,11 @@ probegate_probes_total{backend="keep"} 1
 const exporterTestPoolSeries = 4 + 5
 
 // exporterTestBackendSeries is the number of series per backend once
-// probed: probes, 4 failure reasons, refusals, 4 states, in service,
+// probed: probes, one per failure reason, refusals, 4 states, in service,
 // reachable, verified, 4 transitions, status code, timestamp, info, one
 // per fan-out reason and ejections.
 func exporterTestBackendSeries() int {
-	return 1 + 4 + 1 + 4 + 3 + 4 + 2 + 1 + len(pool.FanoutReasons()) + 1
+	return 1 + len(health.FailureReasons()) + 1 + 4 + 3 + 4 + 2 + 1 + len(pool.FanoutReasons()) + 1
 }
 
 // TestExporterSeriesCount pins the number of series per backend, which the

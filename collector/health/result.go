@@ -35,26 +35,38 @@ const (
 	ReasonHTTP429
 	ReasonTimeout
 	ReasonTransport
+	// ReasonBodyMismatch is an ok HTTP status whose body does not match
+	// the expected regexp.
+	ReasonBodyMismatch
+	// ReasonGRPCNotServing is a gRPC health check answered with a status
+	// other than SERVING.
+	ReasonGRPCNotServing
 	// NumReasons is the number of reasons, for arrays indexed by Reason.
 	NumReasons
 )
 
-var reasonNames = [NumReasons]string{"", "http_5xx", "http_429", "timeout", "transport"}
+var reasonNames = [NumReasons]string{"", "http_5xx", "http_429", "timeout", "transport", "body_mismatch", "grpc_not_serving"}
 
 func (r Reason) String() string { return reasonNames[r] }
 
 // FailureReasons lists the reasons a failed result can have, in a stable
 // order, so every probegate_probe_failures_total series can exist at 0.
 func FailureReasons() []Reason {
-	return []Reason{ReasonTimeout, ReasonTransport, ReasonHTTP5xx, ReasonHTTP429}
+	return []Reason{ReasonTimeout, ReasonTransport, ReasonHTTP5xx, ReasonHTTP429, ReasonBodyMismatch, ReasonGRPCNotServing}
 }
 
 // Result is the outcome of one probe.
 type Result struct {
 	Class  Class
 	Reason Reason
-	// StatusCode is the HTTP status, 0 when the probe got no HTTP answer.
+	// StatusCode is the HTTP status, 0 when the probe got no HTTP answer
+	// and for the kinds that do not speak HTTP.
 	StatusCode int
+	// Status is the answer of a probe kind without an HTTP status, in the
+	// kind's own words: StatusConnected for tcp, the gRPC health status or
+	// code (StatusServing, StatusNotServing, StatusUnimplemented, ...) for
+	// grpc. Empty for HTTP and for results nobody answered.
+	Status string
 	// Time is when the probe started; Duration how long it took.
 	Time     time.Time
 	Duration time.Duration
@@ -62,9 +74,10 @@ type Result struct {
 	Err string
 }
 
-// Answered reports whether the result carries an HTTP status. Timeouts and
+// Answered reports whether the backend answered the probe: the result
+// carries an HTTP status, or the Status of another kind. Timeouts and
 // transport errors are unanswered.
-func (r Result) Answered() bool { return r.StatusCode != 0 }
+func (r Result) Answered() bool { return r.StatusCode != 0 || r.Status != "" }
 
 // ClassifyStatus maps an HTTP status code to its class and reason.
 func ClassifyStatus(code int) (Class, Reason) {
