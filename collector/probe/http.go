@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/version"
@@ -21,16 +23,34 @@ import (
 // a 1 GiB answer costs one connection, not a gigabyte of work.
 const MaxBodyBytes = 64 << 10
 
-// newHTTP builds the HTTP probe of a backend: GET its url and probe path
-// through the backend's client, never following a redirect.
+// newHTTP builds the HTTP probe of a backend: GET (or HEAD) its url and
+// probe path with the configured headers through the backend's client,
+// never following a redirect, and match the body when asked to.
 func newHTTP(b *pool.Backend) (Func, error) {
 	req, err := NewHTTPRequest(b.URL + b.Probe.Path)
 	if err != nil {
 		return nil, err
 	}
+	if b.Probe.Method != "" {
+		req.Method = b.Probe.Method
+	}
+	for name, value := range b.Probe.Headers {
+		if strings.EqualFold(name, "Host") {
+			// net/http sends req.Host, never a Host header.
+			req.Host = value
+			continue
+		}
+		req.Header.Set(name, value)
+	}
+	var body *regexp.Regexp
+	if b.Probe.ExpectBodyRegexp != "" {
+		if body, err = regexp.Compile(b.Probe.ExpectBodyRegexp); err != nil {
+			return nil, fmt.Errorf("expect_body_regexp: %w", err)
+		}
+	}
 	client, timeout := b.Client, time.Duration(b.Probe.Timeout)
 	return func(ctx context.Context) health.Result {
-		return HTTP(ctx, client, req, timeout)
+		return httpProbe(ctx, client, req, timeout, body)
 	}, nil
 }
 
@@ -59,6 +79,13 @@ func NewHTTPRequest(rawURL string) (*http.Request, error) {
 // included, ends by the deadline. timeout is the probe timeout, for the
 // messages. The template is copied, never modified.
 func HTTP(ctx context.Context, client *http.Client, req *http.Request, timeout time.Duration) health.Result {
+	return httpProbe(ctx, client, req, timeout, nil)
+}
+
+// httpProbe is HTTP that also matches the body of an ok answer against
+// body, when not nil: a body that does not match turns the ok status into
+// a failed, answered result with reason body_mismatch.
+func httpProbe(ctx context.Context, client *http.Client, req *http.Request, timeout time.Duration, body *regexp.Regexp) health.Result {
 	// The client's transport directly: a probe never follows a redirect
 	// whatever the client's CheckRedirect says, and skips the header
 	// copies http.Client makes in case it does.
@@ -79,12 +106,22 @@ func HTTP(ctx context.Context, client *http.Client, req *http.Request, timeout t
 	// A body that ends within the limit is read to its end, which lets the
 	// transport keep the connection for the next probe. A longer one is
 	// abandoned: closing an unfinished body closes the connection.
-	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxBodyBytes))
+	limited := io.LimitReader(resp.Body, MaxBodyBytes)
+	var content []byte
+	if body != nil {
+		content, err = io.ReadAll(limited)
+	} else {
+		_, err = io.Copy(io.Discard, limited)
+	}
 	resp.Body.Close()
 	if err != nil {
 		return errorResult(ctx, fmt.Sprintf("reading the body after status %d: ", resp.StatusCode), err, timeout)
 	}
-	return health.StatusResult(resp.StatusCode)
+	r := health.StatusResult(resp.StatusCode)
+	if body != nil && r.Class == health.ClassOK && !body.Match(content) {
+		return health.BodyMismatchResult(resp.StatusCode)
+	}
+	return r
 }
 
 // errorResult classifies a failed request or body read. The probe's own

@@ -54,7 +54,7 @@ type Prober struct {
 	// newFunc builds each backend's probe. It is the package's newFunc;
 	// tests swap in probes that never touch the network, so that the
 	// timing can be tested on synthetic time.
-	newFunc func(*pool.Backend) (Func, error)
+	newFunc func(*pool.Backend) (Func, func(), error)
 
 	syncs chan struct{}
 	wakes chan struct{}
@@ -122,6 +122,10 @@ func (p *Prober) Run(ctx context.Context) {
 		case <-ctx.Done():
 			close(p.work)
 			p.workers.Wait()
+			p.mu.Lock()
+			p.sched.retireAll()
+			p.mu.Unlock()
+			p.release()
 			return
 		case <-p.syncs:
 			p.sync(p.now())
@@ -137,8 +141,20 @@ func (p *Prober) sync(now time.Time) {
 	added, removed := p.sched.sync(backends, now)
 	probed := p.sched.len()
 	p.mu.Unlock()
+	p.release()
 	if added > 0 || removed > 0 {
 		level.Debug(p.logger).Log("msg", "Probed backends changed", "added", added, "removed", removed, "probed", probed)
+	}
+}
+
+// release frees what the retired targets that no probe uses any more
+// hold. It runs outside the lock: closing a connection may take a moment.
+func (p *Prober) release() {
+	p.mu.Lock()
+	releases := p.sched.takeReleases()
+	p.mu.Unlock()
+	for _, r := range releases {
+		r()
 	}
 }
 
@@ -256,9 +272,11 @@ func (p *Prober) runJob(ctx context.Context, job probeJob) {
 func (p *Prober) reschedule(job probeJob) {
 	now := p.now()
 	p.mu.Lock()
+	p.sched.done(job.target)
 	due, ok := p.sched.finish(job.entry, now)
 	early := ok && due.Before(p.wakeAt)
 	p.mu.Unlock()
+	p.release()
 	if early {
 		select {
 		case p.wakes <- struct{}{}:

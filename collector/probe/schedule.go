@@ -36,7 +36,10 @@ type schedule struct {
 	entries map[string]*probeEntry
 	// newFunc builds a backend's probe: the package's newFunc, unless a
 	// test swaps in one that never touches the network.
-	newFunc func(*pool.Backend) (Func, error)
+	newFunc func(*pool.Backend) (Func, func(), error)
+	// releases are the release functions of retired targets that no probe
+	// uses any more, for the Prober to call outside its lock.
+	releases []func()
 }
 
 // probeEntry is one probed backend's place in the schedule.
@@ -68,6 +71,13 @@ type probeTarget struct {
 	probe    Func
 	buildErr error
 	timeout  time.Duration
+	// release frees what probe holds (a gRPC connection); nil when it
+	// holds nothing. It is called once the target is retired (replaced
+	// or removed) and no probe of it is in flight.
+	release func()
+	// inFlight and retired are guarded by the lock that guards the
+	// schedule; everything above is immutable.
+	inFlight, retired bool
 }
 
 // probeJob is one probe handed to a worker: the entry to report back to,
@@ -82,9 +92,9 @@ func newSchedule(epoch time.Time, phase func(time.Duration) time.Duration) *sche
 	return &schedule{epoch: epoch, phase: phase, entries: map[string]*probeEntry{}, newFunc: newFunc}
 }
 
-func newProbeTarget(b *pool.Backend, build func(*pool.Backend) (Func, error)) *probeTarget {
+func newProbeTarget(b *pool.Backend, build func(*pool.Backend) (Func, func(), error)) *probeTarget {
 	t := &probeTarget{backend: b, timeout: time.Duration(b.Probe.Timeout)}
-	t.probe, t.buildErr = build(b)
+	t.probe, t.release, t.buildErr = build(b)
 	if t.timeout <= 0 {
 		t.timeout = probeInterval(b)
 	}
@@ -118,6 +128,7 @@ func (s *schedule) sync(backends []*pool.Backend, now time.Time) (added, removed
 		case e != nil && e.target.backend == b:
 			continue
 		case e != nil && e.target.backend.SameIdentity(b):
+			s.retire(e.target)
 			e.target = newProbeTarget(b, s.newFunc)
 			continue
 		case e != nil:
@@ -153,6 +164,40 @@ func (s *schedule) add(b *pool.Backend, now time.Time) {
 func (s *schedule) remove(e *probeEntry) {
 	e.removed = true
 	delete(s.entries, e.target.backend.Name)
+	s.retire(e.target)
+}
+
+// retire marks a target as no longer scheduled. What it holds is released
+// now if no probe of it is in flight, or when that probe is done.
+func (s *schedule) retire(t *probeTarget) {
+	t.retired = true
+	if !t.inFlight && t.release != nil {
+		s.releases = append(s.releases, t.release)
+	}
+}
+
+// done marks the probe of a target as finished, and releases the target
+// if it was retired meanwhile.
+func (s *schedule) done(t *probeTarget) {
+	t.inFlight = false
+	if t.retired && t.release != nil {
+		s.releases = append(s.releases, t.release)
+	}
+}
+
+// retireAll retires every target, for a Prober that stops. The entries
+// stay, so the schedule can still be inspected.
+func (s *schedule) retireAll() {
+	for _, e := range s.entries {
+		s.retire(e.target)
+	}
+}
+
+// takeReleases returns the pending release functions and forgets them.
+func (s *schedule) takeReleases() []func() {
+	r := s.releases
+	s.releases = nil
+	return r
 }
 
 // popDue takes every entry due at or before now out of the queue and
@@ -162,6 +207,7 @@ func (s *schedule) popDue(now time.Time, jobs []probeJob) []probeJob {
 	at := s.offset(now)
 	for len(s.queue) > 0 && s.queue[0].due <= at {
 		if e := s.popMin(); !e.removed {
+			e.target.inFlight = true
 			jobs = append(jobs, probeJob{entry: e, target: e.target, due: e.due})
 		}
 	}

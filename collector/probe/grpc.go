@@ -1,0 +1,97 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/version"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/pool"
+)
+
+// newGRPC builds the grpc probe of a backend: grpc.health.v1.Health/Check
+// of the configured service on the host and port of its url, in plaintext
+// for an http:// url and over TLS (the backend's
+// http_client_config.tls_config) for an https:// one. The connection is
+// made once and kept across probes; the returned release closes it, and
+// the Prober calls it once the backend is no longer probed with it.
+//
+// gRPC keeps reconnecting a broken connection on its own with a backoff,
+// and a probe while it waits fails at once with the last connection
+// error. The backoff is capped at the probe interval, and a probe that
+// finds the connection broken wakes it up for the next one, so a
+// restarted backend is seen again within about an interval.
+func newGRPC(b *pool.Backend) (Func, func(), error) {
+	addr, err := probeAddr(b.URL)
+	if err != nil {
+		return nil, nil, err
+	}
+	creds := insecure.NewCredentials()
+	if u, _ := url.Parse(b.URL); u.Scheme == "https" {
+		cc := b.ClientConfig()
+		tlsConfig, err := commoncfg.NewTLSConfig(&cc.TLSConfig)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tls_config: %w", err)
+		}
+		creds = credentials.NewTLS(tlsConfig)
+	}
+	interval := probeInterval(b)
+	timeout := time.Duration(b.Probe.Timeout)
+	conn, err := grpc.NewClient("passthrough:///"+addr,
+		grpc.WithTransportCredentials(creds),
+		grpc.WithUserAgent("probegate/"+version.Version),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: min(time.Second, interval), Multiplier: 1.6, Jitter: 0.2, MaxDelay: interval},
+			MinConnectTimeout: max(timeout, time.Second),
+		}),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("grpc client: %w", err)
+	}
+	client := healthpb.NewHealthClient(conn)
+	req := &healthpb.HealthCheckRequest{Service: b.Probe.GRPCService}
+	probe := func(ctx context.Context) health.Result {
+		if conn.GetState() == connectivity.TransientFailure {
+			// This probe reports the failure gRPC last saw; the next one
+			// sees a fresh attempt instead of one a whole backoff old.
+			defer conn.ResetConnectBackoff()
+		}
+		resp, err := client.Check(ctx, req)
+		if err != nil {
+			return grpcErrorResult(ctx, err, timeout)
+		}
+		return health.GRPCResult(resp.GetStatus().String())
+	}
+	return probe, func() { conn.Close() }, nil
+}
+
+// grpcErrorResult classifies a failed health check. UNIMPLEMENTED (the
+// server has no health service) and NOT_FOUND (it does not know the
+// service name) are answers that refuse the probe, as an HTTP 404 does;
+// a deadline is a timeout; any other code is a transport failure.
+func grpcErrorResult(ctx context.Context, err error, timeout time.Duration) health.Result {
+	st, _ := status.FromError(err)
+	switch st.Code() {
+	case codes.Unimplemented:
+		return health.GRPCResult(health.StatusUnimplemented)
+	case codes.NotFound:
+		return health.GRPCResult(health.StatusNotFound)
+	}
+	if st.Code() == codes.DeadlineExceeded || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return health.TimeoutResult(fmt.Sprintf("no answer within the probe timeout of %s: %s", timeout, st.Message()))
+	}
+	return health.TransportResult(fmt.Sprintf("%s: %s", st.Code(), st.Message()))
+}
