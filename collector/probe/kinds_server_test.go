@@ -49,14 +49,13 @@ func kindTestProbe(target *probeTarget) health.Result {
 
 // grpcTestServe starts a real gRPC server on loopback with the given
 // health service (none when nil), over TLS when cert is given. It returns
-// the server's backend URL.
-func grpcTestServe(t *testing.T, healthServer healthpb.HealthServer, cert *tls.Certificate) string {
+// the server's backend URL. opts are further server options.
+func grpcTestServe(t *testing.T, healthServer healthpb.HealthServer, cert *tls.Certificate, opts ...grpc.ServerOption) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var opts []grpc.ServerOption
 	scheme := "http://"
 	if cert != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{*cert}})))
