@@ -11,6 +11,8 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
+
+	"github.com/probegate/probegate/collector/health"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -32,7 +34,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	simulateCmd.Flag("failures", "Consecutive failures that take a backend out (fall).").Default("3").IntVar(&sim.failures)
 	simulateCmd.Flag("successes", "Consecutive successes that bring it back (rise).").Default("2").IntVar(&sim.successes)
 	simulateCmd.Flag("output", "Output format.").Default("text").EnumVar(&sim.output, "text", "json")
-	simulateCmd.Arg("results", "Probe results in order: HTTP status codes, \"timeout\" or \"error\".").Required().StringsVar(&sim.inputs)
+	simulateCmd.Arg("results", "Probe results in order: "+health.SimulatedResultSyntax+".").Required().StringsVar(&sim.inputs)
 
 	command, err := app.Parse(args)
 	if err != nil {
