@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"sync"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -26,6 +27,10 @@ type Backend struct {
 
 	clientConfig config.HTTPClientConfig
 	logger       log.Logger
+	// now is the pool's clock (time.Now when nil); onTransition, when
+	// set, is told after every state change.
+	now          func() time.Time
+	onTransition func()
 
 	mu          sync.Mutex
 	health      health.Health
@@ -36,6 +41,7 @@ type Backend struct {
 	refusals    uint64
 	transitions [health.NumStates]uint64
 	traffic     trafficStats
+	downtime    downtime
 }
 
 // BackendSnapshot is a consistent copy of a backend at one moment.
@@ -52,6 +58,12 @@ type BackendSnapshot struct {
 	Refusals    uint64
 	Transitions [health.NumStates]uint64
 	Traffic     TrafficSnapshot
+	// Since is the time of the last state change, zero before the first;
+	// DownSince is when the current stretch out of service began (zero
+	// when in service) and Downtime the total of the finished stretches.
+	Since     time.Time
+	DownSince time.Time
+	Downtime  time.Duration
 }
 
 func (b *Backend) thresholds() health.Thresholds {
@@ -69,6 +81,7 @@ func (b *Backend) Health() health.Health {
 // the state change it causes, if any.
 func (b *Backend) Record(r health.Result) {
 	b.mu.Lock()
+	before := b.health
 	from := b.health.State
 	b.health = b.health.Step(r, b.thresholds())
 	to := b.health.State
@@ -82,20 +95,22 @@ func (b *Backend) Record(r health.Result) {
 		b.refusals++
 	}
 	if to != from {
-		b.transitions[to]++
+		b.noteTransitionLocked(before, b.health, b.clock())
 	}
+	verified := b.health.Verified
 	b.mu.Unlock()
 	if to != from {
-		b.logTransition(from, to, r)
+		b.logTransition(from, to, verified, r)
+		b.transitioned()
 	}
 }
 
 // logTransition logs one state change. It is called once per change, never
 // per probe.
-func (b *Backend) logTransition(from, to health.State, r health.Result) {
+func (b *Backend) logTransition(from, to health.State, verified bool, r health.Result) {
 	keyvals := []any{
 		"backend", b.Name, "url", b.URL, "probe_path", b.Probe.Path,
-		"from", from, "to", to, "class", r.Class, "status", r.StatusCode,
+		"from", from, "to", to, "verified", verified, "class", r.Class, "status", r.StatusCode,
 	}
 	if r.Reason != health.ReasonNone {
 		keyvals = append(keyvals, "reason", r.Reason)
@@ -128,6 +143,9 @@ func (b *Backend) Snapshot() BackendSnapshot {
 		Refusals:     b.refusals,
 		Transitions:  b.transitions,
 		Traffic:      b.traffic.snapshot(),
+		Since:        b.downtime.since,
+		DownSince:    b.downtime.downSince,
+		Downtime:     b.downtime.total,
 	}
 	if b.probed {
 		last := b.last
@@ -152,6 +170,7 @@ func (b *Backend) inheritLocked(prev *Backend) {
 	b.health, b.last, b.probed = prev.health, prev.last, prev.probed
 	b.probes, b.failures, b.refusals = prev.probes, prev.failures, prev.refusals
 	b.transitions, b.traffic = prev.transitions, prev.traffic
+	b.downtime = prev.downtime
 }
 
 // Authenticates reports whether the backend's client configuration sends

@@ -15,7 +15,8 @@ import (
 // left and entered, and the result that caused the change.
 func TestRecordLogsEachStateChangeOnce(t *testing.T) {
 	var buf bytes.Buffer
-	p := newTestPoolLogging(t, log.NewLogfmtLogger(&buf), testTargets("b0"), Settings{})
+	// Two backends, so that b0 going out does not make the pool fail open.
+	p := newTestPoolLogging(t, log.NewLogfmtLogger(&buf), testTargets("b0", "b1"), Settings{})
 	b := p.Backends()[0]
 	feed(b, health.StatusResult(200), 5)
 	feed(b, health.StatusResult(503), 5)
@@ -24,7 +25,7 @@ func TestRecordLogsEachStateChangeOnce(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("got %d log lines for 2 state changes:\n%s", len(lines), buf.String())
 	}
-	for i, want := range []string{"from=unknown to=healthy class=ok status=200", "from=healthy to=unhealthy class=failed status=503"} {
+	for i, want := range []string{"from=unknown to=healthy verified=true class=ok status=200", "from=healthy to=unhealthy verified=true class=failed status=503"} {
 		for _, key := range []string{"backend=b0", "url=http://127.0.0.1:19001", "probe_path=/healthz", want} {
 			if !strings.Contains(lines[i], key) {
 				t.Errorf("line %d %q lacks %q", i+1, lines[i], key)
@@ -40,7 +41,7 @@ func TestEnteringProbeUnsupportedWarns(t *testing.T) {
 	p := newTestPoolLogging(t, log.NewLogfmtLogger(&buf), testTargets("b0"), Settings{})
 	feed(p.Backends()[0], health.StatusResult(404), 3)
 	out := buf.String()
-	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "level=warn") || !strings.Contains(out, "stays in service unverified") || !strings.Contains(out, "to=probe_unsupported") {
+	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "level=warn") || !strings.Contains(out, "stays in service unverified") || !strings.Contains(out, "to=probe_unsupported verified=false") {
 		t.Errorf("log for entering probe_unsupported:\n%s", out)
 	}
 }

@@ -52,8 +52,9 @@ func (p *Pool) eject(b *Backend, passive config.PassiveHealth) {
 		}
 	}
 	level.Warn(p.logger).Log("msg", "Backend ejected by passive health", "backend", b.Name, "url", b.URL,
-		"from", before.State, "to", health.StateUnhealthy, "failures", counts.Failures, "requests", counts.Requests(),
-		"window", window, "readmission", readmission)
+		"from", before.State, "to", health.StateUnhealthy, "verified", before.Verified,
+		"failures", counts.Failures, "requests", counts.Requests(), "window", window, "readmission", readmission)
+	p.noteFailOpen()
 }
 
 // ejectedCount counts the passively ejected backends of the pool and its
@@ -124,10 +125,12 @@ func (p *Pool) readmitElapsed(now time.Time) {
 	backends := p.backends
 	p.mu.RUnlock()
 	var next int64
+	changed := false
 	for _, b := range backends {
 		readmitted, to, due := b.readmitElapsed(now, window)
 		switch {
 		case readmitted:
+			changed = true
 			level.Info(p.logger).Log("msg", "Backend readmitted by passive health: the window elapsed and no probe can show recovery",
 				"backend", b.Name, "url", b.URL, "from", health.StateUnhealthy, "to", to, "window", window)
 		case !due.IsZero() && (next == 0 || due.UnixNano() < next):
@@ -135,4 +138,7 @@ func (p *Pool) readmitElapsed(now time.Time) {
 		}
 	}
 	p.readmitDue.Store(next)
+	if changed {
+		p.noteFailOpen()
+	}
 }

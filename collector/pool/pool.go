@@ -41,6 +41,13 @@ type Pool struct {
 	// readmitWake tells Run that readmitDue moved earlier. It holds one
 	// signal, which is all Run needs: it reloads readmitDue when woken.
 	readmitWake chan struct{}
+
+	// failOpenMu guards failOpen, the fail-open state last logged.
+	failOpenMu sync.Mutex
+	failOpen   bool
+	// applied is set by the first Apply: later ones are reloads, whose
+	// changes are logged.
+	applied bool
 }
 
 // Snapshot is a consistent view of the pool for /healthz and /metrics.
@@ -49,6 +56,12 @@ type Snapshot struct {
 	InService int
 	FailOpen  bool
 	Budget    Budget
+	// Time is when the snapshot was taken, by the pool's clock.
+	Time time.Time
+	// PanicThreshold is the configured fail-open threshold in percent.
+	PanicThreshold float64
+	// PassiveHealth is whether passive health judges fan-out traffic.
+	PassiveHealth bool
 }
 
 // New returns an empty pool. A nil logger logs nothing and a nil now is
@@ -109,6 +122,11 @@ func (p *Pool) Apply(targets []Target, s Settings) error {
 	p.backends = backends
 	p.settings = s
 	p.mu.Unlock()
+	if p.applied {
+		p.logChanges(previous, backends)
+	}
+	p.applied = true
+	p.noteFailOpen()
 
 	p.clients.Retain(clients)
 	for _, addr := range goneHosts(previous, backends) {
@@ -132,6 +150,8 @@ func (p *Pool) buildBackend(t Target, previous *Backend) (*Backend, error) {
 		Probe:        t.Probe,
 		clientConfig: t.ClientConfig,
 		logger:       p.logger,
+		now:          p.now,
+		onTransition: p.noteFailOpen,
 	}
 	if previous != nil && previous.SameIdentity(b) {
 		if reflect.DeepEqual(previous.clientConfig, t.ClientConfig) {
@@ -190,6 +210,13 @@ func (p *Pool) Len() int {
 // service, it fails open and returns every backend. Backends whose passive
 // ejection has run its course are readmitted first.
 func (p *Pool) Select() (selected []*Backend, configured int, failOpen bool) {
+	selected, _, configured, failOpen = p.Selection()
+	return selected, configured, failOpen
+}
+
+// Selection is Select that also returns the backends it left out (none
+// when it fails open), in config order.
+func (p *Pool) Selection() (selected, skipped []*Backend, configured int, failOpen bool) {
 	p.readmitElapsed(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -197,12 +224,14 @@ func (p *Pool) Select() (selected []*Backend, configured int, failOpen bool) {
 	for _, b := range p.backends {
 		if b.Health().InService() {
 			selected = append(selected, b)
+		} else {
+			skipped = append(skipped, b)
 		}
 	}
 	if failsOpen(len(selected), len(p.backends), p.settings.PanicThreshold) {
-		return append(selected[:0], p.backends...), len(p.backends), true
+		return append(selected[:0], p.backends...), nil, len(p.backends), true
 	}
-	return selected, len(p.backends), false
+	return selected, skipped, len(p.backends), false
 }
 
 // failsOpen is the fail-open rule: nothing in service, or an in-service
@@ -229,11 +258,16 @@ func (p *Pool) Budget() Budget {
 
 // Snapshot copies every backend and the pool-wide numbers at one moment.
 func (p *Pool) Snapshot() Snapshot {
+	now := p.now()
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	s := Snapshot{Backends: make([]BackendSnapshot, len(p.backends))}
+	s := Snapshot{Backends: make([]BackendSnapshot, len(p.backends)), Time: now,
+		PanicThreshold: p.settings.PanicThreshold, PassiveHealth: p.settings.Passive.Enabled}
 	for i, b := range p.backends {
 		s.Backends[i] = b.Snapshot()
+		if p.settings.Passive.Enabled {
+			s.Backends[i].Traffic.Window = b.windowCounts(now, time.Duration(p.settings.Passive.Window))
+		}
 		if s.Backends[i].Health.InService() {
 			s.InService++
 		}

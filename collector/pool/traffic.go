@@ -62,6 +62,9 @@ type TrafficSnapshot struct {
 	Ejections uint64
 	// Errors counts fan-out errors by reason, indexed by FanoutReason.
 	Errors [NumFanoutReasons]uint64
+	// Window is what the passive-health window holds now; the pool's
+	// Snapshot fills it while passive health is on.
+	Window WindowCounts
 }
 
 func (t *trafficStats) snapshot() TrafficSnapshot {
@@ -110,7 +113,7 @@ func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts pa
 	}
 	counts = b.traffic.window.Counts(now, window)
 	b.health = b.health.Eject()
-	b.transitions[b.health.State]++
+	b.noteTransitionLocked(before, b.health, now)
 	b.traffic.ejections++
 	b.traffic.ejectedAt = now
 	// The backend comes back to an empty window: the failures that ejected
@@ -142,7 +145,8 @@ func (b *Backend) readmitElapsed(now time.Time, window time.Duration) (readmitte
 	if now.Before(due) {
 		return false, b.health.State, due
 	}
+	before := b.health
 	b.health = b.health.Readmit()
-	b.transitions[b.health.State]++
+	b.noteTransitionLocked(before, b.health, now)
 	return true, b.health.State, time.Time{}
 }

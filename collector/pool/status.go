@@ -1,0 +1,87 @@
+package pool
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-kit/log/level"
+)
+
+// This file holds what the pool tells operators beyond its numbers: the
+// counts of the passive-health window, the fail-open changes and what a
+// reload changed, as logs.
+
+// WindowCounts are the fan-out outcomes in a backend's passive-health
+// window.
+type WindowCounts struct {
+	Successes uint32
+	Failures  uint32
+}
+
+// windowCounts reads the passive-health window of b as it ends at now.
+func (b *Backend) windowCounts(now time.Time, window time.Duration) WindowCounts {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.traffic.window.Counts(now, window)
+	return WindowCounts{Successes: c.Successes, Failures: c.Failures}
+}
+
+// noteFailOpen logs entering fail-open at warn level and leaving it at
+// info, once per change. It runs after every state change and reload,
+// the only events that can change fail-open, so selections pay nothing
+// for it.
+func (p *Pool) noteFailOpen() {
+	p.failOpenMu.Lock()
+	defer p.failOpenMu.Unlock()
+	p.mu.RLock()
+	configured, threshold := len(p.backends), p.settings.PanicThreshold
+	inService := 0
+	for _, b := range p.backends {
+		if b.Health().InService() {
+			inService++
+		}
+	}
+	p.mu.RUnlock()
+	on := failsOpen(inService, configured, threshold)
+	if on == p.failOpen {
+		return
+	}
+	p.failOpen = on
+	if on {
+		level.Warn(p.logger).Log("msg", "Pool fails open: too few backends in service, so every configured backend receives traffic",
+			"in_service", inService, "configured", configured, "panic_threshold", threshold)
+		return
+	}
+	level.Info(p.logger).Log("msg", "Pool no longer fails open: only backends in service receive traffic",
+		"in_service", inService, "configured", configured, "panic_threshold", threshold)
+}
+
+// logChanges logs which backends a reload added, removed and changed (a
+// new url, probe or client configuration), by name. Nothing is logged
+// when the backends are the same.
+func (p *Pool) logChanges(previous, current []*Backend) {
+	old := make(map[string]*Backend, len(previous))
+	for _, b := range previous {
+		old[b.Name] = b
+	}
+	var added, changed, removed []string
+	for _, b := range current {
+		switch o, ok := old[b.Name]; {
+		case !ok:
+			added = append(added, b.Name)
+		case o != b:
+			changed = append(changed, b.Name)
+		}
+		delete(old, b.Name)
+	}
+	for name := range old {
+		removed = append(removed, name)
+	}
+	if len(added)+len(changed)+len(removed) == 0 {
+		return
+	}
+	slices.Sort(removed)
+	level.Info(p.logger).Log("msg", "Backends changed", "added", strings.Join(added, ","),
+		"removed", strings.Join(removed, ","), "changed", strings.Join(changed, ","), "backends", len(current))
+}

@@ -1,0 +1,61 @@
+package pool
+
+import (
+	"time"
+
+	"github.com/probegate/probegate/collector/health"
+)
+
+// downtime is when a backend last changed state and how long it has been
+// out of service in all. It is guarded by the backend's mutex.
+type downtime struct {
+	// since is the time of the last state change, zero before the first.
+	since time.Time
+	// downSince is when the current stretch out of service began, zero
+	// while the backend is in service.
+	downSince time.Time
+	// total is the length of the finished stretches out of service.
+	total time.Duration
+}
+
+// noteTransitionLocked records a state change at now: it counts the state
+// entered, remembers when, and opens or closes a stretch out of service.
+// The caller holds b.mu.
+func (b *Backend) noteTransitionLocked(before, after health.Health, now time.Time) {
+	b.transitions[after.State]++
+	b.downtime.since = now
+	switch {
+	case before.InService() && !after.InService():
+		b.downtime.downSince = now
+	case !before.InService() && after.InService() && !b.downtime.downSince.IsZero():
+		// A clock that stepped back must not shorten the total.
+		b.downtime.total += max(now.Sub(b.downtime.downSince), 0)
+		b.downtime.downSince = time.Time{}
+	}
+}
+
+// clock is the pool's clock, or time.Now for a backend built outside a pool.
+func (b *Backend) clock() time.Time {
+	if b.now == nil {
+		return time.Now()
+	}
+	return b.now()
+}
+
+// transitioned tells the pool that the backend changed state. The caller
+// holds no lock.
+func (b *Backend) transitioned() {
+	if b.onTransition != nil {
+		b.onTransition()
+	}
+}
+
+// DowntimeAt is the total time the backend has spent out of service up to
+// now, the current stretch included.
+func (s *BackendSnapshot) DowntimeAt(now time.Time) time.Duration {
+	total := s.Downtime
+	if !s.DownSince.IsZero() {
+		total += max(now.Sub(s.DownSince), 0)
+	}
+	return total
+}
