@@ -76,6 +76,7 @@ const (
 	familyFailOpen
 	familyDesiredHealthy
 	familyDisruptionsAllowed
+	familyLastTransition
 	numFamilies
 )
 
@@ -128,6 +129,8 @@ func newExporter(backends *pool.Pool) *exporter {
 		"HTTP status code of the last probe; 0 when it got no HTTP answer or none finished yet.")
 	e.define(familyLastTimestamp, "backend_last_probe_timestamp_seconds", gauge, 1,
 		"Unix time the last finished probe started; absent until the first probe finishes.")
+	e.define(familyLastTransition, "backend_last_transition_timestamp_seconds", gauge, 1,
+		"Unix time of the backend's last state change; absent until the first.")
 	e.define(familyInfo, "backend_info", gauge, 1,
 		"Configured backend, with its base URL and probe path; always 1.", "url", "probe_path")
 	e.define(familyFanoutErrors, "fanout_backend_errors_total", counter, perFanout,
@@ -279,6 +282,9 @@ func (e *exporter) addBackend(s *exportScrape, b *pool.BackendSnapshot) {
 		s.add(familyLastTimestamp, metricTimestamp(b.LastProbe.Time), only)
 	}
 	s.add(familyLastStatusCode, float64(statusCode), only)
+	if !b.Since.IsZero() {
+		s.add(familyLastTransition, metricTimestamp(b.Since), only)
+	}
 	// Label pairs sorted by name: backend, probe_path, url.
 	s.add(familyInfo, 1, s.labels(backend, s.pair(e.probePathLabel, &b.ProbePath), s.pair(e.urlLabel, &b.URL)))
 	for _, r := range e.fanoutReasons {

@@ -390,7 +390,7 @@ func TestExporterForgetsRemovedBackend(t *testing.T) {
 	cfg := exporterTestConfig("keep", "drop")
 	p := exporterTestPool(t, cfg)
 	exporterTestRecord(p.Backends()[0], 0, 200)
-	exporterTestRecord(p.Backends()[1], 0, 503)
+	exporterTestRecord(p.Backends()[1], 0, 200, 503) // a state change, like keep's
 	exporter := NewExporter(p)
 	perBackend := testutil.CollectAndCount(exporter) - exporterTestPoolSeries
 	if perBackend%2 != 0 {
@@ -423,7 +423,9 @@ const exporterTestPoolSeries = 4 + 5
 // reachable, verified, 4 transitions, status code, timestamp, info, one
 // per fan-out reason and ejections.
 func exporterTestBackendSeries() int {
-	return 1 + len(health.FailureReasons()) + 1 + 4 + 3 + 4 + 2 + 1 + len(pool.FanoutReasons()) + 1
+	// The last one is the last transition's timestamp: a probed backend
+	// left unknown.
+	return 1 + len(health.FailureReasons()) + 1 + 4 + 3 + 4 + 2 + 1 + len(pool.FanoutReasons()) + 1 + 1
 }
 
 // TestExporterSeriesCount pins the number of series per backend, which the
@@ -572,7 +574,7 @@ func TestGathererServesValidExposition(t *testing.T) {
 			t.Errorf("url label %q, want the invalid byte replaced", l.GetValue())
 		}
 	}
-	if got, want := len(families), int(numFamilies)-1; got != want {
-		t.Errorf("%d families before any probe, want %d (all but the last probe timestamp)", got, want)
+	if got, want := len(families), int(numFamilies)-2; got != want {
+		t.Errorf("%d families before any probe, want %d (all but the last probe and last transition timestamps)", got, want)
 	}
 }

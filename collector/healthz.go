@@ -34,6 +34,11 @@ type healthzBackend struct {
 	ConsecutiveNotOK int               `json:"consecutive_not_ok"`
 	ConsecutiveGood  int               `json:"consecutive_good"`
 	LastProbe        *healthzLastProbe `json:"last_probe"`
+	// Since is the time of the last state change, null before the first;
+	// DowntimeSeconds the total time out of service, the current
+	// stretch included.
+	Since           *string `json:"since"`
+	DowntimeSeconds float64 `json:"downtime_seconds"`
 }
 
 // healthzLastProbe keeps reason and error as empty strings rather than
@@ -65,6 +70,18 @@ type healthzRound struct {
 	Contributed int    `json:"contributed"`
 	Configured  int    `json:"configured"`
 	Partial     bool   `json:"partial"`
+	// Backends is every configured backend's part in the round.
+	Backends []healthzRoundBackend `json:"backends"`
+}
+
+// healthzRoundBackend is one backend's outcome in a fan-out round:
+// contributed, failed (with the reason and any HTTP status) or skipped
+// (not selected: out of service).
+type healthzRoundBackend struct {
+	Name    string `json:"name"`
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason"`
+	Status  int    `json:"status"`
 }
 
 // HealthzHandler serves /healthz: every backend's health, the pool, the
@@ -126,6 +143,11 @@ func newHealthzReport(s pool.Snapshot, round *fanout.RoundSummary) healthzReport
 			Verified:         b.Health.Verified,
 			ConsecutiveNotOK: b.Health.NotOK,
 			ConsecutiveGood:  b.Health.Good,
+			DowntimeSeconds:  b.DowntimeAt(s.Time).Seconds(),
+		}
+		if !b.Since.IsZero() {
+			since := formatHealthzTime(b.Since)
+			report.Backends[i].Since = &since
 		}
 		if p := b.LastProbe; p != nil {
 			report.Backends[i].LastProbe = &healthzLastProbe{
@@ -144,6 +166,12 @@ func newHealthzReport(s pool.Snapshot, round *fanout.RoundSummary) healthzReport
 			Contributed: round.Contributed,
 			Configured:  round.Configured,
 			Partial:     round.Partial,
+			Backends:    make([]healthzRoundBackend, len(round.Backends)),
+		}
+		for i, b := range round.Backends {
+			report.LastFanout.Backends[i] = healthzRoundBackend{
+				Name: b.Name, Outcome: b.Outcome.String(), Reason: b.Reason, Status: b.Status,
+			}
 		}
 	}
 	return report

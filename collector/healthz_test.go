@@ -64,7 +64,7 @@ func healthzTestFields(t *testing.T, what string, obj map[string]any, want map[s
 }
 
 var healthzTestBackendKeys = []string{"name", "url", "probe_path", "state", "in_service", "reachable",
-	"verified", "consecutive_not_ok", "consecutive_good", "last_probe"}
+	"verified", "consecutive_not_ok", "consecutive_good", "last_probe", "since", "downtime_seconds"}
 
 // TestHealthzBeforeAnything checks the document of a pool nothing happened
 // to yet: every key present with its JSON type, last_probe and last_fanout
@@ -90,6 +90,7 @@ func TestHealthzBeforeAnything(t *testing.T) {
 				"name": "a", "url": "http://127.0.0.1:19001", "probe_path": "/healthz",
 				"state": "unknown", "in_service": true, "reachable": true, "verified": false,
 				"consecutive_not_ok": 0.0, "consecutive_good": 0.0, "last_probe": nil,
+				"since": nil, "downtime_seconds": 0.0,
 			})
 			poolDoc := healthzTestKeys(t, "pool", doc["pool"], "configured", "in_service", "fail_open")
 			healthzTestFields(t, "pool", poolDoc, map[string]any{"configured": 2.0, "in_service": 2.0, "fail_open": false})
@@ -146,7 +147,7 @@ func TestHealthzAfterProbesAndRound(t *testing.T) {
 		"status_code": 0.0, "duration_seconds": 2.0, "error": "context deadline exceeded",
 	})
 
-	fanout := healthzTestKeys(t, "last_fanout", doc["last_fanout"], "time", "contributed", "configured", "partial")
+	fanout := healthzTestKeys(t, "last_fanout", doc["last_fanout"], "time", "contributed", "configured", "partial", "backends")
 	healthzTestFields(t, "last_fanout", fanout, map[string]any{
 		"time": "2024-03-01T11:00:02.000Z", "contributed": 1.0, "configured": 2.0, "partial": true,
 	})

@@ -131,7 +131,8 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	selected, configured, _ := f.pool.Select()
+	selected, skippedBackends, configured, _ := f.pool.Selection()
+	skipped := backendNames(skippedBackends)
 	answers := f.ask(r, selected, target, header, body, s)
 
 	contributed := 0
@@ -148,7 +149,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	abandoned := r.Context().Err() != nil
-	f.observe(start, contributed, configured, abandoned)
+	f.observe(start, contributed, configured, abandoned, answers, skipped)
 	if abandoned {
 		return
 	}
@@ -183,7 +184,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(relay.body)
 		}
 	default:
-		writeNoAnswer(w, r, answers)
+		writeNoAnswer(w, r, answers, skipped)
 	}
 }
 
@@ -228,7 +229,7 @@ func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, h
 // observe counts a finished round and remembers it for /healthz. A round
 // the client abandoned counts as a request but neither partial nor failed:
 // the backends had no chance to finish.
-func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned bool) {
+func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned bool, answers []backendAnswer, skipped []string) {
 	if m := f.metrics; m != nil {
 		m.Requests.Inc()
 		m.Duration.Observe(f.now().Sub(start).Seconds())
@@ -245,6 +246,7 @@ func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned
 			Contributed: contributed,
 			Configured:  configured,
 			Partial:     contributed < configured,
+			Backends:    roundBackends(answers, skipped),
 		})
 	}
 }

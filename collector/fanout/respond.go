@@ -26,16 +26,20 @@ func (f *Fanout) refuse(w http.ResponseWriter, status int, message string) {
 }
 
 // writeNoAnswer is the 502 of a round to which nobody contributed and
-// nobody refused the query: it names each backend and why.
-func writeNoAnswer(w http.ResponseWriter, r *http.Request, answers []backendAnswer) {
+// nobody refused the query: it names each backend and why, the skipped
+// (out of service, not asked) ones too.
+func writeNoAnswer(w http.ResponseWriter, r *http.Request, answers []backendAnswer, skipped []string) {
 	e := fanoutError{Error: "no backend contributed to the fan-out"}
-	if len(answers) == 0 {
+	if len(answers)+len(skipped) == 0 {
 		e.Error = "no backends are configured"
 	}
 	for _, a := range answers {
 		e.Backends = append(e.Backends, fanoutBackendResult{
 			Backend: a.backend.Name, Reason: a.outcome.Reason.String(), Status: a.status,
 		})
+	}
+	for _, name := range skipped {
+		e.Backends = append(e.Backends, fanoutBackendResult{Backend: name, Reason: skippedReason})
 	}
 	if r.Method == http.MethodHead {
 		w.Header().Set("Content-Type", "application/json")

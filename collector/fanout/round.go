@@ -1,6 +1,10 @@
 package fanout
 
-import "time"
+import (
+	"time"
+
+	"github.com/probegate/probegate/collector/pool"
+)
 
 // RoundSummary describes one fan-out round: the fan-out fills it after each
 // round and /healthz shows the latest as last_fanout.
@@ -13,4 +17,64 @@ type RoundSummary struct {
 	Configured int
 	// Partial is true when Contributed < Configured.
 	Partial bool
+	// Backends is each configured backend's part in the round: the
+	// selected ones in config order, then the skipped ones.
+	Backends []RoundBackend
+}
+
+// Outcome is what a backend's part in a round came to.
+type Outcome uint8
+
+// The outcomes of a backend in a round.
+const (
+	// OutcomeContributed is a backend whose answer was merged.
+	OutcomeContributed Outcome = iota
+	// OutcomeFailed is a selected backend that did not contribute.
+	OutcomeFailed
+	// OutcomeSkipped is a backend out of service, not asked at all.
+	OutcomeSkipped
+)
+
+var outcomeNames = [...]string{"contributed", "failed", "skipped"}
+
+func (o Outcome) String() string { return outcomeNames[o] }
+
+// RoundBackend is one backend's part in a round.
+type RoundBackend struct {
+	Name    string
+	Outcome Outcome
+	// Reason says why a failed backend did not contribute (a fan-out
+	// error reason) and is "skipped" for a skipped one; empty for a
+	// contribution. Status is the HTTP status it answered, 0 for none.
+	Reason string
+	Status int
+}
+
+// roundBackends lists the part of every backend in a round.
+func roundBackends(answers []backendAnswer, skipped []string) []RoundBackend {
+	out := make([]RoundBackend, 0, len(answers)+len(skipped))
+	for _, a := range answers {
+		rb := RoundBackend{Name: a.backend.Name, Status: a.status}
+		if !a.contributed {
+			rb.Outcome, rb.Reason = OutcomeFailed, a.outcome.Reason.String()
+		}
+		out = append(out, rb)
+	}
+	for _, name := range skipped {
+		out = append(out, RoundBackend{Name: name, Outcome: OutcomeSkipped, Reason: skippedReason})
+	}
+	return out
+}
+
+// skippedReason is the reason of a backend the round did not ask because
+// it is out of service.
+const skippedReason = "skipped"
+
+// backendNames are the names of backends.
+func backendNames(backends []*pool.Backend) []string {
+	names := make([]string, len(backends))
+	for i, b := range backends {
+		names[i] = b.Name
+	}
+	return names
 }

@@ -23,6 +23,7 @@ func SpecMetrics() []Metric {
 		{Name: "probegate_backend_transitions_total"},
 		{Name: "probegate_backend_last_probe_status_code"},
 		{Name: "probegate_backend_last_probe_timestamp_seconds"},
+		{Name: "probegate_backend_last_transition_timestamp_seconds"},
 		{Name: "probegate_backend_info"},
 		{Name: "probegate_backends"},
 		{Name: "probegate_backends_configured"},
