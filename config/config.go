@@ -108,15 +108,15 @@ const (
 // HealthProbeOverride is a backend's own health_probe block: every key it
 // sets replaces the top-level default.
 type HealthProbeOverride struct {
-	Enabled   *bool           `yaml:"enabled"`
-	Path      *string         `yaml:"path"`
-	Interval  *model.Duration `yaml:"interval"`
-	Timeout   *model.Duration `yaml:"timeout"`
-	Failures  *int            `yaml:"failures"`
-	Successes *int            `yaml:"successes"`
+	Enabled   *bool           `yaml:"enabled,omitempty"`
+	Path      *string         `yaml:"path,omitempty"`
+	Interval  *model.Duration `yaml:"interval,omitempty"`
+	Timeout   *model.Duration `yaml:"timeout,omitempty"`
+	Failures  *int            `yaml:"failures,omitempty"`
+	Successes *int            `yaml:"successes,omitempty"`
 
-	Kind             *string           `yaml:"kind"`
-	Method           *string           `yaml:"method"`
+	Kind             *string           `yaml:"kind,omitempty"`
+	Method           *string           `yaml:"method,omitempty"`
 	Headers          map[string]string `yaml:"headers,omitempty"`
 	ExpectBodyRegexp *string           `yaml:"expect_body_regexp,omitempty"`
 	GRPCService      *string           `yaml:"grpc_service,omitempty"`
@@ -132,8 +132,8 @@ type Pool struct {
 // Readiness is the PodDisruptionBudget-style budget over the pool. At most
 // one of the two is set; neither means min_available 1.
 type Readiness struct {
-	MinAvailable   *IntOrPercent `yaml:"min_available"`
-	MaxUnavailable *IntOrPercent `yaml:"max_unavailable"`
+	MinAvailable   *IntOrPercent `yaml:"min_available,omitempty"`
+	MaxUnavailable *IntOrPercent `yaml:"max_unavailable,omitempty"`
 }
 
 // IntOrPercent is an integer or "N%", as in Kubernetes.
@@ -188,9 +188,9 @@ type PassiveHealth struct {
 type Backend struct {
 	Name        string              `yaml:"name"`
 	URL         string              `yaml:"url"`
-	HealthProbe HealthProbeOverride `yaml:"health_probe"`
+	HealthProbe HealthProbeOverride `yaml:"health_probe,omitempty"`
 	// HTTPClientConfig, when set, replaces the top-level one for this backend.
-	HTTPClientConfig *HTTPClientConfig `yaml:"http_client_config"`
+	HTTPClientConfig *HTTPClientConfig `yaml:"http_client_config,omitempty"`
 
 	// origin is the flag that added the backend, if one did; it travels
 	// with the backend however the list is reordered.

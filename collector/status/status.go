@@ -1,0 +1,247 @@
+// Package status serves /status, the page a person reads: the instance, the
+// gate, the readiness budget, fail-open, every backend's health with since
+// when and how long it has been out of service, and the last fan-out round.
+// It is rendered on the server with html/template, needs no JavaScript and
+// no asset from elsewhere, and refreshes itself unless paused.
+package status
+
+import (
+	"bytes"
+	_ "embed"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/pool"
+)
+
+//go:embed status.html
+var pageSource string
+
+var page = template.Must(template.New("status").Parse(pageSource))
+
+// DefaultRefresh is how often the page reloads itself unless the URL says
+// otherwise (?refresh=N seconds, 0 to pause).
+const DefaultRefresh = 5 * time.Second
+
+// maxRefresh bounds ?refresh.
+const maxRefresh = time.Hour
+
+// Options is what the page shows and where it reads it.
+type Options struct {
+	Pool *pool.Pool
+	// LastRound returns the last fan-out round, nil before the first; the
+	// func may be nil.
+	LastRound func() *fanout.RoundSummary
+	// Draining reports whether the gate is draining; nil is never.
+	Draining func() bool
+	// Instance names this probegate (its host name); Version is the build.
+	Instance string
+	Version  string
+	// Started is when the process started, for the uptime.
+	Started time.Time
+	// MetricsPath is where the Prometheus metrics are served.
+	MetricsPath string
+}
+
+// Handler serves the page to GET and HEAD.
+func Handler(o Options) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed: use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		refresh, err := parseRefresh(r.URL.Query().Get("refresh"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var buf bytes.Buffer
+		if err := page.Execute(&buf, newView(o, refresh)); err != nil {
+			http.Error(w, "render /status: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(buf.Bytes())
+		}
+	})
+}
+
+// parseRefresh reads ?refresh: whole seconds from 0 (paused) to an hour.
+func parseRefresh(s string) (time.Duration, error) {
+	if s == "" {
+		return DefaultRefresh, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || time.Duration(n)*time.Second > maxRefresh {
+		return 0, &refreshError{s}
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+type refreshError struct{ value string }
+
+func (e *refreshError) Error() string {
+	return "refresh=" + strconv.Quote(e.value) + ": want whole seconds from 0 (paused) to 3600"
+}
+
+// view is what the template renders.
+type view struct {
+	Instance, Version string
+	MetricsPath       string
+	Now               string
+	Uptime            string
+	Draining          bool
+	// Refresh is the reload period in seconds, 0 when paused.
+	Refresh int
+	// DefaultRefresh is the period the resume link sets.
+	DefaultRefresh int
+
+	Configured, InService int
+	FailOpen              bool
+	PanicThreshold        float64
+	Budget                pool.Budget
+	BudgetHolds           bool
+	PassiveHealth         bool
+
+	Backends []backendRow
+	Round    *roundView
+}
+
+type backendRow struct {
+	Name, URL, ProbePath string
+	State                string
+	InService, Verified  bool
+	Reachable            bool
+	Since                string
+	SinceAgo             string
+	Downtime             string
+	LastProbe            *probeView
+	Probes, Refusals     uint64
+	Failures             uint64
+	Window               *pool.WindowCounts
+	Maintenance          string
+}
+
+type probeView struct {
+	Ago      string
+	Result   string
+	Class    string
+	Duration string
+	Error    string
+}
+
+type roundView struct {
+	Time                    string
+	Ago                     string
+	Contributed, Configured int
+	Partial                 bool
+	Backends                []fanout.RoundBackend
+}
+
+func newView(o Options, refresh time.Duration) view {
+	s := o.Pool.Snapshot()
+	now := s.Time
+	v := view{
+		Instance: o.Instance, Version: o.Version, MetricsPath: o.MetricsPath,
+		Now:            now.UTC().Format(time.RFC3339),
+		Uptime:         human(now.Sub(o.Started)),
+		Draining:       o.Draining != nil && o.Draining(),
+		Refresh:        int(refresh / time.Second),
+		DefaultRefresh: int(DefaultRefresh / time.Second),
+		Configured:     len(s.Backends), InService: s.InService,
+		FailOpen: s.FailOpen, PanicThreshold: s.PanicThreshold,
+		Budget: s.Budget, BudgetHolds: s.Budget.Holds(),
+		PassiveHealth: s.PassiveHealth,
+		Backends:      make([]backendRow, len(s.Backends)),
+	}
+	for i := range s.Backends {
+		b := &s.Backends[i]
+		row := backendRow{
+			Name: b.Name, URL: redact(b.URL), ProbePath: b.ProbePath,
+			State:     b.Health.State.String(),
+			InService: b.Health.InService(), Verified: b.Health.Verified, Reachable: b.Health.Reachable(),
+			Downtime: human(b.DowntimeAt(now)),
+			Probes:   b.Probes, Refusals: b.Refusals,
+			Maintenance: "—",
+		}
+		for _, n := range b.Failures {
+			row.Failures += n
+		}
+		if !b.Since.IsZero() {
+			row.Since = b.Since.UTC().Format(time.RFC3339)
+			row.SinceAgo = human(now.Sub(b.Since))
+		}
+		if !b.ProbeEnabled {
+			row.ProbePath = ""
+		}
+		if p := b.LastProbe; p != nil {
+			row.LastProbe = &probeView{
+				Ago: human(now.Sub(p.Time)), Result: probeResult(*p), Class: p.Class.String(),
+				Duration: human(p.Duration), Error: p.Err,
+			}
+		}
+		if s.PassiveHealth {
+			w := b.Traffic.Window
+			row.Window = &w
+		}
+		v.Backends[i] = row
+	}
+	if o.LastRound != nil {
+		if r := o.LastRound(); r != nil {
+			v.Round = &roundView{
+				Time: r.Time.UTC().Format(time.RFC3339), Ago: human(now.Sub(r.Time)),
+				Contributed: r.Contributed, Configured: r.Configured, Partial: r.Partial, Backends: r.Backends,
+			}
+		}
+	}
+	return v
+}
+
+// probeResult is a probe's HTTP status, or its failure reason when it got
+// no HTTP answer.
+func probeResult(r health.Result) string {
+	if r.Answered() {
+		return strconv.Itoa(r.StatusCode)
+	}
+	return r.Reason.String()
+}
+
+// redact hides a password in a URL's user information.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	return u.Redacted()
+}
+
+// human is a duration rounded for a person: 850ms, 42s, 3m12s, 5h4m, 2d3h.
+func human(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	case d < 24*time.Hour:
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+	default:
+		days := d / (24 * time.Hour)
+		hours := (d % (24 * time.Hour)).Round(time.Hour) / time.Hour
+		return strconv.Itoa(int(days)) + "d" + strconv.Itoa(int(hours)) + "h"
+	}
+}

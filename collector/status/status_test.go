@@ -1,0 +1,121 @@
+package status
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+
+	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
+)
+
+func testPool(t *testing.T, now func() time.Time, urls ...string) *pool.Pool {
+	t.Helper()
+	probe := config.HealthProbe{Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
+		Timeout: model.Duration(time.Second), Failures: 3, Successes: 2}
+	var targets []pool.Target
+	for i, u := range urls {
+		targets = append(targets, pool.Target{Name: string(rune('a' + i)), URL: u, Probe: probe, ClientConfig: commoncfg.DefaultHTTPClientConfig})
+	}
+	p := pool.New(log.NewNopLogger(), now)
+	if err := p.Apply(targets, pool.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func get(t *testing.T, h http.Handler, target string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	return rec
+}
+
+// TestPageShowsEveryBackendWithStateSinceAndDowntime: one row per
+// backend carrying its state as text and as data, the time since the last
+// change and the downtime; the URL's password is hidden; the last round
+// names every backend's outcome.
+func TestPageShowsEveryBackendWithStateSinceAndDowntime(t *testing.T) {
+	start := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+	now := start
+	p := testPool(t, func() time.Time { return now }, "http://127.0.0.1:19001", "http://user:hunter2@127.0.0.1:19002")
+	for range 3 {
+		p.Backends()[0].Record(health.StatusResult(503))
+	}
+	now = now.Add(3 * time.Minute)
+	round := &fanout.RoundSummary{Time: now, Contributed: 1, Configured: 2, Partial: true, Backends: []fanout.RoundBackend{
+		{Name: "b", Outcome: fanout.OutcomeContributed, Status: 200},
+		{Name: "a", Outcome: fanout.OutcomeSkipped, Reason: "skipped"},
+	}}
+	h := Handler(Options{Pool: p, LastRound: func() *fanout.RoundSummary { return round }, Instance: "host-1",
+		Version: "1.2.3", Started: start, MetricsPath: "/metrics"})
+	rec := get(t, h, "/status")
+	body := rec.Body.String()
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("status %d, Content-Type %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	for _, want := range []string{
+		`<tr data-backend="a" data-state="unhealthy"`,
+		`<span class="badge state-unhealthy">unhealthy</span>`,
+		`<tr data-backend="b" data-state="unknown"`,
+		`<time datetime="2024-03-01T12:00:00Z" title="2024-03-01T12:00:00Z">3m0s ago</time>`,
+		`<td class="num" data-field="downtime">3m0s</td>`,
+		`http://user:xxxxx@127.0.0.1:19002`,
+		`<tr data-round-backend="a" data-outcome="skipped">`,
+		`<tr data-round-backend="b" data-outcome="contributed">`,
+		`<meta http-equiv="refresh" content="5">`,
+		`href="?refresh=0"`,
+		`host-1`, `1.2.3`,
+		`<td data-field="maintenance">—</td>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "hunter2") {
+		t.Error("page shows the URL's password")
+	}
+}
+
+// TestPauseAndBadRefresh: ?refresh=0 drops the meta refresh and offers to
+// resume; a bad value is a 400 that says what is wanted.
+func TestPauseAndBadRefresh(t *testing.T) {
+	h := Handler(Options{Pool: testPool(t, nil, "http://127.0.0.1:19001"), Started: time.Now()})
+	body := get(t, h, "/status?refresh=0").Body.String()
+	if strings.Contains(body, `http-equiv="refresh"`) || !strings.Contains(body, `href="?refresh=5"`) {
+		t.Errorf("paused page:\n%s", body)
+	}
+	if body := get(t, h, "/status?refresh=30").Body.String(); !strings.Contains(body, `content="30"`) {
+		t.Error("refresh=30 does not reload every 30s")
+	}
+	for _, bad := range []string{"-1", "x", "3601"} {
+		rec := get(t, h, "/status?refresh="+bad)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "whole seconds") {
+			t.Errorf("refresh=%s: %d %q", bad, rec.Code, rec.Body.String())
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/status", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %d", rec.Code)
+	}
+}
+
+func TestHuman(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		-time.Second: "0s", 850 * time.Millisecond: "850ms", 42 * time.Second: "42s",
+		192 * time.Second: "3m12s", 5*time.Hour + 4*time.Minute: "5h4m", 51 * time.Hour: "2d3h",
+	} {
+		if got := human(d); got != want {
+			t.Errorf("human(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
