@@ -5,14 +5,17 @@ PKG      := github.com/probegate/probegate
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X github.com/prometheus/common/version.Version=$(VERSION) \
             -X github.com/prometheus/common/version.Revision=$(shell git rev-parse HEAD 2>/dev/null) \
-            -X github.com/prometheus/common/version.Branch=$(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
+            -X github.com/prometheus/common/version.Branch=$(shell git rev-parse --abbrev-ref HEAD 2>/dev/null) \
+            -X github.com/prometheus/common/version.BuildUser=$(shell id -un 2>/dev/null || echo unknown)@$(shell hostname 2>/dev/null || echo unknown) \
+            -X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
 JSONNET  := $(GO) tool jsonnet
 # The Debian packages the tests use: promtool and the Prometheus server,
-# HAProxy, wrk, kubectl (Debian's kubernetes-client, for `kubectl kustomize`)
-# and systemd-analyze (systemd). Installed once when missing, with sudo when
-# not root; a missing tool is an error, never a skipped test.
+# HAProxy, wrk, kubectl (Debian's kubernetes-client, for `kubectl kustomize`),
+# systemd-analyze (systemd) and Chromium for the status page. Installed once
+# when missing, with sudo when not root; a missing tool is an error, never a
+# skipped test.
 DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
-             kubectl:kubernetes-client systemd-analyze:systemd
+             kubectl:kubernetes-client systemd-analyze:systemd chromium:chromium
 
 .PHONY: all build run test unit lint deps rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout clean release
 

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,6 +60,8 @@ type server struct {
 	prober  *probe.Prober
 	fanout  *fanout.Fanout
 	gate    *gate.Gate
+	// running is the configuration last applied, for /api/v1/status/config.
+	running atomic.Pointer[config.Config]
 
 	// reloads makes SIGHUP and POST /-/reload one reload at a time: a
 	// request that arrives while one runs shares its result, so a storm of
@@ -69,6 +72,7 @@ type server struct {
 // runServer wires everything and serves until the gate's lifecycle ends.
 // announce, when set, is called once the listener is about to start.
 func runServer(opts *options, logger log.Logger, cfg *config.Config, load func() (*config.Config, error), announce func()) int {
+	started := time.Now()
 	level.Info(logger).Log("msg", "Starting probegate", "version", version.Info(), "backends", len(cfg.Backends))
 
 	reg := prometheus.NewRegistry()
@@ -84,6 +88,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		return 1
 	}
 	s.pool = backends
+	s.running.Store(cfg)
 	s.prober = probe.NewProber(backends, logger, s.metrics.ObserveProbe)
 	s.fanout = fanout.New(backends, cfg.Fanout, fanout.NewMetrics(reg), logger, time.Now)
 	s.metrics.ObserveReload(true, time.Now())
@@ -105,6 +110,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	mux.Handle(opts.TelemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{Registry: reg, ErrorLog: stdlogAdapter{logger}}))
 	mux.Handle("/healthz", collector.HealthzHandler(backends, s.fanout.LastRound))
 	mux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
+	s.mountIntrospection(mux, started)
 	if err := s.mountLandingPage(mux); err != nil {
 		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
 		return 1
@@ -168,7 +174,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 // builtinRoutes are the paths probegate serves besides the telemetry path
 // and the landing page; a path ending in "/" is a subtree.
 func builtinRoutes() []string {
-	return []string{"/health", "/ready", "/healthz", fanout.Path + "/", "/-/reload"}
+	return []string{"/health", "/ready", "/healthz", fanout.Path + "/", "/-/reload", "/status", configPath}
 }
 
 // gateTimings are the gate options the configuration sets.
@@ -287,6 +293,7 @@ func (s *server) apply() error {
 	s.prober.Sync()
 	s.gate.SetTimings(gateTimings(cfg.Gate))
 	s.fanout.Update(cfg.Fanout)
+	s.running.Store(cfg)
 	return nil
 }
 
@@ -302,7 +309,9 @@ func (s *server) mountLandingPage(mux *http.ServeMux) error {
 		Version:     version.Info(),
 		Links: []web.LandingLinks{
 			{Address: s.opts.TelemetryPath, Text: "Metrics"},
+			{Address: "/status", Text: "Status page"},
 			{Address: "/healthz", Text: "Backends and pool (JSON)"},
+			{Address: configPath, Text: "Running configuration (secrets hidden)"},
 			{Address: "/ready", Text: "Readiness"},
 			{Address: "/health", Text: "Liveness"},
 		},
