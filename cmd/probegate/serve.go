@@ -307,6 +307,8 @@ func (s *server) mountLandingPage(mux *http.ServeMux) error {
 		Name:        "probegate",
 		Description: "Health-checking fan-out gate for a pool of HTTP backends",
 		Version:     version.Info(),
+		// probegate serves no /debug/pprof: the page must not link it.
+		Profiling: "false",
 		Links: []web.LandingLinks{
 			{Address: s.opts.TelemetryPath, Text: "Metrics"},
 			{Address: "/status", Text: "Status page"},
