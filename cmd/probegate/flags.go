@@ -58,9 +58,14 @@ type override struct {
 	apply func(*config.Config)
 }
 
-// registerFlags adds every shared flag to the application; the values are
-// in place once app.Parse returned.
-func registerFlags(app *kingpin.Application) *options {
+// flagAdder is where flags are registered: the application or one command.
+type flagAdder interface {
+	Flag(name, help string) *kingpin.FlagClause
+}
+
+// registerFlags adds every shared flag to the application or a command;
+// the values are in place once app.Parse returned.
+func registerFlags(app flagAdder) *options {
 	o := &options{}
 
 	o.configFile = newFlagValue(new(string), parseString)
@@ -84,9 +89,9 @@ func registerFlags(app *kingpin.Application) *options {
 		"Maximum duration before timing out reading a request, head and body; idle keep-alive connections are closed after it too.").Default("1m")
 	newFlagValue(&o.TelemetryPath, parseTelemetryPath).register(app, "web.telemetry-path", "Path of the Prometheus metrics.").Default("/metrics")
 	newFlagValue(&o.LogLevel, parseChoice("debug", "info", "warn", "error")).
-		register(app, "log.level", "Least severe log level to print: debug, info, warn or error.").Default("info")
+		register(app, "log.level", "Least severe log level to print: one of debug, info, warn, error.").Default("info")
 	newFlagValue(&o.LogFormat, parseChoice("logfmt", "json")).
-		register(app, "log.format", "Log format: logfmt or json.").Default("logfmt")
+		register(app, "log.format", "Log format: one of logfmt, json.").Default("logfmt")
 
 	o.probeEnabled(app)
 	addOverride(o, app, "health-probe.path", "Probe path appended to each backend URL, for every backend that does not set its own.",
@@ -113,7 +118,7 @@ func registerFlags(app *kingpin.Application) *options {
 
 // probeEnabled registers --[no-]health-probe, whose environment variable
 // is PROBEGATE_HEALTH_PROBE_ENABLED rather than the derived name.
-func (o *options) probeEnabled(app *kingpin.Application) {
+func (o *options) probeEnabled(app flagAdder) {
 	v := &boolFlagValue{*newFlagValue(new(bool), strconv.ParseBool)}
 	registerValue(app, "health-probe", "PROBEGATE_HEALTH_PROBE_ENABLED",
 		"Probe the backends (--no-health-probe keeps every backend in service unverified).", &v.flagSource, v)
@@ -124,7 +129,7 @@ func (o *options) probeEnabled(app *kingpin.Application) {
 // addOverride registers a flag that replaces the configuration key field.
 // Its help shows the key's default, which applies when neither the flag
 // nor the file sets it.
-func addOverride[T any](o *options, app *kingpin.Application, name, help, field string,
+func addOverride[T any](o *options, app flagAdder, name, help, field string,
 	parse func(string) (T, error), key func(*config.Config) *T) {
 	v := newFlagValue(new(T), parse)
 	v.register(app, name, help).PlaceHolder(fmt.Sprint(*key(config.Default())))
@@ -233,12 +238,12 @@ func newFlagValue[T any](value *T, parse func(string) (T, error)) *flagValue[T] 
 }
 
 // register adds the flag with its derived environment variable.
-func (v *flagValue[T]) register(app *kingpin.Application, name, help string) *kingpin.FlagClause {
+func (v *flagValue[T]) register(app flagAdder, name, help string) *kingpin.FlagClause {
 	return registerValue(app, name, envarName(name), help, &v.flagSource, v)
 }
 
 // registerValue adds a flag whose value records how it was given in src.
-func registerValue(app *kingpin.Application, name, envar, help string, src *flagSource, value kingpin.Value) *kingpin.FlagClause {
+func registerValue(app flagAdder, name, envar, help string, src *flagSource, value kingpin.Value) *kingpin.FlagClause {
 	src.name, src.envar = name, envar
 	clause := app.Flag(name, help).Envar(envar).IsSetByUser(&src.byFlag)
 	clause.SetValue(value)

@@ -11,30 +11,28 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
-
-	"github.com/probegate/probegate/collector/health"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // run parses the command line and runs one command, returning the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	app := kingpin.New("probegate", "Probes a pool of HTTP backends, fans queries out to the ones in service and gates readiness for load balancers.")
+	app := kingpin.New("probegate", "Probes a pool of HTTP backends, fans queries out to the ones in service and gates readiness for load balancers. "+
+		"`probegate serve --help` lists the server's flags, which `probegate` alone takes too.")
 	app.Version(version.Print("probegate"))
 	app.HelpFlag.Short('h')
 	app.UsageWriter(stdout)
 	app.ErrorWriter(stderr)
-	opts := registerFlags(app)
-
+	// Each command has the flags it honours, so its help lists only those.
 	serveCmd := app.Command("serve", "Probe the configured backends and serve (the default).").Default()
+	opts := registerFlags(serveCmd)
 	demoCmd := app.Command("demo", "Start built-in loopback backends in every state and serve probegate against them.")
+	demoOpts := registerFlags(demoCmd)
 	checkCmd := app.Command("check-config", "Validate the configuration and exit.")
+	checkOpts := registerFlags(checkCmd)
 	simulateCmd := app.Command("simulate", "Feed probe results through the state machine and print each step.")
-	var sim simulation
-	simulateCmd.Flag("failures", "Consecutive failures that take a backend out (fall).").Default("3").IntVar(&sim.failures)
-	simulateCmd.Flag("successes", "Consecutive successes that bring it back (rise).").Default("2").IntVar(&sim.successes)
-	simulateCmd.Flag("output", "Output format.").Default("text").EnumVar(&sim.output, "text", "json")
-	simulateCmd.Arg("results", "Probe results in order: "+health.SimulatedResultSyntax+".").Required().StringsVar(&sim.inputs)
+	sim := registerSimulateFlags(simulateCmd)
+	versionCmd := app.Command("version", "Print the version and build information.")
 
 	command, err := app.Parse(args)
 	if err != nil {
@@ -47,15 +45,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch command {
 	case checkCmd.FullCommand():
-		return checkConfig(opts, stdout, stderr)
+		return checkConfig(checkOpts, stdout, stderr)
 	case simulateCmd.FullCommand():
+		if err := sim.load(); err != nil {
+			fmt.Fprintf(stderr, "probegate simulate: %v\n", err)
+			return 2
+		}
 		if err := sim.run(stdout); err != nil {
 			fmt.Fprintf(stderr, "probegate simulate: %v\n", err)
 			return 2
 		}
 		return 0
+	case versionCmd.FullCommand():
+		fmt.Fprintln(stdout, version.Print("probegate"))
+		return 0
 	case demoCmd.FullCommand():
-		return demo(opts, stdout, stderr)
+		return demo(demoOpts, stdout, stderr)
 	case serveCmd.FullCommand():
 		return serve(opts, stderr)
 	}

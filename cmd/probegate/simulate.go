@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/alecthomas/kingpin/v2"
+
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/config"
 )
 
 // simulation is one `probegate simulate` invocation.
@@ -13,6 +16,54 @@ type simulation struct {
 	failures, successes int
 	output              string
 	inputs              []string
+	// opts reads the thresholds as serve does: flag, then environment,
+	// then the configuration file, then the default.
+	opts *options
+}
+
+// registerSimulateFlags adds the flags simulate honours to its command:
+// the thresholds, read as serve reads them, with --failures and
+// --successes as short aliases, and the output format.
+func registerSimulateFlags(cmd *kingpin.CmdClause) *simulation {
+	sim := &simulation{opts: &options{backends: &backendsValue{}}}
+	o := sim.opts
+	o.configFile = newFlagValue(new(string), parseString)
+	o.configFile.register(cmd, "config.file",
+		"Configuration file whose health_probe.failures and successes apply. When not given, probegate.yml is read if it exists.").
+		PlaceHolder(defaultConfigFile)
+	failures := func(c *config.Config) *int { return &c.HealthProbe.Failures }
+	successes := func(c *config.Config) *int { return &c.HealthProbe.Successes }
+	addOverride(o, cmd, "health-probe.failures", "Consecutive failed probes that take a backend out of service (fall).",
+		"health_probe.failures", parseCount, failures)
+	addOverride(o, cmd, "health-probe.successes", "Consecutive ok probes that bring it back (rise).",
+		"health_probe.successes", parseCount, successes)
+	addAlias(o, cmd, "failures", "Same as --health-probe.failures.", "health_probe.failures", failures)
+	addAlias(o, cmd, "successes", "Same as --health-probe.successes.", "health_probe.successes", successes)
+	cmd.Flag("output", "Output format: one of text, json.").Default("text").EnumVar(&sim.output, "text", "json")
+	cmd.Arg("results", "Probe results in order: "+health.SimulatedResultSyntax+".").Required().StringsVar(&sim.inputs)
+	return sim
+}
+
+// addAlias registers a short flag without an environment variable that
+// sets the same configuration key as its long form.
+func addAlias(o *options, cmd *kingpin.CmdClause, name, help, field string, key func(*config.Config) *int) {
+	v := newFlagValue(new(int), parseCount)
+	v.flagSource.name = name
+	clause := cmd.Flag(name, help).IsSetByUser(&v.byFlag).PlaceHolder("N")
+	clause.SetValue(v)
+	o.overrides = append(o.overrides, override{field: field, flag: v,
+		apply: func(c *config.Config) { *key(c) = *v.value }})
+}
+
+// load reads the thresholds from the flags, the environment and the
+// configuration file, as serve would.
+func (s *simulation) load() error {
+	cfg, err := s.opts.loadConfig()
+	if err != nil {
+		return err
+	}
+	s.failures, s.successes = cfg.HealthProbe.Failures, cfg.HealthProbe.Successes
+	return nil
 }
 
 // simulatedProbe is one line of `probegate simulate --output=json`, with
@@ -32,7 +83,7 @@ type simulatedProbe struct {
 // prints one line per probe. Every input is checked before anything is printed.
 func (s simulation) run(stdout io.Writer) error {
 	if s.failures < 1 || s.successes < 1 {
-		return fmt.Errorf("--failures and --successes must be at least 1, got %d and %d", s.failures, s.successes)
+		return fmt.Errorf("failures and successes must be at least 1, got %d and %d", s.failures, s.successes)
 	}
 	results := make([]health.Result, len(s.inputs))
 	for i, in := range s.inputs {
