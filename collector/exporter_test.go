@@ -141,40 +141,49 @@ probegate_backend_reachable{backend="c"} 1
 probegate_backend_reachable{backend="d"} 1
 # TYPE probegate_backend_state gauge
 probegate_backend_state{backend="a",state="healthy"} 1
+probegate_backend_state{backend="a",state="maintenance"} 0
 probegate_backend_state{backend="a",state="probe_unsupported"} 0
 probegate_backend_state{backend="a",state="unhealthy"} 0
 probegate_backend_state{backend="a",state="unknown"} 0
 probegate_backend_state{backend="b",state="healthy"} 0
+probegate_backend_state{backend="b",state="maintenance"} 0
 probegate_backend_state{backend="b",state="probe_unsupported"} 0
 probegate_backend_state{backend="b",state="unhealthy"} 1
 probegate_backend_state{backend="b",state="unknown"} 0
 probegate_backend_state{backend="c",state="healthy"} 0
+probegate_backend_state{backend="c",state="maintenance"} 0
 probegate_backend_state{backend="c",state="probe_unsupported"} 1
 probegate_backend_state{backend="c",state="unhealthy"} 0
 probegate_backend_state{backend="c",state="unknown"} 0
 probegate_backend_state{backend="d",state="healthy"} 0
+probegate_backend_state{backend="d",state="maintenance"} 0
 probegate_backend_state{backend="d",state="probe_unsupported"} 0
 probegate_backend_state{backend="d",state="unhealthy"} 0
 probegate_backend_state{backend="d",state="unknown"} 1
 # TYPE probegate_backend_transitions_total counter
 probegate_backend_transitions_total{backend="a",to="healthy"} 1
+probegate_backend_transitions_total{backend="a",to="maintenance"} 0
 probegate_backend_transitions_total{backend="a",to="probe_unsupported"} 0
 probegate_backend_transitions_total{backend="a",to="unhealthy"} 0
 probegate_backend_transitions_total{backend="a",to="unknown"} 0
 probegate_backend_transitions_total{backend="b",to="healthy"} 1
+probegate_backend_transitions_total{backend="b",to="maintenance"} 0
 probegate_backend_transitions_total{backend="b",to="probe_unsupported"} 0
 probegate_backend_transitions_total{backend="b",to="unhealthy"} 1
 probegate_backend_transitions_total{backend="b",to="unknown"} 0
 probegate_backend_transitions_total{backend="c",to="healthy"} 0
+probegate_backend_transitions_total{backend="c",to="maintenance"} 0
 probegate_backend_transitions_total{backend="c",to="probe_unsupported"} 1
 probegate_backend_transitions_total{backend="c",to="unhealthy"} 0
 probegate_backend_transitions_total{backend="c",to="unknown"} 0
 probegate_backend_transitions_total{backend="d",to="healthy"} 0
+probegate_backend_transitions_total{backend="d",to="maintenance"} 0
 probegate_backend_transitions_total{backend="d",to="probe_unsupported"} 0
 probegate_backend_transitions_total{backend="d",to="unhealthy"} 0
 probegate_backend_transitions_total{backend="d",to="unknown"} 0
 # TYPE probegate_backends gauge
 probegate_backends{state="healthy"} 1
+probegate_backends{state="maintenance"} 0
 probegate_backends{state="probe_unsupported"} 1
 probegate_backends{state="unhealthy"} 1
 probegate_backends{state="unknown"} 1
@@ -416,16 +425,16 @@ probegate_probes_total{backend="keep"} 1
 // exporterTestPoolSeries is the number of pool-wide series: one per state
 // plus configured, in service, fail-open, desired healthy and disruptions
 // allowed.
-const exporterTestPoolSeries = 4 + 5
+const exporterTestPoolSeries = 5 + 5
 
 // exporterTestBackendSeries is the number of series per backend once
-// probed: probes, one per failure reason, refusals, 4 states, in service,
-// reachable, verified, 4 transitions, status code, timestamp, info, one
-// per fan-out reason and ejections.
+// probed: probes, one per failure reason, refusals, one per state, in
+// service, reachable, verified, one transition count per state, status
+// code, timestamp, info, one per fan-out reason, ejections and the last
+// transition's timestamp (a probed backend left unknown).
 func exporterTestBackendSeries() int {
-	// The last one is the last transition's timestamp: a probed backend
-	// left unknown.
-	return 1 + len(health.FailureReasons()) + 1 + 4 + 3 + 4 + 2 + 1 + len(pool.FanoutReasons()) + 1 + 1
+	states := len(health.States())
+	return 1 + len(health.FailureReasons()) + 1 + states + 3 + states + 2 + 1 + len(pool.FanoutReasons()) + 1 + 1
 }
 
 // TestExporterSeriesCount pins the number of series per backend, which the

@@ -10,22 +10,26 @@ const (
 	StateUnknown State = iota
 	// StateHealthy is a backend whose probe answers ok.
 	StateHealthy
-	// StateUnhealthy is the only state out of service.
+	// StateUnhealthy is out of service: its probes fail.
 	StateUnhealthy
 	// StateProbeUnsupported is in service but not verified: the probe path
 	// refuses, so there is no health signal.
 	StateProbeUnsupported
+	// StateMaintenance is out of service because an operator took it out
+	// (docs/design.md, "Maintenance"). The state machine never enters it:
+	// it is an overlay over the probe-derived state, kept by the pool.
+	StateMaintenance
 	// NumStates is the number of states, for arrays indexed by State.
 	NumStates
 )
 
-var stateNames = [NumStates]string{"unknown", "healthy", "unhealthy", "probe_unsupported"}
+var stateNames = [NumStates]string{"unknown", "healthy", "unhealthy", "probe_unsupported", "maintenance"}
 
 func (s State) String() string { return stateNames[s] }
 
 // States lists every state in a stable order, for state-set metrics.
 func States() []State {
-	return []State{StateUnknown, StateHealthy, StateUnhealthy, StateProbeUnsupported}
+	return []State{StateUnknown, StateHealthy, StateUnhealthy, StateProbeUnsupported, StateMaintenance}
 }
 
 // ParseState is the inverse of State.String.
@@ -72,7 +76,7 @@ type Health struct {
 func (h Health) Reachable() bool { return !h.Unreachable }
 
 // InService reports whether the backend may receive traffic.
-func (h Health) InService() bool { return h.State != StateUnhealthy }
+func (h Health) InService() bool { return h.State != StateUnhealthy && h.State != StateMaintenance }
 
 // Step feeds one probe result through the state machine.
 func (h Health) Step(r Result, t Thresholds) Health {
@@ -123,6 +127,17 @@ func (h Health) Eject() Health {
 	h.State = StateUnhealthy
 	h.Good = 0
 	h.Ejected = true
+	return h
+}
+
+// AfterMaintenance is the probe-derived health of a probed backend whose
+// maintenance ended: out of service until it earns readmission the way an
+// unhealthy backend does, with Successes consecutive results that count
+// toward recovery. Whatever it did during the maintenance is no proof that
+// it is back.
+func (h Health) AfterMaintenance() Health {
+	h.State = StateUnhealthy
+	h.Good = 0
 	return h
 }
 

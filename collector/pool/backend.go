@@ -42,6 +42,9 @@ type Backend struct {
 	transitions [health.NumStates]uint64
 	traffic     trafficStats
 	downtime    downtime
+	// maintenance is set while an operator holds the backend out of
+	// service; health keeps stepping underneath (maintenance.go).
+	maintenance *Maintenance
 }
 
 // BackendSnapshot is a consistent copy of a backend at one moment.
@@ -64,17 +67,21 @@ type BackendSnapshot struct {
 	Since     time.Time
 	DownSince time.Time
 	Downtime  time.Duration
+	// Maintenance is the backend's maintenance entry, nil when it has none.
+	// While it is set, Health.State is StateMaintenance.
+	Maintenance *Maintenance
 }
 
 func (b *Backend) thresholds() health.Thresholds {
 	return health.Thresholds{Failures: b.Probe.Failures, Successes: b.Probe.Successes}
 }
 
-// Health is the backend's current state machine value.
+// Health is the backend's current state machine value, in state
+// maintenance while it is in maintenance.
 func (b *Backend) Health() health.Health {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.health
+	return b.observedLocked()
 }
 
 // Record feeds a probe result through the state machine, counts it and logs
@@ -94,12 +101,16 @@ func (b *Backend) Record(r health.Result) {
 	case health.ClassRefused:
 		b.refusals++
 	}
-	if to != from {
+	inMaintenance := b.maintenance != nil
+	if to != from && !inMaintenance {
 		b.noteTransitionLocked(before, b.health, b.clock())
 	}
 	verified := b.health.Verified
 	b.mu.Unlock()
-	if to != from {
+	switch {
+	case to != from && inMaintenance:
+		b.logHiddenTransition(from, to, r)
+	case to != from:
 		b.logTransition(from, to, verified, r)
 		b.transitioned()
 	}
@@ -137,7 +148,7 @@ func (b *Backend) Snapshot() BackendSnapshot {
 		URL:          b.URL,
 		ProbePath:    b.Probe.Path,
 		ProbeEnabled: b.Probe.Enabled,
-		Health:       b.health,
+		Health:       b.observedLocked(),
 		Probes:       b.probes,
 		Failures:     b.failures,
 		Refusals:     b.refusals,
@@ -150,6 +161,10 @@ func (b *Backend) Snapshot() BackendSnapshot {
 	if b.probed {
 		last := b.last
 		s.LastProbe = &last
+	}
+	if b.maintenance != nil {
+		m := *b.maintenance
+		s.Maintenance = &m
 	}
 	return s
 }
@@ -171,6 +186,7 @@ func (b *Backend) inheritLocked(prev *Backend) {
 	b.probes, b.failures, b.refusals = prev.probes, prev.failures, prev.refusals
 	b.transitions, b.traffic = prev.transitions, prev.traffic
 	b.downtime = prev.downtime
+	b.maintenance = prev.maintenance
 }
 
 // Authenticates reports whether the backend's client configuration sends

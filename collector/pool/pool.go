@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-kit/log"
 
+	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/httpclient"
 )
 
@@ -48,6 +49,8 @@ type Pool struct {
 	// applied is set by the first Apply: later ones are reloads, whose
 	// changes are logged.
 	applied bool
+	// maint holds the maintenance entries (maintenance.go).
+	maint maintenanceEntries
 }
 
 // Snapshot is a consistent view of the pool for /healthz and /metrics.
@@ -73,7 +76,7 @@ func New(logger log.Logger, now func() time.Time) *Pool {
 	if now == nil {
 		now = time.Now
 	}
-	return &Pool{logger: logger, now: now, clients: httpclient.NewCache(), readmitWake: make(chan struct{}, 1)}
+	return &Pool{logger: logger, now: now, clients: httpclient.NewCache(), readmitWake: make(chan struct{}, 1), maint: newMaintenanceEntries()}
 }
 
 // Apply makes the pool the given targets, in their order, under the given
@@ -121,6 +124,7 @@ func (p *Pool) Apply(targets []Target, s Settings) error {
 	p.mu.Lock()
 	p.backends = backends
 	p.settings = s
+	p.attachMaintenanceLocked()
 	p.mu.Unlock()
 	if p.applied {
 		p.logChanges(previous, backends)
@@ -218,6 +222,7 @@ func (p *Pool) Select() (selected []*Backend, configured int, failOpen bool) {
 // when it fails open), in config order.
 func (p *Pool) Selection() (selected, skipped []*Backend, configured int, failOpen bool) {
 	p.readmitElapsed(p.now())
+	p.expireMaintenance(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	selected = make([]*Backend, 0, len(p.backends))
@@ -229,7 +234,17 @@ func (p *Pool) Selection() (selected, skipped []*Backend, configured int, failOp
 		}
 	}
 	if failsOpen(len(selected), len(p.backends), p.settings.PanicThreshold) {
-		return append(selected[:0], p.backends...), nil, len(p.backends), true
+		// Fail-open sends traffic to unhealthy backends, never to one an
+		// operator took out for maintenance.
+		selected, skipped = selected[:0], nil
+		for _, b := range p.backends {
+			if b.Health().State != health.StateMaintenance {
+				selected = append(selected, b)
+			} else {
+				skipped = append(skipped, b)
+			}
+		}
+		return selected, skipped, len(p.backends), true
 	}
 	return selected, skipped, len(p.backends), false
 }
@@ -245,6 +260,7 @@ func failsOpen(inService, configured int, panicThreshold float64) bool {
 
 // Budget is the readiness budget of the pool now.
 func (p *Pool) Budget() Budget {
+	p.expireMaintenance(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	inService := 0
@@ -259,6 +275,7 @@ func (p *Pool) Budget() Budget {
 // Snapshot copies every backend and the pool-wide numbers at one moment.
 func (p *Pool) Snapshot() Snapshot {
 	now := p.now()
+	p.expireMaintenance(now)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	s := Snapshot{Backends: make([]BackendSnapshot, len(p.backends)), Time: now,

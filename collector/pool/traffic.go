@@ -98,7 +98,7 @@ func (b *Backend) recordTraffic(o Outcome, now time.Time, p config.PassiveHealth
 		return false
 	}
 	counts := b.traffic.window.Record(now, time.Duration(p.Window), o.Failed)
-	return !b.health.Ejected && b.health.InService() && shouldEject(counts, p)
+	return !b.health.Ejected && b.health.InService() && b.maintenance == nil && shouldEject(counts, p)
 }
 
 // ejectPassively takes the backend out of service for failing real
@@ -108,7 +108,7 @@ func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts pa
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	before = b.health
-	if b.health.Ejected || !b.health.InService() {
+	if b.health.Ejected || !b.health.InService() || b.maintenance != nil {
 		return passiveCounts{}, before, false
 	}
 	counts = b.traffic.window.Counts(now, window)
