@@ -40,11 +40,16 @@ type options struct {
 	// ReadTimeout bounds reading a request, head and body, and how long
 	// an idle keep-alive connection stays open.
 	ReadTimeout model.Duration
+	// EnableAdminAPI serves the maintenance API (flags_maintenance.go).
+	EnableAdminAPI bool
 
 	configFile *flagValue[string]
 	// overrides are the flags that replace a configuration key.
 	overrides []override
 	backends  *backendsValue
+
+	// storagePath is --storage.path (flags_maintenance.go).
+	storagePath *flagValue[string]
 }
 
 // override is a flag that replaces one configuration key when it was
@@ -113,6 +118,7 @@ func registerFlags(app flagAdder) *options {
 	registerValue(app, "backend", envarName("backend"),
 		"A backend as name=url, added after the file's backends. Repeatable; in the environment variable, one per line.",
 		&o.backends.flagSource, o.backends).PlaceHolder("NAME=URL")
+	o.maintenanceFlags(app)
 	return o
 }
 

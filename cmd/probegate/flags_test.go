@@ -278,6 +278,8 @@ func TestEveryFlagHasItsEnvironmentVariable(t *testing.T) {
 		"gate.drain":                "PROBEGATE_GATE_DRAIN",
 		"gate.shutdown-timeout":     "PROBEGATE_GATE_SHUTDOWN_TIMEOUT",
 		"backend":                   "PROBEGATE_BACKEND",
+		"web.enable-admin-api":      "PROBEGATE_WEB_ENABLE_ADMIN_API",
+		"storage.path":              "PROBEGATE_STORAGE_PATH",
 	}
 	got := map[string]string{}
 	for _, f := range app.Model().Flags {

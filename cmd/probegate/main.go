@@ -33,6 +33,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	simulateCmd := app.Command("simulate", "Feed probe results through the state machine and print each step.")
 	sim := registerSimulateFlags(simulateCmd)
 	versionCmd := app.Command("version", "Print the version and build information.")
+	maint := registerMaintenance(app)
 
 	command, err := app.Parse(args)
 	if err != nil {
@@ -46,6 +47,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch command {
 	case checkCmd.FullCommand():
 		return checkConfig(checkOpts, stdout, stderr)
+	case maint.start.FullCommand(), maint.stop.FullCommand(), maint.list.FullCommand():
+		return maint.run(command, stdout, stderr)
 	case simulateCmd.FullCommand():
 		if err := sim.load(); err != nil {
 			fmt.Fprintf(stderr, "probegate simulate: %v\n", err)

@@ -28,6 +28,7 @@ import (
 	"github.com/probegate/probegate/collector"
 	"github.com/probegate/probegate/collector/discovery"
 	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/probe"
 	"github.com/probegate/probegate/config"
@@ -83,6 +84,10 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	)
 	s := &server{opts: opts, logger: logger, load: load, metrics: collector.NewMetrics(reg)}
 	backends := pool.New(logger, time.Now)
+	if err := openMaintenance(opts, backends); err != nil {
+		level.Error(logger).Log("msg", "Cannot read the maintenance state", "err", err)
+		return 1
+	}
 	if err := backends.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
 		level.Error(logger).Log("msg", "Cannot build the backend pool", "err", err)
 		return 1
@@ -111,6 +116,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	mux.Handle("/healthz", collector.HealthzHandler(backends, s.fanout.LastRound))
 	mux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
 	s.mountIntrospection(mux, started)
+	maintenance.NewAPI(backends, opts.EnableAdminAPI, reg, logger).Register(mux)
 	if err := s.mountLandingPage(mux); err != nil {
 		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
 		return 1
@@ -145,6 +151,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	var background sync.WaitGroup
 	background.Go(func() { s.prober.Run(ctx) })
 	background.Go(func() { s.pool.Run(ctx) })
+	background.Go(func() { s.pool.RunMaintenance(ctx) })
 	g.OnShutdown(func(context.Context) {
 		stopBackground()
 		background.Wait()
@@ -174,7 +181,8 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 // builtinRoutes are the paths probegate serves besides the telemetry path
 // and the landing page; a path ending in "/" is a subtree.
 func builtinRoutes() []string {
-	return []string{"/health", "/ready", "/healthz", fanout.Path + "/", "/-/reload", "/status", configPath}
+	return []string{"/health", "/ready", "/healthz", fanout.Path + "/", "/-/reload", "/status", configPath,
+		maintenance.BackendsPath, maintenance.BackendsPath + "/"}
 }
 
 // gateTimings are the gate options the configuration sets.

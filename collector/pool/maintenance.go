@@ -94,11 +94,13 @@ func (p *Pool) RestoreMaintenance(entries []Maintenance) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, m := range entries {
-		if !m.Expired(now) {
-			p.maint.byName[m.Backend] = m
+		if m.Expired(now) {
+			// The stored entries change only when one is dropped.
+			p.maint.version++
+			continue
 		}
+		p.maint.byName[m.Backend] = m
 	}
-	p.maint.version++
 	p.attachMaintenanceLocked()
 }
 

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"errors"
+)
+
+// defaultStoragePath is the directory of probegate's state when
+// --storage.path is not given.
+const defaultStoragePath = "data"
+
+// maintenanceFlags registers the switch of the admin API and the
+// directory that keeps the maintenance entries across restarts.
+func (o *options) maintenanceFlags(app flagAdder) {
+	app.Flag("web.enable-admin-api", "Enable the admin API: taking backends out for maintenance under the readiness budget (/api/v1/backends).").
+		Envar(envarName("web.enable-admin-api")).BoolVar(&o.EnableAdminAPI)
+	o.storagePath = newFlagValue(new(string), parseStoragePath)
+	o.storagePath.register(app, "storage.path", "Directory of the state kept across restarts (maintenance.json); created when missing.").
+		PlaceHolder(defaultStoragePath)
+}
+
+// storageDir is the --storage.path directory.
+func (o *options) storageDir() string {
+	if o.storagePath.given() {
+		return *o.storagePath.value
+	}
+	return defaultStoragePath
+}
+
+func parseStoragePath(s string) (string, error) {
+	if s == "" {
+		return "", errors.New("the storage path must not be empty")
+	}
+	return s, nil
+}

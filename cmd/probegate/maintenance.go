@@ -1,0 +1,292 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+
+	"github.com/probegate/probegate/collector/maintenance"
+	"github.com/probegate/probegate/collector/pool"
+)
+
+// maintenanceCLI is `probegate maintenance`, the command-line client of
+// the admin API. It exits 0 when the request did what it asked, 1 when
+// probegate refused it (the readiness budget, an unknown backend) or could
+// not be reached, and 2 for a usage error.
+type maintenanceCLI struct {
+	start, stop, list *kingpin.CmdClause
+
+	url            string
+	httpConfigFile string
+	name           string
+	reason         string
+	ttl            string
+	force          bool
+	timeout        time.Duration
+}
+
+// registerMaintenance adds `probegate maintenance start|stop|list`.
+func registerMaintenance(app *kingpin.Application) *maintenanceCLI {
+	c := &maintenanceCLI{}
+	cmd := app.Command("maintenance", "Take backends out of service for maintenance, under the readiness budget, through a running probegate's admin API.")
+	cmd.Flag("url", "Base URL of the probegate to talk to.").Default("http://localhost:9797").StringVar(&c.url)
+	cmd.Flag("http.config.file", "HTTP client configuration file (prometheus/common format) with the credentials and TLS settings for --url.").
+		PlaceHolder("http.yml").StringVar(&c.httpConfigFile)
+	cmd.Flag("timeout", "Timeout of the request.").Default("30s").DurationVar(&c.timeout)
+
+	c.start = cmd.Command("start", "Put a backend in maintenance. Refused (exit 1) when the readiness budget allows no disruption, unless --force.")
+	c.start.Arg("name", "Backend name.").Required().StringVar(&c.name)
+	c.start.Flag("reason", "Why the backend goes out; stored with the maintenance.").Required().StringVar(&c.reason)
+	c.start.Flag("ttl", "End the maintenance by itself after this long, such as 2h or 1d.").StringVar(&c.ttl)
+	c.start.Flag("force", "Override the readiness budget.").BoolVar(&c.force)
+
+	c.stop = cmd.Command("stop", "End a backend's maintenance; it is readmitted once its probes show it healthy.")
+	c.stop.Arg("name", "Backend name.").Required().StringVar(&c.name)
+
+	c.list = cmd.Command("list", "List the backends with their state and maintenance.")
+	c.list.Arg("name", "Only this backend.").StringVar(&c.name)
+	return c
+}
+
+// errRefused is a request probegate answered but did not grant.
+var errRefused = errors.New("refused")
+
+// usageError is a mistake in the command line.
+type usageError struct{ error }
+
+// run runs one maintenance command and returns the exit code.
+func (c *maintenanceCLI) run(command string, stdout, stderr io.Writer) int {
+	err := c.do(command, stdout)
+	var usage usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "probegate %s: %v\n", command, err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "probegate %s: %v\n", command, err)
+		return 1
+	}
+}
+
+func (c *maintenanceCLI) do(command string, stdout io.Writer) error {
+	base, err := url.Parse(c.url)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return usageError{fmt.Errorf("--url %q: want an http or https URL such as http://localhost:9797", c.url)}
+	}
+	httpCfg := &commoncfg.DefaultHTTPClientConfig
+	if c.httpConfigFile != "" {
+		if httpCfg, _, err = commoncfg.LoadHTTPConfigFile(c.httpConfigFile); err != nil {
+			return usageError{fmt.Errorf("--http.config.file: %w", err)}
+		}
+	}
+	client, err := commoncfg.NewClientFromConfig(*httpCfg, "probegate")
+	if err != nil {
+		return usageError{fmt.Errorf("--http.config.file %s: %w", c.httpConfigFile, err)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	api := apiClient{client: client, base: strings.TrimRight(base.String(), "/")}
+	switch command {
+	case c.start.FullCommand():
+		return c.doStart(ctx, api, stdout)
+	case c.stop.FullCommand():
+		return c.doStop(ctx, api, stdout)
+	default:
+		return c.doList(ctx, api, stdout)
+	}
+}
+
+func (c *maintenanceCLI) doStart(ctx context.Context, api apiClient, stdout io.Writer) error {
+	if strings.TrimSpace(c.reason) == "" {
+		return usageError{errors.New("--reason must say why the backend goes out")}
+	}
+	if c.ttl != "" {
+		if d, err := model.ParseDuration(c.ttl); err != nil || d <= 0 {
+			return usageError{fmt.Errorf("--ttl %q: want a positive duration such as 30m, 2h or 1d", c.ttl)}
+		}
+	}
+	body, _ := json.Marshal(map[string]string{"reason": c.reason, "ttl": c.ttl})
+	path := "/api/v1/backends/" + url.PathEscape(c.name) + "/maintenance"
+	if c.force {
+		path += "?force=true"
+	}
+	resp, data, err := api.do(ctx, http.MethodPost, path, body)
+	if err != nil {
+		return err
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		var got struct {
+			Forced      bool             `json:"forced"`
+			Maintenance pool.Maintenance `json:"maintenance"`
+			Readiness   pool.Budget      `json:"readiness"`
+		}
+		if err := json.Unmarshal(data, &got); err != nil {
+			return fmt.Errorf("unexpected answer from %s: %w", api.base, err)
+		}
+		until := "until stopped"
+		if !got.Maintenance.Until.IsZero() {
+			until = "until " + got.Maintenance.Until.Local().Format(time.RFC3339)
+		}
+		fmt.Fprintf(stdout, "%s is in maintenance %s (reason: %s)\n", c.name, until, got.Maintenance.Reason)
+		if got.Forced {
+			fmt.Fprintf(stdout, "forced against the readiness budget: %s\n", budgetText(got.Readiness))
+		}
+		return nil
+	case http.StatusTooManyRequests:
+		var b pool.Budget
+		json.Unmarshal(data, &b)
+		retry := resp.Header.Get("Retry-After")
+		return fmt.Errorf("%w: the readiness budget allows no disruption (%s); retry in %ss or use --force", errRefused, budgetText(b), retry)
+	case http.StatusBadRequest:
+		return usageError{errors.New(apiError(data))}
+	default:
+		return fmt.Errorf("%w: %s: %s", errRefused, resp.Status, apiError(data))
+	}
+}
+
+func (c *maintenanceCLI) doStop(ctx context.Context, api apiClient, stdout io.Writer) error {
+	resp, data, err := api.do(ctx, http.MethodDelete, "/api/v1/backends/"+url.PathEscape(c.name)+"/maintenance", nil)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%w: %s: %s", errRefused, resp.Status, apiError(data))
+	}
+	var got struct {
+		WasInMaintenance bool   `json:"was_in_maintenance"`
+		State            string `json:"state"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		return fmt.Errorf("unexpected answer from %s: %w", api.base, err)
+	}
+	switch {
+	case !got.WasInMaintenance:
+		fmt.Fprintf(stdout, "%s was not in maintenance\n", c.name)
+	case got.State == "unhealthy":
+		fmt.Fprintf(stdout, "%s left maintenance; it is unhealthy until its probes show it back\n", c.name)
+	case got.State == "":
+		fmt.Fprintf(stdout, "%s left maintenance (the backend is not configured now)\n", c.name)
+	default:
+		fmt.Fprintf(stdout, "%s left maintenance; state %s\n", c.name, got.State)
+	}
+	return nil
+}
+
+// listAnswer is the answer of GET /api/v1/backends.
+type listAnswer struct {
+	Backends []struct {
+		Name        string            `json:"name"`
+		State       string            `json:"state"`
+		InService   bool              `json:"in_service"`
+		Maintenance *pool.Maintenance `json:"maintenance"`
+	} `json:"backends"`
+	Absent    []pool.Maintenance `json:"absent_maintenance"`
+	Readiness pool.Budget        `json:"readiness"`
+}
+
+func (c *maintenanceCLI) doList(ctx context.Context, api apiClient, stdout io.Writer) error {
+	resp, data, err := api.do(ctx, http.MethodGet, maintenance.BackendsPath, nil)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%w: %s: %s", errRefused, resp.Status, apiError(data))
+	}
+	var got listAnswer
+	if err := json.Unmarshal(data, &got); err != nil {
+		return fmt.Errorf("unexpected answer from %s: %w", api.base, err)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tIN SERVICE\tREASON\tSINCE\tUNTIL\tBY")
+	found := false
+	row := func(name, state, inService string, m *pool.Maintenance) {
+		if c.name != "" && name != c.name {
+			return
+		}
+		found = true
+		reason, since, until, by := "-", "-", "-", "-"
+		if m != nil {
+			reason, since, by = m.Reason, m.Since.Local().Format(time.RFC3339), m.By
+			if !m.Until.IsZero() {
+				until = m.Until.Local().Format(time.RFC3339)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, state, inService, reason, since, until, by)
+	}
+	for _, b := range got.Backends {
+		inService := "no"
+		if b.InService {
+			inService = "yes"
+		}
+		row(b.Name, b.State, inService, b.Maintenance)
+	}
+	for i := range got.Absent {
+		row(got.Absent[i].Backend, "(not configured)", "-", &got.Absent[i])
+	}
+	if c.name != "" && !found {
+		return fmt.Errorf("%w: no backend named %q", errRefused, c.name)
+	}
+	tw.Flush()
+	if c.name == "" {
+		fmt.Fprintf(stdout, "\nreadiness: %s\n", budgetText(got.Readiness))
+	}
+	return nil
+}
+
+func budgetText(b pool.Budget) string {
+	return fmt.Sprintf("expected=%d current_healthy=%d desired_healthy=%d disruptions_allowed=%d",
+		b.Expected, b.CurrentHealthy, b.DesiredHealthy, b.DisruptionsAllowed)
+}
+
+// apiError is the error message of a JSON error answer, or the answer.
+func apiError(data []byte) string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(data, &e) == nil && e.Error != "" {
+		return e.Error
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// apiClient sends requests to a probegate's admin API.
+type apiClient struct {
+	client *http.Client
+	base   string
+}
+
+// do sends one request and reads the answer, at most 4 MiB of it.
+func (a apiClient) do(ctx context.Context, method, path string, body []byte) (*http.Response, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot reach probegate: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the answer of %s: %w", a.base, err)
+	}
+	return resp, data, nil
+}
