@@ -29,7 +29,7 @@ var want = map[string]dashboardSpec{
 		title:     "probegate / Overview",
 		variables: []string{"job", "instance"},
 		panels: []string{
-			"Backends by state", "In service vs configured", "Fail-open",
+			"Backends by state", "In service vs configured", "Fail-open", "In maintenance",
 			"Readiness and draining", "Readiness budget", "Partial fan-out ratio",
 			"Fan-out requests", "Fan-out latency", "Fan-out backend errors by reason",
 			"Probe results by class", "Probe failures and refusals by reason", "Probe latency",

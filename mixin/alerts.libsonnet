@@ -82,13 +82,17 @@
             'A backend is out of service.',
             'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate {{ $labels.instance }} has been unhealthy and out of service for %(for)s; its probes of {{ $labels.probe_path }} fail.' % { 'for': config.alertFor.ProbegateBackendUnhealthy },
           ),
+          // Entering maintenance is an operator's doing, not flapping, and
+          // nothing fires for a backend in maintenance.
           alert(
             'ProbegateBackendFlapping',
             'warning',
             |||
               sum without (to) (
-                increase(probegate_backend_transitions_total{%(sel)s}[%(window)s])
+                increase(probegate_backend_transitions_total{%(sel)s, to!="maintenance"}[%(window)s])
               ) >= %(threshold)d
+              unless ignoring (state)
+                probegate_backend_state{%(sel)s, state="maintenance"} == 1
             ||| % vars { window: config.backendFlappingWindow, threshold: config.backendFlappingTransitions },
             'A backend keeps changing state.',
             'Backend {{ $labels.backend }} of probegate {{ $labels.instance }} changed state {{ printf "%%.0f" $value }} times in the last %(window)s: it keeps entering and leaving service.' % { window: config.backendFlappingWindow },
@@ -150,6 +154,13 @@
             'probegate_config_last_reload_successful{%(sel)s} == 0\n' % vars,
             'A probegate configuration reload failed; the previous configuration is still running.',
             'The last configuration reload of probegate {{ $labels.instance }} was rejected, and no reload has succeeded for %(for)s since: it keeps running the previous configuration. Run probegate check-config on the file and read the logs.' % { 'for': config.alertFor.ProbegateConfigReloadFailed },
+          ),
+          alert(
+            'ProbegateBackendMaintenanceLong',
+            'info',
+            withBackendInfo('probegate_backend_state{%(sel)s, state="maintenance"} == 1' % vars),
+            'A backend has been in maintenance for a long time.',
+            'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate {{ $labels.instance }} has been in maintenance, out of service, for %(for)s. If the work is done, end it with probegate maintenance stop {{ $labels.backend }}; give the next one a --ttl.' % { 'for': config.alertFor.ProbegateBackendMaintenanceLong },
           ),
         ],
       },

@@ -27,7 +27,12 @@
       ProbegateReadinessBudgetBlocksMaintenance: '1h',
       ProbegateReadinessBudgetGuardsNothing: '15m',
       ProbegateConfigReloadFailed: '10m',
+      ProbegateBackendMaintenanceLong: $._config.maintenanceLongFor,
     },
+
+    // A backend in maintenance longer than this was most likely forgotten
+    // there: ProbegateBackendMaintenanceLong tells someone (severity info).
+    maintenanceLongFor: '24h',
 
     // A backend that changed state at least backendFlappingTransitions times
     // within backendFlappingWindow is flapping: by default three round trips

@@ -35,6 +35,7 @@ var specAlerts = map[string]struct{ backend, probePath bool }{
 	"ProbegateReadinessBudgetBlocksMaintenance": {},
 	"ProbegateReadinessBudgetGuardsNothing":     {},
 	"ProbegateConfigReloadFailed":               {},
+	"ProbegateBackendMaintenanceLong":           {backend: true},
 }
 
 var (

@@ -22,7 +22,7 @@ local lib = import 'lib.libsonnet';
         lib.row(4, [
           lib.stat(
             'State',
-            'The backend\'s state now (probegate_backend_state): unknown (not yet probed), healthy, unhealthy (the only state out of service) or probe_unsupported (in service, but its probe path refuses).',
+            'The backend\'s state now (probegate_backend_state): unknown (not yet probed), healthy, unhealthy (out of service), probe_unsupported (in service, but its probe path refuses) or maintenance (taken out by an operator; its probes go on).',
             'none',
             [lib.target('probegate_backend_state{%(sel)s} == 1' % v, '{{state}}')],
             textMode='name',

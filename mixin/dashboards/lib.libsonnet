@@ -11,6 +11,7 @@
     healthy: 'green',
     unhealthy: 'red',
     probe_unsupported: 'orange',
+    maintenance: 'blue',
   },
 
   target(expr, legend, instant=false):: {

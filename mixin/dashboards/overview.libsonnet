@@ -28,7 +28,7 @@ local lib = import 'lib.libsonnet';
           ),
           lib.stat(
             'Backends in service',
-            'Backends in service, in every state but unhealthy (probegate_backends_in_service), summed over the selected instances.',
+            'Backends in service, in every state but unhealthy and maintenance (probegate_backends_in_service), summed over the selected instances.',
             'short',
             [lib.target('sum(probegate_backends_in_service{%(sel)s})' % v, 'in service')],
           ),
@@ -38,6 +38,12 @@ local lib = import 'lib.libsonnet';
             'short',
             [lib.target('sum(probegate_backend_state{%(sel)s, state="probe_unsupported"})' % v, 'probe_unsupported')],
           ) + lib.thresholdColors('green', [[1, 'orange']]),
+          lib.stat(
+            'In maintenance',
+            'Backends an operator took out of service for maintenance (state maintenance), summed over the selected instances; probegate maintenance list says why and until when.',
+            'short',
+            [lib.target('sum(probegate_backend_state{%(sel)s, state="maintenance"})' % v, 'maintenance')],
+          ) + lib.thresholdColors('green', [[1, 'blue']]),
           lib.stat(
             'Failing open',
             'Selected instances whose pool fails open right now (probegate_pool_fail_open): they send traffic to every configured backend, unhealthy ones included.',
@@ -60,7 +66,7 @@ local lib = import 'lib.libsonnet';
         lib.row(8, [
           lib.timeseries(
             'Backends by state',
-            'How many backends are in each state of the state machine (probegate_backend_state), stacked. Every state but unhealthy is in service; probe_unsupported is in service without a health signal.',
+            'How many backends are in each state of the state machine (probegate_backend_state), stacked. Every state but unhealthy and maintenance is in service; probe_unsupported is in service without a health signal.',
             'short',
             [lib.target('sum by (state) (probegate_backend_state{%(sel)s})' % v, '{{state}}')],
             stack=true,
