@@ -37,8 +37,9 @@ type healthzBackend struct {
 	// Since is the time of the last state change, null before the first;
 	// DowntimeSeconds the total time out of service, the current
 	// stretch included.
-	Since           *string `json:"since"`
-	DowntimeSeconds float64 `json:"downtime_seconds"`
+	Since           *string           `json:"since"`
+	DowntimeSeconds float64           `json:"downtime_seconds"`
+	Maintenance     *pool.Maintenance `json:"maintenance,omitempty"`
 }
 
 // healthzLastProbe keeps reason and error as empty strings rather than
@@ -144,6 +145,7 @@ func newHealthzReport(s pool.Snapshot, round *fanout.RoundSummary) healthzReport
 			ConsecutiveNotOK: b.Health.NotOK,
 			ConsecutiveGood:  b.Health.Good,
 			DowntimeSeconds:  b.DowntimeAt(s.Time).Seconds(),
+			Maintenance:      b.Maintenance,
 		}
 		if !b.Since.IsZero() {
 			since := formatHealthzTime(b.Since)

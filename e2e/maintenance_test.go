@@ -115,6 +115,9 @@ func TestMaintenanceBudgetRestartAndCLI(t *testing.T) {
 	if h["b0"].State != "maintenance" || h["b0"].InService || h["b1"].State != "unknown" {
 		t.Errorf("/healthz: %+v", h)
 	}
+	if body := getBody(t, p.base+"/healthz"); !strings.Contains(body, `"reason": "disk swap"`) {
+		t.Errorf("/healthz does not show the maintenance reason:\n%s", body)
+	}
 	if v := metricValue(t, p.base, `probegate_backend_state{backend="b0",state="maintenance"}`); v != 1 {
 		t.Errorf("b0 maintenance series %v", v)
 	}
@@ -285,6 +288,19 @@ func TestMaintenanceStateSurvivesKill(t *testing.T) {
 		}
 	}
 	startProbegate(t, args...) // starts on whatever the last kill left
+}
+
+// TestDemoShowsMaintenance: the demo serves the admin API on loopback and
+// its banner's curl puts a backend in maintenance.
+func TestDemoShowsMaintenance(t *testing.T) {
+	p := startProbegate(t, "demo")
+	m := regexp.MustCompile(`curl -s -X POST -d '(\{[^']*\})' (\S+/api/v1/backends/\S+/maintenance)`).FindStringSubmatch(p.output.String())
+	if m == nil {
+		t.Fatalf("the demo banner shows no maintenance curl:\n%s", p.output)
+	}
+	if code, _, body := apiCall(t, "POST", m[2], m[1]); code != http.StatusOK {
+		t.Errorf("the banner's curl: %d %s", code, body)
+	}
 }
 
 func regexpMatch(pattern, s string) bool {

@@ -45,6 +45,12 @@ func demo(opts *options, stdout, stderr io.Writer) int {
 		level.Error(logger).Log("msg", "Invalid demo configuration", "err", err)
 		return 1
 	}
+	cleanup, err := demoMaintenance(opts)
+	if err != nil {
+		level.Error(logger).Log("msg", "Cannot create the demo's storage directory", "err", err)
+		return 1
+	}
+	defer cleanup()
 	// A reload in the demo has no file to read: it re-applies the demo pool.
 	load := func() (*config.Config, error) { return cfg, nil }
 	announce := func() { printDemoBanner(stdout, opts.listenAddresses(), opts.TelemetryPath, cfg, stories) }
@@ -71,7 +77,9 @@ func printDemoBanner(w io.Writer, listen []string, telemetryPath string, cfg *co
 	fmt.Fprintf(&b, "  %s Prometheus metrics (probegate_backend_state ...)\n", padRight(base+telemetryPath, len(base)+16))
 	fmt.Fprintf(&b, "  %s/ready           readiness with the pool budget (/health for liveness)\n", base)
 	fmt.Fprintf(&b, "\nA fan-out round that skips the down backends; X-Backends shows it was partial:\n")
-	fmt.Fprintf(&b, "  curl -si %s/fanout%s\n\nCtrl-C drains and stops.\n\n", base, demoQueryPath)
+	fmt.Fprintf(&b, "  curl -si %s/fanout%s\n", base, demoQueryPath)
+	printDemoMaintenance(&b, base)
+	fmt.Fprintf(&b, "\nCtrl-C drains and stops.\n\n")
 	io.WriteString(w, b.String())
 }
 

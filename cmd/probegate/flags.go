@@ -50,6 +50,8 @@ type options struct {
 
 	// storagePath is --storage.path (flags_maintenance.go).
 	storagePath *flagValue[string]
+	// adminLoopbackOnly serves the admin API to loopback clients only (the demo).
+	adminLoopbackOnly bool
 }
 
 // override is a flag that replaces one configuration key when it was

@@ -116,7 +116,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	mux.Handle("/healthz", collector.HealthzHandler(backends, s.fanout.LastRound))
 	mux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
 	s.mountIntrospection(mux, started)
-	maintenance.NewAPI(backends, opts.EnableAdminAPI, reg, logger).Register(mux)
+	mountMaintenanceAPI(mux, opts, backends, reg, logger)
 	if err := s.mountLandingPage(mux); err != nil {
 		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
 		return 1

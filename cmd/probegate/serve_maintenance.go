@@ -3,7 +3,11 @@ package main
 import (
 	"errors"
 	"io/fs"
+	"net/http"
 	"os"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
@@ -28,4 +32,15 @@ func openMaintenance(opts *options, p *pool.Pool) error {
 	p.RestoreMaintenance(entries)
 	p.OnMaintenanceChange(store.Save)
 	return nil
+}
+
+// mountMaintenanceAPI serves the admin API, which answers 403 unless
+// --web.enable-admin-api is given; the demo serves it to loopback clients
+// only.
+func mountMaintenanceAPI(mux *http.ServeMux, opts *options, p *pool.Pool, reg prometheus.Registerer, logger log.Logger) {
+	api := maintenance.NewAPI(p, opts.EnableAdminAPI, reg, logger)
+	if opts.adminLoopbackOnly {
+		api.RestrictToLoopback()
+	}
+	api.Register(mux)
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +42,8 @@ type API struct {
 	refusals prometheus.Counter
 	// now is the clock a ttl counts from; the pool's clock in production.
 	now func() time.Time
+	// loopbackOnly refuses clients that are not on a loopback address.
+	loopbackOnly bool
 }
 
 // NewAPI returns the admin API over the pool and registers its metric. A
@@ -56,6 +60,11 @@ func NewAPI(p *pool.Pool, enabled bool, reg prometheus.Registerer, logger log.Lo
 	return &API{pool: p, enabled: enabled, logger: logger, refusals: refusals, now: time.Now}
 }
 
+// RestrictToLoopback makes the API answer 403 to every client that does
+// not connect from a loopback address, for `probegate demo`, which enables
+// the API whatever address it listens on. Call it before serving.
+func (a *API) RestrictToLoopback() { a.loopbackOnly = true }
+
 // Register mounts the API on mux. The state-changing endpoint refuses
 // cross-origin browser requests, so that a page a browser visits cannot
 // take backends out.
@@ -69,6 +78,10 @@ func (a *API) gated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !a.enabled {
 			writeError(w, http.StatusForbidden, "the admin API is disabled; start probegate with --web.enable-admin-api to enable it")
+			return
+		}
+		if a.loopbackOnly && !fromLoopback(r) {
+			writeError(w, http.StatusForbidden, "the admin API answers loopback clients only here")
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -225,6 +238,16 @@ func parseEnter(w http.ResponseWriter, r *http.Request, now time.Time) (force bo
 		m.Until = now.Add(time.Duration(ttl)).Round(0)
 	}
 	return force, m, nil
+}
+
+// fromLoopback reports whether the client connects from a loopback address.
+func fromLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // requester is who asks: the basic-auth user, else the client address.

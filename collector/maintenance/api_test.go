@@ -167,6 +167,26 @@ func TestAPIBadRequests(t *testing.T) {
 	}
 }
 
+// TestAPILoopbackOnly: restricted to loopback, the API refuses a client
+// from another address and serves one on loopback.
+func TestAPILoopbackOnly(t *testing.T) {
+	_, api, mux := apiTestPool(t, 3)
+	api.RestrictToLoopback()
+	r := httptest.NewRequest("GET", "/api/v1/backends", nil)
+	r.RemoteAddr = "192.0.2.7:4242"
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, r)
+	if w.Code != http.StatusForbidden {
+		t.Errorf("remote client: %d", w.Code)
+	}
+	r.RemoteAddr = "[::1]:4242"
+	w = httptest.NewRecorder()
+	mux.ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		t.Errorf("loopback client: %d %s", w.Code, w.Body)
+	}
+}
+
 // TestAPIRefusesCrossOrigin: a browser's cross-site POST is refused.
 func TestAPIRefusesCrossOrigin(t *testing.T) {
 	p, _, mux := apiTestPool(t, 3)
