@@ -12,8 +12,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // maintenanceConfig writes a configuration of n unprobed backends b0, b1, …
@@ -241,6 +244,7 @@ func TestMaintenanceConcurrentRequestsShareTheBudget(t *testing.T) {
 func TestMaintenanceStateSurvivesKill(t *testing.T) {
 	cfg, dir := maintenanceConfig(t, 2, 1), t.TempDir()
 	args := []string{"--config.file=" + cfg, "--web.enable-admin-api", "--storage.path=" + dir}
+	var changes atomic.Int64
 	for round := range 8 {
 		p := startProbegate(t, args...)
 		stop := make(chan struct{})
@@ -259,6 +263,9 @@ func TestMaintenanceStateSurvivesKill(t *testing.T) {
 				}
 				req, _ := http.NewRequest(method, p.base+"/api/v1/backends/b0/maintenance", strings.NewReader(fmt.Sprintf(`{"reason":"round %d request %d"}`, round, i)))
 				if resp, err := client.Do(req); err == nil {
+					if resp.StatusCode == http.StatusOK {
+						changes.Add(1)
+					}
 					resp.Body.Close()
 				} else {
 					return // killed
@@ -287,6 +294,9 @@ func TestMaintenanceStateSurvivesKill(t *testing.T) {
 			t.Fatalf("round %d: torn state file %q: %v", round, data, err)
 		}
 	}
+	if changes.Load() < 8 {
+		t.Errorf("only %d changes before the kills: the test did not write", changes.Load())
+	}
 	startProbegate(t, args...) // starts on whatever the last kill left
 }
 
@@ -300,6 +310,43 @@ func TestDemoShowsMaintenance(t *testing.T) {
 	}
 	if code, _, body := apiCall(t, "POST", m[2], m[1]); code != http.StatusOK {
 		t.Errorf("the banner's curl: %d %s", code, body)
+	}
+}
+
+// TestMaintenanceCLIWithBasicAuth: behind basic auth, the CLI sends the
+// credentials of its --http.config.file, and the entry records the user.
+func TestMaintenanceCLIWithBasicAuth(t *testing.T) {
+	dir := t.TempDir()
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webConfig, httpConfig := filepath.Join(dir, "web.yml"), filepath.Join(dir, "http.yml")
+	if err := os.WriteFile(webConfig, []byte("basic_auth_users:\n  operator: "+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(httpConfig, []byte("basic_auth: {username: operator, password: s3cret}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	p := launchProbegate(t, addr, "--config.file="+maintenanceConfig(t, 2, 1), "--web.enable-admin-api",
+		"--storage.path="+filepath.Join(dir, "data"), "--web.config.file="+webConfig)
+	waitFor(t, 10*time.Second, "probegate listening", func() bool {
+		resp, err := http.Get(p.base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusUnauthorized
+	})
+	if code, out := cli(t, p.base, "list"); code != 1 || !strings.Contains(out, "401") {
+		t.Errorf("CLI without credentials: exit %d\n%s", code, out)
+	}
+	if code, out := cli(t, p.base, "start", "b0", "--reason=swap", "--http.config.file="+httpConfig); code != 0 {
+		t.Fatalf("CLI start with credentials: exit %d\n%s", code, out)
+	}
+	if code, out := cli(t, p.base, "list", "b0", "--http.config.file="+httpConfig); code != 0 || !regexpMatch(`(?m)^b0\s+maintenance\s.*\soperator$`, out) {
+		t.Errorf("CLI list: exit %d\n%s", code, out)
 	}
 }
 
