@@ -175,6 +175,9 @@ func newView(o Options, refresh time.Duration) view {
 			Probes:   b.Probes, Refusals: b.Refusals,
 			Maintenance: "—",
 		}
+		if m := b.Maintenance; m != nil {
+			row.Maintenance = m.Reason + " (by " + m.By + ")"
+		}
 		for _, n := range b.Failures {
 			row.Failures += n
 		}

@@ -119,3 +119,22 @@ func TestHuman(t *testing.T) {
 		}
 	}
 }
+
+// TestPageShowsMaintenance: a backend in maintenance shows the state and
+// who took it out for what.
+func TestPageShowsMaintenance(t *testing.T) {
+	now := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+	p := testPool(t, func() time.Time { return now }, "http://127.0.0.1:19001", "http://127.0.0.1:19002")
+	if _, _, err := p.EnterMaintenance(pool.Maintenance{Backend: "a", Reason: "kernel upgrade", By: "ops"}, true); err != nil {
+		t.Fatal(err)
+	}
+	body := get(t, Handler(Options{Pool: p, Started: now, MetricsPath: "/metrics"}), "/status").Body.String()
+	for _, want := range []string{
+		`<tr data-backend="a" data-state="maintenance"`,
+		`<td data-field="maintenance">kernel upgrade (by ops)</td>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
