@@ -7,6 +7,9 @@ import (
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/discovery/dns"
+	"github.com/prometheus/prometheus/discovery/file"
+	"github.com/prometheus/prometheus/model/relabel"
 
 	"github.com/probegate/probegate/collector/fanout/merge"
 )
@@ -21,6 +24,12 @@ type Config struct {
 	PassiveHealth    PassiveHealth    `yaml:"passive_health"`
 	HTTPClientConfig HTTPClientConfig `yaml:"http_client_config"`
 	Backends         []Backend        `yaml:"backends"`
+
+	// Service discovery, with the keys and meaning of a Prometheus scrape
+	// config: each target left after relabelling is a backend too.
+	FileSDConfigs  []*file.SDConfig  `yaml:"file_sd_configs,omitempty"`
+	DNSSDConfigs   []*dns.SDConfig   `yaml:"dns_sd_configs,omitempty"`
+	RelabelConfigs []*relabel.Config `yaml:"relabel_configs,omitempty"`
 
 	// src is the file the configuration was decoded from, kept so that
 	// Validate can name the line of every problem; nil when built in code.

@@ -82,6 +82,9 @@ var invalidCases = []struct {
 	{"backend-probe-tcp-method", 6, "backends[0].health_probe.method", "applies to http probes only, and this one's kind is tcp"},
 	{"probe-http-grpc-service", 2, "health_probe.grpc_service", "applies to grpc probes only, and this one's kind is http"},
 	{"tls-version", 3, "http_client_config.tls_config.min_version", "unknown TLS version: TLS99"},
+	{"file-sd-unknown-key", 3, "file_sd_configs[0].refresh_intervall", `unknown key "refresh_intervall" (did you mean "refresh_interval"?)`},
+	{"dns-sd-no-port", 2, "dns_sd_configs[0]", "a port is required in DNS-SD configs for all record types except SRV"},
+	{"relabel-target-label", 4, "relabel_configs[0]", "relabel configuration for replace action requires 'target_label' value"},
 }
 
 func TestInvalidFixtures(t *testing.T) {

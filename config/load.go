@@ -51,7 +51,7 @@ func DecodeFile(path string) (*Config, error) {
 // Decode decodes a configuration over the defaults and checks its shape:
 // YAML syntax, unknown keys, value types. It does not check the values;
 // Validate does, and names the lines of this file when it does. Relative
-// file paths in http_client_config blocks are resolved against the
+// file paths in http_client_config blocks and file_sd_configs are resolved against the
 // directory of filename. An empty document is the defaults.
 func Decode(data []byte, filename string) (*Config, error) {
 	src := &source{file: filename}
@@ -85,6 +85,9 @@ func Decode(data []byte, filename string) (*Config, error) {
 	cfg.HTTPClientConfig.SetDirectory(dir)
 	for i := range cfg.Backends {
 		cfg.Backends[i].HTTPClientConfig.SetDirectory(dir)
+	}
+	for _, sd := range cfg.FileSDConfigs {
+		sd.SetDirectory(dir)
 	}
 	return cfg, nil
 }

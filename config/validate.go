@@ -18,7 +18,9 @@ import (
 
 // backendNameRE is what a backend name may contain: it becomes a metric
 // label value and a path segment in logs.
-var backendNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+// A discovered backend is named after its host:port unless relabelling
+// sets the backend label, hence the ':'.
+var backendNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
 
 // Validate checks every value and every rule between values, and returns
 // an *Error listing all problems, or nil. When the configuration came from
@@ -36,6 +38,7 @@ func (c *Config) Validate() error {
 		v.add("http_client_config", "%v", err)
 	}
 	v.backends()
+	v.discovery()
 	return v.err()
 }
 
@@ -215,7 +218,7 @@ func (v *validator) backends() {
 		case b.Name == "":
 			v.add(prefix+".name", "a backend needs a name such as pdb-1")
 		case !backendNameRE.MatchString(b.Name):
-			v.add(prefix+".name", "%q may contain only letters, digits, '_', '.' and '-'", b.Name)
+			v.add(prefix+".name", "%q may contain only letters, digits, '_', '.', ':' and '-'", b.Name)
 		default:
 			if first, dup := seen[b.Name]; dup {
 				v.add(prefix+".name", "%q is already the name of backends[%d]; names must be unique", b.Name, first)

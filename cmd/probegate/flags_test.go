@@ -243,7 +243,7 @@ func TestInvalidValuesFromFlagsNameTheFlag(t *testing.T) {
 		{[]string{"--health-probe.timeout=10s"},
 			"--health-probe.timeout (health_probe.timeout): 10s is longer than the interval 5s (the default health_probe.interval)"},
 		{[]string{"--backend=pdb 1=http://127.0.0.1:1"},
-			`--backend pdb 1=http://127.0.0.1:1 (backends[0].name): "pdb 1" may contain only letters, digits, '_', '.' and '-'`},
+			`--backend pdb 1=http://127.0.0.1:1 (backends[0].name): "pdb 1" may contain only letters, digits, '_', '.', ':' and '-'`},
 		{[]string{"--backend=pdb-1=ftp://127.0.0.1:1"},
 			`--backend pdb-1=ftp://127.0.0.1:1 (backends[0].url): "ftp://127.0.0.1:1": want an absolute http:// or https:// URL`},
 	} {
