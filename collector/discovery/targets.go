@@ -1,0 +1,186 @@
+package discovery
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/common/model"
+	sd "github.com/prometheus/prometheus/discovery"
+	"github.com/prometheus/prometheus/discovery/targetgroup"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/relabel"
+
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
+)
+
+// The labels a discovered target becomes a backend from, after
+// relabelling. __address__ and __scheme__ mean what they mean to
+// Prometheus; the others are probegate's own.
+const (
+	addressLabel   = model.AddressLabel // host:port, required
+	schemeLabel    = model.SchemeLabel  // http (default) or https
+	basePathLabel  = "__base_path__"    // path prefix of the backend's URL, default empty
+	probePathLabel = "__probe_path__"   // default health_probe.path
+	nameLabel      = "backend"          // the backend's name, default __address__
+)
+
+// sdConfig is one block of a *_sd_configs list.
+type sdConfig = sd.Config
+
+// mechanism is one service discovery mechanism: the name its backends are
+// counted under and the blocks of it a configuration holds. A new
+// mechanism is a file of its own with one of these, a line in mechanisms
+// and a key in the configuration.
+type mechanism struct {
+	name    string
+	configs func(*config.Config) []sdConfig
+}
+
+// mechanisms are the supported mechanisms, in the order their backends
+// win a name clash between them.
+var mechanisms = []mechanism{fileSD, dnsSD}
+
+func configsOf[T sdConfig](list []T) []sdConfig {
+	out := make([]sdConfig, len(list))
+	for i, c := range list {
+		out[i] = c
+	}
+	return out
+}
+
+// Configs are the discovery manager's target sets for cfg: one per
+// mechanism, named after it. A mechanism the configuration does not use
+// has an empty set, so that a reload that removes it stops it.
+func Configs(cfg *config.Config) map[string]sd.Configs {
+	sets := make(map[string]sd.Configs, len(mechanisms))
+	for _, m := range mechanisms {
+		sets[m.name] = m.configs(cfg)
+	}
+	return sets
+}
+
+// discovered is one mechanism's backends from its target groups, sorted
+// by name. A target that relabelling drops is left out; one that does not
+// make a backend is left out with an error naming it.
+func discovered(groups []*targetgroup.Group, cfg *config.Config) ([]pool.Target, []error) {
+	groups = slices.Clone(groups)
+	slices.SortFunc(groups, func(a, b *targetgroup.Group) int { return cmp.Compare(a.Source, b.Source) })
+	var (
+		targets []pool.Target
+		errs    []error
+	)
+	for _, g := range groups {
+		if g == nil {
+			continue
+		}
+		for _, t := range g.Targets {
+			target, keep, err := targetOf(g.Labels, t, cfg)
+			switch {
+			case err != nil:
+				errs = append(errs, fmt.Errorf("discovered target %s from %s: %w", t, g.Source, err))
+			case keep:
+				targets = append(targets, target)
+			}
+		}
+	}
+	slices.SortStableFunc(targets, func(a, b pool.Target) int { return cmp.Compare(a.Name, b.Name) })
+	return targets, errs
+}
+
+// targetOf relabels one discovered target, whose own labels override its
+// group's, and makes it a backend. keep is false when relabelling drops
+// it.
+func targetOf(group, own model.LabelSet, cfg *config.Config) (target pool.Target, keep bool, err error) {
+	lb := labels.NewBuilder(labels.EmptyLabels())
+	for n, v := range group {
+		lb.Set(string(n), string(v))
+	}
+	for n, v := range own {
+		lb.Set(string(n), string(v))
+	}
+	// The defaults go in before relabelling, as Prometheus does with
+	// __scheme__, so that rules can read and replace them.
+	for n, v := range map[string]string{schemeLabel: "http", probePathLabel: cfg.HealthProbe.Path} {
+		if lb.Get(n) == "" {
+			lb.Set(n, v)
+		}
+	}
+	if !relabel.ProcessBuilder(lb, cfg.RelabelConfigs...) {
+		return pool.Target{}, false, nil
+	}
+	target, err = backendOf(lb.Get(addressLabel), lb.Get(schemeLabel), lb.Get(basePathLabel), lb.Get(probePathLabel), lb.Get(nameLabel), cfg)
+	return target, err == nil, err
+}
+
+// backendOf checks the labels of a relabelled target and makes it a
+// backend with the top-level health_probe and http_client_config.
+func backendOf(address, scheme, basePath, probePath, name string, cfg *config.Config) (pool.Target, error) {
+	if address == "" {
+		return pool.Target{}, errors.New("no " + addressLabel + " label: a backend needs host:port")
+	}
+	if host, port, err := net.SplitHostPort(address); err != nil || host == "" || port == "" || strings.ContainsAny(address, "/?#@") {
+		return pool.Target{}, fmt.Errorf("%s %q is not host:port", addressLabel, address)
+	}
+	if scheme != "http" && scheme != "https" {
+		return pool.Target{}, fmt.Errorf("%s %q: want http or https", schemeLabel, scheme)
+	}
+	if basePath != "" && (!strings.HasPrefix(basePath, "/") || strings.ContainsAny(basePath, "?#")) {
+		return pool.Target{}, fmt.Errorf("%s %q: want a path starting with / and no query or fragment", basePathLabel, basePath)
+	}
+	if !strings.HasPrefix(probePath, "/") {
+		return pool.Target{}, fmt.Errorf("%s %q must start with /", probePathLabel, probePath)
+	}
+	if name == "" {
+		name = address
+	}
+	if !config.ValidBackendName(name) {
+		return pool.Target{}, fmt.Errorf("backend name %q may contain only letters, digits, '_', '.', ':' and '-'; set the %s label with relabel_configs", name, nameLabel)
+	}
+	u := &url.URL{Scheme: scheme, Host: address, Path: basePath}
+	if _, err := url.Parse(u.String()); err != nil {
+		return pool.Target{}, fmt.Errorf("url %q: %w", u, err)
+	}
+	probe := cfg.HealthProbe
+	probe.Path = probePath
+	return pool.Target{Name: name, URL: u.String(), Probe: probe, ClientConfig: cfg.HTTPClientConfig}, nil
+}
+
+// clash is a discovered backend left out because its name is taken.
+type clash struct {
+	name      string
+	mechanism string
+	// by is "static" or the mechanism whose backend of that name won.
+	by string
+}
+
+// merge is the pool's targets: the static ones, then each mechanism's in
+// the order of mechanisms. A discovered backend whose name is taken, by a
+// static backend or by one an earlier mechanism found, is left out and
+// reported; count has how many backends each mechanism added.
+func merge(static []pool.Target, found map[string][]pool.Target) (targets []pool.Target, count map[string]int, clashes []clash) {
+	owner := make(map[string]string, len(static))
+	targets = slices.Clone(static)
+	for _, t := range static {
+		owner[t.Name] = "static"
+	}
+	count = make(map[string]int, len(mechanisms))
+	for _, m := range mechanisms {
+		count[m.name] = 0
+		for _, t := range found[m.name] {
+			if by, taken := owner[t.Name]; taken {
+				clashes = append(clashes, clash{name: t.Name, mechanism: m.name, by: by})
+				continue
+			}
+			owner[t.Name] = m.name
+			targets = append(targets, t)
+			count[m.name]++
+		}
+	}
+	return targets, count, clashes
+}
