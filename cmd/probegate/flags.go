@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/model"
@@ -42,6 +43,9 @@ type options struct {
 	ReadTimeout model.Duration
 	// EnableAdminAPI serves the maintenance API (flags_maintenance.go).
 	EnableAdminAPI bool
+	// DiscoveryUpdateInterval is the longest wait between a service
+	// discovery change and the pool's rebuild.
+	DiscoveryUpdateInterval time.Duration
 
 	configFile *flagValue[string]
 	// overrides are the flags that replace a configuration key.
@@ -99,6 +103,9 @@ func registerFlags(app flagAdder) *options {
 		register(app, "log.level", "Least severe log level to print: one of debug, info, warn, error.").Default("info")
 	newFlagValue(&o.LogFormat, parseChoice("logfmt", "json")).
 		register(app, "log.format", "Log format: one of logfmt, json.").Default("logfmt")
+
+	app.Flag("discovery.update-interval", "Longest time between two rebuilds of the pool from service discovery changes.").
+		Envar(envarName("discovery.update-interval")).Default("5s").DurationVar(&o.DiscoveryUpdateInterval)
 
 	o.probeEnabled(app)
 	addOverride(o, app, "health-probe.path", "Probe path appended to each backend URL, for every backend that does not set its own.",

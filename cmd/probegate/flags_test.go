@@ -280,6 +280,7 @@ func TestEveryFlagHasItsEnvironmentVariable(t *testing.T) {
 		"backend":                   "PROBEGATE_BACKEND",
 		"web.enable-admin-api":      "PROBEGATE_WEB_ENABLE_ADMIN_API",
 		"storage.path":              "PROBEGATE_STORAGE_PATH",
+		"discovery.update-interval": "PROBEGATE_DISCOVERY_UPDATE_INTERVAL",
 	}
 	got := map[string]string{}
 	for _, f := range app.Model().Flags {

@@ -63,11 +63,18 @@ type server struct {
 	gate    *gate.Gate
 	// running is the configuration last applied, for /api/v1/status/config.
 	running atomic.Pointer[config.Config]
+	// sd is service discovery and cfg the configuration in force, whose
+	// static backends and probe settings each discovery update merges with.
+	sd  *discovery.Discovery
+	cfg *config.Config
 
 	// reloads makes SIGHUP and POST /-/reload one reload at a time: a
 	// request that arrives while one runs shares its result, so a storm of
 	// reloads costs one.
 	reloads singleflight.Group
+	// applyMu makes applying a configuration and applying a discovery
+	// update one at a time: both rebuild the pool from cfg.
+	applyMu sync.Mutex
 }
 
 // runServer wires everything and serves until the gate's lifecycle ends.
@@ -104,6 +111,10 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	s.gate = g
 	g.RegisterWithOutput("backends", budgetCheck(backends))
 	reg.MustRegister(g)
+	if err := s.startDiscovery(cfg, reg); err != nil {
+		level.Error(logger).Log("msg", "Cannot start service discovery", "err", err)
+		return 1
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/health", g.HealthHandler())
@@ -295,10 +306,11 @@ func (s *server) apply() error {
 	if err != nil {
 		return err
 	}
-	if err := s.pool.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	if err := s.applyTargets(cfg); err != nil {
 		return err
 	}
-	s.prober.Sync()
 	s.gate.SetTimings(gateTimings(cfg.Gate))
 	s.fanout.Update(cfg.Fanout)
 	s.running.Store(cfg)
