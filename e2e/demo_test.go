@@ -62,6 +62,8 @@ func TestDemoShowsEveryStateWithinTenSeconds(t *testing.T) {
 		"wrong-path":     {State: "probe_unsupported", InService: true, Reachable: true, Verified: false},
 		"flapping-proxy": {State: "unhealthy", InService: false, Reachable: true, Verified: true},
 		"overloaded":     {State: "unhealthy", InService: false, Reachable: true, Verified: true},
+		// listed by the demo's discovery file for its first 10 s
+		"discovered-a": {State: "healthy", InService: true, Reachable: true, Verified: true},
 	}
 	var got map[string]healthzBackend
 	waitFor(t, 10*time.Second, "every demo state in /healthz", func() bool {
@@ -84,5 +86,8 @@ func TestDemoShowsEveryStateWithinTenSeconds(t *testing.T) {
 	}
 	if !strings.Contains(p.output.String(), "/fanout/api/items") {
 		t.Errorf("the demo banner does not show the fan-out curl:\n%s", p.output.String())
+	}
+	if !strings.Contains(p.output.String(), "Service discovery:") {
+		t.Errorf("the demo banner does not tell of the discovery file:\n%s", p.output.String())
 	}
 }

@@ -41,6 +41,13 @@ func demo(opts *options, stdout, stderr io.Writer) int {
 	}
 	defer stop()
 	cfg.Backends = append(backends, cfg.Backends...)
+	sd, sdConfig, err := startDemoDiscovery(cfg.HealthProbe.Path)
+	if err != nil {
+		level.Error(logger).Log("msg", "Cannot start the demo service discovery", "err", err)
+		return 1
+	}
+	defer sd.stop()
+	cfg.FileSDConfigs = append(cfg.FileSDConfigs, sdConfig)
 	if err := cfg.Validate(); err != nil {
 		level.Error(logger).Log("msg", "Invalid demo configuration", "err", err)
 		return 1
@@ -53,7 +60,10 @@ func demo(opts *options, stdout, stderr io.Writer) int {
 	defer cleanup()
 	// A reload in the demo has no file to read: it re-applies the demo pool.
 	load := func() (*config.Config, error) { return cfg, nil }
-	announce := func() { printDemoBanner(stdout, opts.listenAddresses(), opts.TelemetryPath, cfg, stories) }
+	announce := func() {
+		printDemoBanner(stdout, opts.listenAddresses(), opts.TelemetryPath, cfg, stories)
+		sd.printBanner(stdout)
+	}
 	return runServer(opts, logger, cfg, load, announce)
 }
 
