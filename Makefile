@@ -17,7 +17,7 @@ JSONNET  := $(GO) tool jsonnet
 DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
              kubectl:kubernetes-client systemd-analyze:systemd chromium:chromium
 
-.PHONY: all build run test unit lint deps rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout clean release
+.PHONY: all build run test unit lint deps rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout bench-churn clean release
 
 all: build
 
@@ -100,7 +100,7 @@ mixin-check:
 
 # bench runs every performance budget (docs/design.md, "Budgets"); each part
 # prints its numbers.
-bench: bench-state bench-probe bench-metrics bench-ready bench-fanout
+bench: bench-state bench-probe bench-metrics bench-ready bench-fanout bench-churn
 
 bench-state:
 	$(GO) test -run '^$$' -bench 'BenchmarkStep' -benchmem ./collector/health/
@@ -146,6 +146,11 @@ release:
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(RELEASE_LDFLAGS)' -o $$out ./cmd/probegate; \
 	done
 	cd $(RELEASE_DIR) && sha256sum $(BINARY)-* > sha256sums.txt
+
+# bench-churn: 1,000 backends from a file_sd file, 10% replaced every 5 s,
+# for PROBEGATE_BENCH_CHURN_DURATION (default 10m): schedule lag p99 and RSS.
+bench-churn:
+	$(GO) test -run '^$$' -bench '^BenchmarkDiscoveryChurn$$' -benchtime 1x -timeout 30m ./collector/probe/
 
 clean:
 	rm -f $(BINARY)
