@@ -44,6 +44,8 @@ func SpecMetrics() []Metric {
 		{Name: "probegate_config_last_reload_successful"},
 		{Name: "probegate_config_last_reload_success_timestamp_seconds"},
 		{Name: "probegate_build_info"},
+		{Name: "probegate_discovered_backends"},
+		{Name: "probegate_discovery_name_clashes_total"},
 	}
 }
 
