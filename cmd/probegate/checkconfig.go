@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/probegate/probegate/config"
 )
 
 // checkConfig is `probegate check-config`: it loads the configuration as
@@ -28,7 +31,7 @@ func checkConfig(o *options, stdout, stderr io.Writer) int {
 	if source == "" {
 		source = "defaults and flags (" + defaultConfigFile + " not found)"
 	}
-	fmt.Fprintf(stdout, "%s: ok, %s\n", source, countBackends(len(cfg.Backends)))
+	fmt.Fprintf(stdout, "%s: ok, %s%s\n", source, countBackends(len(cfg.Backends)), countDiscovery(cfg))
 	return 0
 }
 
@@ -38,4 +41,21 @@ func countBackends(n int) string {
 		return "1 backend"
 	}
 	return fmt.Sprintf("%d backends", n)
+}
+
+// countDiscovery is ", plus those of 2 file_sd_configs and 1 dns_sd_configs"
+// naming the service discovery blocks that add backends at run time, or
+// empty when there are none.
+func countDiscovery(cfg *config.Config) string {
+	var blocks []string
+	if n := len(cfg.FileSDConfigs); n > 0 {
+		blocks = append(blocks, fmt.Sprintf("%d file_sd_configs", n))
+	}
+	if n := len(cfg.DNSSDConfigs); n > 0 {
+		blocks = append(blocks, fmt.Sprintf("%d dns_sd_configs", n))
+	}
+	if len(blocks) == 0 {
+		return ""
+	}
+	return ", plus those of " + strings.Join(blocks, " and ")
 }

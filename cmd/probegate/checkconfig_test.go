@@ -20,8 +20,9 @@ func TestCheckConfigValidFile(t *testing.T) {
 	isolateEnv(t)
 	file := "../../config/testdata/valid-full.yml"
 	code, stdout, stderr := runCheckConfig(t, "--config.file="+file)
-	if code != 0 || stdout != file+": ok, 3 backends\n" || stderr != "" {
-		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and %q", code, stdout, stderr, file+": ok, 3 backends")
+	want := file + ": ok, 3 backends, plus those of 1 file_sd_configs and 1 dns_sd_configs\n"
+	if code != 0 || stdout != want || stderr != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and %q", code, stdout, stderr, want)
 	}
 }
 
