@@ -216,7 +216,9 @@ func runProbingBench(b *testing.B, addrs []string, duration time.Duration) probi
 		}
 	})
 	prober.onLag = lags.record
-	fan := fanout.New(backends, cfg.Fanout, nil, nil, nil)
+	fanoutCfg := cfg.Fanout
+	fanoutCfg.Enabled = true
+	fan := fanout.New(backends, fanoutCfg, nil, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	setupCPU := processCPU(b)
