@@ -23,7 +23,7 @@ func (s *server) startDiscovery(cfg *config.Config, reg prometheus.Registerer) e
 		cancel()
 		return err
 	}
-	s.sd, s.cfg = d, cfg
+	s.sd = d
 	if err := d.ApplyConfig(cfg); err != nil {
 		cancel()
 		return err
@@ -42,7 +42,7 @@ func (s *server) startDiscovery(cfg *config.Config, reg prometheus.Registerer) e
 func (s *server) discoveryUpdated() {
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
-	if err := s.applyTargets(s.cfg); err != nil {
+	if err := s.applyTargets(s.running.Load()); err != nil {
 		level.Error(s.logger).Log("msg", "Cannot apply the discovered backends; keeping the pool as it is", "err", err)
 	}
 }
@@ -55,8 +55,8 @@ func (s *server) applyTargets(cfg *config.Config) error {
 		return err
 	}
 	s.prober.Sync()
-	if cfg != s.cfg {
-		s.cfg = cfg
+	if cfg != s.running.Load() {
+		s.running.Store(cfg)
 		if err := s.sd.ApplyConfig(cfg); err != nil {
 			return err
 		}

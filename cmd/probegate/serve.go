@@ -61,19 +61,19 @@ type server struct {
 	prober  *probe.Prober
 	fanout  *fanout.Fanout
 	gate    *gate.Gate
-	// running is the configuration last applied, for /api/v1/status/config.
+	// running is the configuration in force: /api/v1/status/config shows
+	// it, and each discovery update merges its static backends and probe
+	// settings with the discovered targets.
 	running atomic.Pointer[config.Config]
-	// sd is service discovery and cfg the configuration in force, whose
-	// static backends and probe settings each discovery update merges with.
-	sd  *discovery.Discovery
-	cfg *config.Config
+	// sd is service discovery.
+	sd *discovery.Discovery
 
 	// reloads makes SIGHUP and POST /-/reload one reload at a time: a
 	// request that arrives while one runs shares its result, so a storm of
 	// reloads costs one.
 	reloads singleflight.Group
 	// applyMu makes applying a configuration and applying a discovery
-	// update one at a time: both rebuild the pool from cfg.
+	// update one at a time: both rebuild the pool from running.
 	applyMu sync.Mutex
 }
 
@@ -313,7 +313,6 @@ func (s *server) apply() error {
 	}
 	s.gate.SetTimings(gateTimings(cfg.Gate))
 	s.fanout.Update(cfg.Fanout)
-	s.running.Store(cfg)
 	return nil
 }
 
