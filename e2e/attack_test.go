@@ -351,7 +351,7 @@ backends:
 	// A balancer polling /ready, a new connection each time.
 	poller := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	var latencies []time.Duration
-	maxFDs := 0
+	maxFDs, maxRSS := 0, 0
 	for i := 0; i < 200; i++ {
 		start := time.Now()
 		resp, err := poller.Get(ready)
@@ -367,6 +367,7 @@ backends:
 		if fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid)); err == nil {
 			maxFDs = max(maxFDs, len(fds))
 		}
+		maxRSS = max(maxRSS, residentKiB(cmd.Process.Pid))
 		time.Sleep(10 * time.Millisecond)
 	}
 	close(stop)
@@ -374,8 +375,8 @@ backends:
 
 	slices.Sort(latencies)
 	p99 := latencies[len(latencies)*99/100]
-	t.Logf("flood: %d idle connections, %d fan-out clients; /ready p50 %v p99 %v; probegate descriptors at most %d of %d",
-		len(conns), slowFanouts, latencies[len(latencies)/2], p99, maxFDs, fdLimit)
+	t.Logf("flood: %d idle connections, %d fan-out clients; /ready p50 %v p99 %v; probegate descriptors at most %d of %d, RSS at most %d KiB",
+		len(conns), slowFanouts, latencies[len(latencies)/2], p99, maxFDs, fdLimit, maxRSS)
 	if p99 > 50*time.Millisecond {
 		t.Errorf("/ready p99 %v during the flood, want <= 50ms", p99)
 	}
@@ -403,4 +404,20 @@ backends:
 			t.Errorf("backend %s was ejected during the flood", name)
 		}
 	}
+}
+
+// residentKiB is a process's resident set size in KiB, 0 when unknown.
+func residentKiB(pid int) int {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kib int
+			fmt.Sscan(rest, &kib)
+			return kib
+		}
+	}
+	return 0
 }
