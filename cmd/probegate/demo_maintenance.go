@@ -26,7 +26,7 @@ func demoMaintenance(opts *options) (cleanup func(), err error) {
 // printDemoMaintenance tells the operator how to take a backend out.
 func printDemoMaintenance(w io.Writer, base string) {
 	fmt.Fprintf(w, "\nTake a backend out for maintenance under the readiness budget (admin API, loopback only);\n"+
-		"a second one is refused with 429, the budget allowing one:\n")
+		"once disruptions_allowed reaches 0, the next one is refused with 429 and the budget's numbers:\n")
 	fmt.Fprintf(w, "  curl -s -X POST -d '{\"reason\":\"demo\",\"ttl\":\"5m\"}' %s/api/v1/backends/healthy/maintenance\n", base)
 	fmt.Fprintf(w, "  probegate maintenance list --url %s\n", base)
 }
