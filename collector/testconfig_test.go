@@ -2,23 +2,14 @@ package collector
 
 import (
 	"fmt"
-	"time"
-
-	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/testconfig"
 )
 
-// testConfig is a configuration with the default thresholds 3/2, a 1s
-// interval and timeout, the /healthz probe path, and the given backends.
+// testConfig is the shared test configuration with the given backends.
 func testConfig(backends ...config.Backend) *config.Config {
-	return &config.Config{
-		HealthProbe: config.HealthProbe{
-			Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
-			Timeout: model.Duration(time.Second), Failures: 3, Successes: 2,
-		},
-		Backends: backends,
-	}
+	return testconfig.New(backends...)
 }
 
 // namedBackends are backends with the given names on loopback ports where

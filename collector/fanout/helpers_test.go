@@ -26,19 +26,15 @@ import (
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/probe"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/testconfig"
 )
 
-// testConfig is a configuration with probes on /healthz, thresholds 3/2,
-// a 1s interval and timeout, and the given backends.
+// testConfig is the shared test configuration with the fan-out enabled,
+// forwarding the default headers, and the given backends.
 func testConfig(backends ...config.Backend) *config.Config {
-	return &config.Config{
-		HealthProbe: config.HealthProbe{
-			Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
-			Timeout: model.Duration(time.Second), Failures: 3, Successes: 2,
-		},
-		Fanout:   config.Fanout{Enabled: true, ForwardHeaders: config.DefaultForwardHeaders()},
-		Backends: backends,
-	}
+	cfg := testconfig.New(backends...)
+	cfg.Fanout = config.Fanout{Enabled: true, ForwardHeaders: config.DefaultForwardHeaders()}
+	return cfg
 }
 
 // urlBackends are backends named b0, b1, … at the given URLs.

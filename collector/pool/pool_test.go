@@ -3,15 +3,13 @@ package pool
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/go-kit/log"
 	commoncfg "github.com/prometheus/common/config"
-	"github.com/prometheus/common/model"
 	"go.uber.org/goleak"
 
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/testconfig"
 )
 
 // TestMain checks that no test leaks a goroutine: the pool's clients and
@@ -20,12 +18,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// testProbe is the probe block of the test targets: thresholds 3/2, a 1s
-// interval and timeout, the /healthz path.
-var testProbe = config.HealthProbe{
-	Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
-	Timeout: model.Duration(time.Second), Failures: 3, Successes: 2,
-}
+// testProbe is the probe block of the test targets.
+var testProbe = testconfig.Probe()
 
 // testTarget is a probed target with the default client configuration.
 func testTarget(name, url string) Target {

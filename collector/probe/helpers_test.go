@@ -13,19 +13,12 @@ import (
 	"github.com/probegate/probegate/collector/httpclient"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/testconfig"
 )
 
-// testConfig is a configuration with the default thresholds (3 failures,
-// 2 successes), a 1s interval and timeout, the /healthz probe path, and the
-// given backends.
+// testConfig is the shared test configuration with the given backends.
 func testConfig(backends ...config.Backend) *config.Config {
-	return &config.Config{
-		HealthProbe: config.HealthProbe{
-			Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
-			Timeout: model.Duration(time.Second), Failures: 3, Successes: 2,
-		},
-		Backends: backends,
-	}
+	return testconfig.New(backends...)
 }
 
 // testPool is a pool of the configuration's backends. Every client's idle

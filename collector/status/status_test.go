@@ -9,18 +9,16 @@ import (
 
 	"github.com/go-kit/log"
 	commoncfg "github.com/prometheus/common/config"
-	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
-	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/testconfig"
 )
 
 func testPool(t *testing.T, now func() time.Time, urls ...string) *pool.Pool {
 	t.Helper()
-	probe := config.HealthProbe{Enabled: true, Path: "/healthz", Interval: model.Duration(time.Second),
-		Timeout: model.Duration(time.Second), Failures: 3, Successes: 2}
+	probe := testconfig.Probe()
 	var targets []pool.Target
 	for i, u := range urls {
 		targets = append(targets, pool.Target{Name: string(rune('a' + i)), URL: u, Probe: probe, ClientConfig: commoncfg.DefaultHTTPClientConfig})
