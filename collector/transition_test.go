@@ -2,7 +2,6 @@ package collector
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,31 +11,14 @@ import (
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/internal/testclock"
 )
-
-// manualClock is a clock the test moves by hand.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // TestHealthzSinceDowntimeAndRoundBackends: since is the last state change
 // in the /healthz time format, downtime_seconds counts the current stretch
 // out of service, and last_fanout names every backend's outcome.
 func TestHealthzSinceDowntimeAndRoundBackends(t *testing.T) {
-	clock := &manualClock{now: time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testclock.New(time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC))
 	cfg := exporterTestConfig("a", "b")
 	p := pool.New(log.NewNopLogger(), clock.Now)
 	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
@@ -45,7 +27,7 @@ func TestHealthzSinceDowntimeAndRoundBackends(t *testing.T) {
 	for range 3 {
 		p.Backends()[0].Record(health.StatusResult(503))
 	}
-	clock.Add(90 * time.Second)
+	clock.Advance(90 * time.Second)
 	round := &fanout.RoundSummary{Time: clock.Now(), Contributed: 1, Configured: 2, Partial: true, Backends: []fanout.RoundBackend{
 		{Name: "b", Outcome: fanout.OutcomeContributed, Status: 200},
 		{Name: "a", Outcome: fanout.OutcomeSkipped, Reason: "skipped"},
@@ -72,7 +54,7 @@ func TestHealthzSinceDowntimeAndRoundBackends(t *testing.T) {
 // TestLastTransitionMetric: the timestamp of the last state change is
 // exported per backend, and absent until the first change.
 func TestLastTransitionMetric(t *testing.T) {
-	clock := &manualClock{now: time.Unix(1700000100, 0)}
+	clock := testclock.New(time.Unix(1700000100, 0))
 	cfg := exporterTestConfig("a", "b")
 	p := pool.New(log.NewNopLogger(), clock.Now)
 	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {

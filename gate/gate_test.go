@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probegate/probegate/internal/testclock"
 	"go.uber.org/goleak"
 )
 
@@ -19,25 +20,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newFakeClock is a hand-moved clock at a fixed start.
+func newFakeClock() *testclock.Clock { return testclock.New(time.Unix(1_700_000_000, 0)) }
 
 // readyResponse is a decoded /ready answer.
 type readyResponse struct {

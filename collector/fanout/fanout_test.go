@@ -25,6 +25,7 @@ import (
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/deadport"
+	"github.com/probegate/probegate/internal/testclock"
 )
 
 func TestFanoutMergesJSONArraysInConfigOrder(t *testing.T) {
@@ -635,10 +636,10 @@ func TestPassiveHealthCountsOutcomes(t *testing.T) {
 // passiveRig is three backends whose probe path says ok; b0 fails
 // every fan-out request with 503. Probes are on (successes 3) and every
 // backend has been probed once, so all are healthy.
-func passiveRig(t *testing.T, clock *clock) *rig {
+func passiveRig(t *testing.T, clock *testclock.Clock) *rig {
 	t.Helper()
 	passive := config.PassiveHealth{Enabled: true, Window: model.Duration(30 * time.Second), MaxFailures: 3, MaxEjectedPercent: 50}
-	rig := setup(t, options{passive: passive, successes: 3, now: clock.now},
+	rig := setup(t, options{passive: passive, successes: 3, now: clock.Now},
 		serve(t, answer(503, `overloaded`)),
 		serve(t, answer(200, `[1]`)),
 		serve(t, answer(200, `[2]`)),
@@ -718,7 +719,7 @@ func TestPassiveHealthWindowEndDoesNotReadmitProbedBackend(t *testing.T) {
 	if rig.backend(0).Health().InService() {
 		t.Fatal("not ejected after max_failures")
 	}
-	clock.advance(time.Hour)
+	clock.Advance(time.Hour)
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "2/3", `[1,2]`)
 	if h := rig.backend(0).Health(); h.InService() || rig.backends[0].hits.Load() != 3 {
 		t.Errorf("an hour after the ejection: %+v, %d requests; want still out", h, rig.backends[0].hits.Load())
@@ -805,22 +806,22 @@ func TestPassiveHealthReadmitsUnprobedBackendWhenWindowElapsed(t *testing.T) {
 		}
 		answer(200, `[0]`)(w, r)
 	})
-	rig := setup(t, options{passive: passive, unprobed: map[int]bool{0: true}, now: clock.now},
+	rig := setup(t, options{passive: passive, unprobed: map[int]bool{0: true}, now: clock.Now},
 		flaky, serve(t, answer(200, `[1]`)))
 	rig.do("GET", "/fanout/q", "", nil)
 	rig.do("GET", "/fanout/q", "", nil)
 	if h := rig.backend(0).Health(); !h.Ejected {
 		t.Fatalf("not ejected after max_failures: %+v", h)
 	}
-	ejectedAt := clock.now()
+	ejectedAt := clock.Now()
 	failing.Store(false)
 
-	clock.set(ejectedAt.Add(window - time.Nanosecond))
+	clock.Set(ejectedAt.Add(window - time.Nanosecond))
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "1/2", `[1]`)
 	if flaky.hits.Load() != 2 {
 		t.Errorf("the ejected backend got traffic before the window elapsed")
 	}
-	clock.set(ejectedAt.Add(window))
+	clock.Set(ejectedAt.Add(window))
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "2/2", `[0,1]`)
 	if h := rig.backend(0).Health(); h.Ejected || h.State != health.StateUnknown {
 		t.Errorf("after the window: %+v; want readmitted to unknown", h)
@@ -840,7 +841,7 @@ func TestPassiveHealthReadmitsProbeUnsupportedBackendWhenWindowElapsed(t *testin
 	const window = 30 * time.Second
 	clock := newClock()
 	passive := config.PassiveHealth{Enabled: true, Window: model.Duration(window), MaxFailures: 2, MaxEjectedPercent: 50}
-	rig := setup(t, options{passive: passive, now: clock.now},
+	rig := setup(t, options{passive: passive, now: clock.Now},
 		serve(t, answer(503, ``)), serve(t, answer(200, `[1]`)))
 	feed(rig.backend(0), health.StatusResult(404), 1)
 	rig.do("GET", "/fanout/q", "", nil)
@@ -852,7 +853,7 @@ func TestPassiveHealthReadmitsProbeUnsupportedBackendWhenWindowElapsed(t *testin
 		t.Errorf("ejection logged %d times with readmission=window; want once:\n%s", n, rig.logs)
 	}
 	feed(rig.backend(0), health.StatusResult(404), 5)
-	clock.advance(window)
+	clock.Advance(window)
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "1/2", `[1]`)
 	if h := rig.backend(0).Health(); h.Ejected || !h.InService() || rig.backends[0].hits.Load() != 3 {
 		t.Errorf("after the window: %+v, %d requests; want readmitted and asked again", h, rig.backends[0].hits.Load())

@@ -26,6 +26,7 @@ import (
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/probe"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/testclock"
 	"github.com/probegate/probegate/internal/testconfig"
 )
 
@@ -183,17 +184,7 @@ func (l *logBuffer) count(parts ...string) int { return len(l.lines(parts...)) }
 var epoch = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // clock is a settable clock safe for concurrent reads.
-type clock struct{ nanos atomic.Int64 }
-
-func newClock() *clock {
-	c := &clock{}
-	c.set(epoch)
-	return c
-}
-
-func (c *clock) now() time.Time          { return time.Unix(0, c.nanos.Load()).UTC() }
-func (c *clock) set(t time.Time)         { c.nanos.Store(t.UnixNano()) }
-func (c *clock) advance(d time.Duration) { c.nanos.Add(int64(d)) }
+func newClock() *testclock.Clock { return testclock.New(epoch) }
 
 // rig is a pool over real loopback backends (b0, b1, … in the order
 // given), a Fanout over it, its metrics and the logs of both.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/testclock"
 )
 
 // ejectionTestWindow is the passive-health window of the ejection tests.
@@ -29,24 +30,6 @@ func ejectionTestSettings() Settings {
 	}}
 }
 
-// testClock is a clock the test moves by hand.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // unprobedTargets are targets with probes off: only the elapsed window
 // readmits them after an ejection.
 func unprobedTargets(n int) []Target {
@@ -57,9 +40,9 @@ func unprobedTargets(n int) []Target {
 	return targets
 }
 
-func newClockedPool(t *testing.T, logger log.Logger, targets []Target, s Settings) (*Pool, *testClock) {
+func newClockedPool(t *testing.T, logger log.Logger, targets []Target, s Settings) (*Pool, *testclock.Clock) {
 	t.Helper()
-	clock := &testClock{now: passiveTestEpoch}
+	clock := testclock.New(passiveTestEpoch)
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
@@ -109,7 +92,7 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 		t.Errorf("ejection log:\n%s", buf.String())
 	}
 
-	clock.Add(time.Second)
+	clock.Advance(time.Second)
 	failTraffic(p, bs[1], 3)
 	// b2 fails as much, but a third ejected backend would be 75% of the pool.
 	failTraffic(p, bs[2], 5)
@@ -120,11 +103,11 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 		t.Errorf("b2 spared: %+v", s)
 	}
 
-	clock.Add(ejectionTestWindow - time.Second - time.Nanosecond)
+	clock.Advance(ejectionTestWindow - time.Second - time.Nanosecond)
 	if got := selectedNames(p); got != "[b2 b3]" {
 		t.Fatalf("a nanosecond before b0's window elapsed Select() = %s", got)
 	}
-	clock.Add(time.Nanosecond)
+	clock.Advance(time.Nanosecond)
 	if got := selectedNames(p); got != "[b0 b2 b3]" {
 		t.Fatalf("when b0's window elapsed Select() = %s, want b0 readmitted", got)
 	}
@@ -133,7 +116,7 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 	}
 	// b0 comes back to an empty window: one more failure does not eject it.
 	failTraffic(p, bs[0], 1)
-	clock.Add(time.Second)
+	clock.Advance(time.Second)
 	if got := selectedNames(p); got != "[b0 b1 b2 b3]" {
 		t.Fatalf("when b1's window elapsed Select() = %s, want every backend", got)
 	}
@@ -161,7 +144,7 @@ func TestProbedVerifiedBackendWaitsForProbes(t *testing.T) {
 	b := p.Backends()[0]
 	b.Record(health.StatusResult(200))
 	failTraffic(p, b, 3)
-	clock.Add(10 * ejectionTestWindow)
+	clock.Advance(10 * ejectionTestWindow)
 	if got := selectedNames(p); got != "[b1]" {
 		t.Fatalf("long after the window Select() = %s, want b0 still ejected", got)
 	}
@@ -189,7 +172,7 @@ func TestApplyShorterWindowReadmitsSooner(t *testing.T) {
 	if got := selectedNames(p); got != "[b1]" {
 		t.Fatalf("right after the reload Select() = %s, want b0 still ejected", got)
 	}
-	clock.Add(2 * time.Second)
+	clock.Advance(2 * time.Second)
 	if got := selectedNames(p); got != "[b0 b1]" {
 		t.Fatalf("when the new 2s window elapsed Select() = %s, want b0 readmitted", got)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/testclock"
 )
 
 var (
@@ -26,7 +27,7 @@ func maintenanceTestSettings(n, allowed int) Settings {
 
 // healthyPool is a clocked pool of n probed backends, every one healthy,
 // whose budget allows `allowed` disruptions.
-func healthyPool(t *testing.T, n, allowed int) (*Pool, *testClock) {
+func healthyPool(t *testing.T, n, allowed int) (*Pool, *testclock.Clock) {
 	t.Helper()
 	p, clock := newClockedPool(t, nil, poolTestTargets(n), maintenanceTestSettings(n, allowed))
 	for _, b := range p.Backends() {
@@ -195,11 +196,11 @@ func TestMaintenanceTTLExpires(t *testing.T) {
 	if _, _, err := p.EnterMaintenance(Maintenance{Backend: "b0", Until: until}, false); err != nil {
 		t.Fatal(err)
 	}
-	clock.Add(time.Hour - time.Nanosecond)
+	clock.Advance(time.Hour - time.Nanosecond)
 	if got := stateOf(p, "b0"); got != health.StateMaintenance {
 		t.Fatalf("state %v before the ttl ran out", got)
 	}
-	clock.Add(time.Nanosecond)
+	clock.Advance(time.Nanosecond)
 	if got := stateOf(p, "b0"); got != health.StateUnhealthy {
 		t.Errorf("state %v when the ttl ran out, want unhealthy", got)
 	}

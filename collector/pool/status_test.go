@@ -22,17 +22,17 @@ func TestSinceAndDowntimeFollowTransitions(t *testing.T) {
 		t.Fatalf("before any change: since %v, downtime %v", s.Since, s.DowntimeAt(start))
 	}
 	feed(b, health.StatusResult(200), 1) // healthy at start
-	clock.Add(10 * time.Second)
+	clock.Advance(10 * time.Second)
 	feed(b, health.StatusResult(503), 3) // out at start+10s
-	clock.Add(5 * time.Second)
+	clock.Advance(5 * time.Second)
 	s := p.Snapshot()
 	if got := s.Backends[0]; !got.Since.Equal(start.Add(10*time.Second)) || got.DowntimeAt(s.Time) != 5*time.Second {
 		t.Fatalf("out for 5s: since %v (want %v), downtime %v", got.Since, start.Add(10*time.Second), got.DowntimeAt(s.Time))
 	}
 	feed(b, health.StatusResult(200), 2) // back at start+15s
-	clock.Add(time.Minute)
+	clock.Advance(time.Minute)
 	feed(b, health.StatusResult(503), 3) // out again at start+75s
-	clock.Add(2 * time.Second)
+	clock.Advance(2 * time.Second)
 	s = p.Snapshot()
 	if got := s.Backends[0]; !got.Since.Equal(start.Add(75*time.Second)) || got.DowntimeAt(s.Time) != 7*time.Second {
 		t.Fatalf("5s then 2s out: since %v, downtime %v, want 7s", got.Since, got.DowntimeAt(s.Time))
@@ -46,7 +46,7 @@ func TestPassiveEjectionIsATransition(t *testing.T) {
 	b := p.Backends()[0]
 	failTraffic(p, b, 3)
 	ejectedAt := clock.Now()
-	clock.Add(4 * time.Second)
+	clock.Advance(4 * time.Second)
 	s := p.Snapshot()
 	if got := s.Backends[0]; !got.Since.Equal(ejectedAt) || got.DowntimeAt(s.Time) != 4*time.Second {
 		t.Fatalf("ejected 4s ago: since %v (want %v), downtime %v", got.Since, ejectedAt, got.DowntimeAt(s.Time))
