@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -83,21 +84,36 @@ func (p *Pool) Run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		var elapsed <-chan time.Time
-		if due := p.readmitDue.Load(); due != 0 {
-			// A due time already past fires at once.
-			timer.Reset(time.Duration(due - p.now().UnixNano()))
-			elapsed = timer.C
-		} else {
-			timer.Stop()
-		}
-		select {
-		case <-ctx.Done():
+		elapsed, done := p.waitDue(ctx, timer, &p.readmitDue, p.readmitWake)
+		if done {
 			return
-		case <-p.readmitWake:
-		case <-elapsed:
+		}
+		if elapsed {
 			p.readmitElapsed(p.now())
 		}
+	}
+}
+
+// waitDue waits for the Unix time in nanoseconds that due holds (none when
+// it holds 0), a signal on wake, or the end of ctx, and says which: a due
+// time already past fires at once. It is the one timer loop of the pool's
+// background work, so that no backend needs a goroutine or timer of its
+// own; the callers load due afresh each time round.
+func (p *Pool) waitDue(ctx context.Context, timer *time.Timer, due *atomic.Int64, wake <-chan struct{}) (elapsed, done bool) {
+	var fired <-chan time.Time
+	if at := due.Load(); at != 0 {
+		timer.Reset(time.Duration(at - p.now().UnixNano()))
+		fired = timer.C
+	} else {
+		timer.Stop()
+	}
+	select {
+	case <-ctx.Done():
+		return false, true
+	case <-wake:
+		return false, false
+	case <-fired:
+		return true, false
 	}
 }
 

@@ -209,18 +209,8 @@ func (p *Pool) RunMaintenance(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		var elapsed <-chan time.Time
-		if due := p.maint.due.Load(); due != 0 {
-			timer.Reset(time.Duration(due - p.now().UnixNano()))
-			elapsed = timer.C
-		} else {
-			timer.Stop()
-		}
-		select {
-		case <-ctx.Done():
+		if _, done := p.waitDue(ctx, timer, &p.maint.due, p.maint.wake); done {
 			return
-		case <-p.maint.wake:
-		case <-elapsed:
 		}
 		p.expireMaintenance(p.now())
 		if err := p.saveMaintenance(); err != nil {
