@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,19 +116,7 @@ func startProbegateWithResolver(t *testing.T, dnsIP string, args ...string) *pro
 	script := `"$1" --bind "$2" /etc/resolv.conf || exit 1; shift 2; exec "$@"`
 	p.cmd = exec.Command(unshare, append([]string{"--mount", "sh", "-c", script, "sh", mount, conf, binary(t), "--web.listen-address=" + addr}, args...)...)
 	p.output, p.done = startProcess(t, "probegate", p.cmd)
-	waitFor(t, 10*time.Second, "probegate /healthz", func() bool {
-		select {
-		case <-p.done:
-			t.Fatalf("probegate in its mount namespace exited:\n%s", p.output)
-		default:
-		}
-		resp, err := http.Get(p.base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	p.waitServing(t)
 	return p
 }
 

@@ -107,7 +107,20 @@ type probegateProcess struct {
 func startProbegate(t testing.TB, args ...string) *probegateProcess {
 	t.Helper()
 	p := launchProbegate(t, freeAddr(t), args...)
+	p.waitServing(t)
+	return p
+}
+
+// waitServing waits until /healthz answers over plain HTTP, and fails at
+// once, with the output, if the process exits first.
+func (p *probegateProcess) waitServing(t testing.TB) {
+	t.Helper()
 	waitFor(t, 10*time.Second, "probegate /healthz", func() bool {
+		select {
+		case <-p.done:
+			t.Fatalf("probegate exited before serving:\n%s", p.output)
+		default:
+		}
 		resp, err := http.Get(p.base + "/healthz")
 		if err != nil {
 			return false
@@ -115,7 +128,6 @@ func startProbegate(t testing.TB, args ...string) *probegateProcess {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
-	return p
 }
 
 // launchProbegate runs the binary with args plus --web.listen-address=addr
