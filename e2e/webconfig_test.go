@@ -3,30 +3,14 @@ package e2e
 import (
 	"crypto/tls"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
-
-	"github.com/probegate/probegate/internal/testpki"
 )
 
 // TestWebConfigServesTLSWithBasicAuth runs probegate with a real
 // exporter-toolkit web config: HTTPS only, and /metrics behind basic auth.
 func TestWebConfigServesTLSWithBasicAuth(t *testing.T) {
-	dir := t.TempDir()
-	pki := testpki.New(t)
-	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	webConfig := filepath.Join(dir, "web.yml")
-	if err := os.WriteFile(webConfig, []byte("tls_server_config:\n  cert_file: "+pki.ServerFile+"\n  key_file: "+pki.ServerKeyFile+
-		"\nbasic_auth_users:\n  operator: "+string(hash)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	webConfig, pki := webConfigWithAuth(t)
 	addr := freeAddr(t)
 	launchProbegate(t, addr, "--web.config.file="+webConfig, "--backend=a=http://127.0.0.1:1")
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.CAPool}}}
