@@ -46,6 +46,8 @@ type options struct {
 	// DiscoveryUpdateInterval is the longest wait between a service
 	// discovery change and the pool's rebuild.
 	DiscoveryUpdateInterval time.Duration
+	// ReplicaName names this replica (flags_replica.go).
+	ReplicaName string
 
 	configFile *flagValue[string]
 	// overrides are the flags that replace a configuration key.
@@ -128,6 +130,7 @@ func registerFlags(app flagAdder) *options {
 		"A backend as name=url, added after the file's backends. Repeatable; in the environment variable, one per line.",
 		&o.backends.flagSource, o.backends).PlaceHolder("NAME=URL")
 	o.maintenanceFlags(app)
+	o.replicaFlag(app)
 	return o
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -333,5 +334,20 @@ func TestCheckConfigExitsOneForABadFlag(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"check-config", "--health-probe.failures=0"}, &stdout, &stderr); code != 1 {
 		t.Errorf("exit %d, want 1; stderr %q", code, stderr.String())
+	}
+}
+
+func TestReplicaNameDefaultsToHostAndListenPort(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &options{ListenAddresses: []string{"127.0.0.1:19797"}}
+	if got, want := o.replicaName(), net.JoinHostPort(host, "19797"); got != want {
+		t.Errorf("replicaName() = %q, want %q", got, want)
+	}
+	o.ReplicaName = "probegate-0"
+	if got := o.replicaName(); got != "probegate-0" {
+		t.Errorf("replicaName() with --replica.name = %q", got)
 	}
 }
