@@ -281,6 +281,7 @@ func TestEveryFlagHasItsEnvironmentVariable(t *testing.T) {
 		"backend":                   "PROBEGATE_BACKEND",
 		"web.enable-admin-api":      "PROBEGATE_WEB_ENABLE_ADMIN_API",
 		"storage.path":              "PROBEGATE_STORAGE_PATH",
+		"replica.name":              "PROBEGATE_REPLICA_NAME",
 		"discovery.update-interval": "PROBEGATE_DISCOVERY_UPDATE_INTERVAL",
 	}
 	got := map[string]string{}
