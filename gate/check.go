@@ -20,7 +20,20 @@ type checkResult struct {
 	name   string
 	pass   bool
 	output string
+	// warn marks a check that passes with a warning: it does not fail
+	// /ready, and its status says "warn".
+	warn bool
 }
+
+// Warning is an error a check returns to pass with status "warn": the
+// gate stays ready, and the body shows the warning's text as the check's
+// output, for a check that chose not to fail although something is wrong.
+type Warning struct{ Output string }
+
+func (w *Warning) Error() string { return w.Output }
+
+// Warn returns a *Warning with output, for a check to return.
+func Warn(output string) error { return &Warning{Output: output} }
 
 // Register adds a readiness check. The check passes when fn returns nil;
 // otherwise the error's text is its output. fn gets a context that ends
@@ -118,6 +131,10 @@ func (g *Gate) callCheck(ctx context.Context, c check) (r checkResult) {
 		}
 	}()
 	output, err := c.fn(ctx)
+	var warning *Warning
+	if errors.As(err, &warning) {
+		return checkResult{name: c.name, pass: true, warn: true, output: warning.Output}
+	}
 	if err != nil {
 		return checkResult{name: c.name, output: err.Error()}
 	}

@@ -137,9 +137,12 @@ func (ev *evaluation) body(draining bool, exclude []string) ([]byte, bool) {
 			continue
 		}
 		status := "pass"
-		if !r.pass {
+		switch {
+		case !r.pass:
 			status = "fail"
 			pass = false
+		case r.warn:
+			status = "warn"
 		}
 		h.Checks[r.name] = checkJSON{Status: status, Output: r.output}
 	}

@@ -137,3 +137,11 @@ func (g *Gate) SetTimings(o Options) {
 
 // Draining reports whether the drain has begun.
 func (g *Gate) Draining() bool { return g.draining.Load() }
+
+// Ready reports what /ready answers now, without exclusions: not draining
+// and every check passing (a warning passes). It shares the cached
+// evaluation with /ready.
+func (g *Gate) Ready(ctx context.Context) bool {
+	ev, err := g.current(ctx)
+	return err == nil && ev.pass && !g.draining.Load()
+}
