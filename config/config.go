@@ -22,6 +22,7 @@ type Config struct {
 	Gate             Gate             `yaml:"gate"`
 	Fanout           Fanout           `yaml:"fanout"`
 	PassiveHealth    PassiveHealth    `yaml:"passive_health"`
+	Maintenance      Maintenance      `yaml:"maintenance"`
 	HTTPClientConfig HTTPClientConfig `yaml:"http_client_config"`
 	Backends         []Backend        `yaml:"backends"`
 
@@ -77,6 +78,7 @@ func Default() *Config {
 			MinRequests:       10,
 			MaxEjectedPercent: 50,
 		},
+		Maintenance:      defaultMaintenance(),
 		HTTPClientConfig: commoncfg.DefaultHTTPClientConfig,
 	}
 }
@@ -143,6 +145,10 @@ type Pool struct {
 type Readiness struct {
 	MinAvailable   *IntOrPercent `yaml:"min_available,omitempty"`
 	MaxUnavailable *IntOrPercent `yaml:"max_unavailable,omitempty"`
+	// PeerRelative keeps this replica ready while its budget does not
+	// hold if no live peer's budget holds either: withdrawing every
+	// replica at once would hide the answers that explain the outage.
+	PeerRelative bool `yaml:"peer_relative,omitempty"`
 }
 
 // IntOrPercent is an integer or "N%", as in Kubernetes.

@@ -27,7 +27,7 @@ func withoutSource(c *Config) Config {
 	return v
 }
 
-func TestDefaultIsSpecSection7(t *testing.T) {
+func TestDefaultIsTheDocumentedConfiguration(t *testing.T) {
 	c := Default()
 	want := Config{
 		HealthProbe: HealthProbe{Enabled: true, Path: "/healthz", Interval: seconds(5), Timeout: seconds(2), Failures: 3, Successes: 2, Kind: "http", Method: "GET"},
@@ -37,6 +37,9 @@ func TestDefaultIsSpecSection7(t *testing.T) {
 			ForwardHeaders: DefaultForwardHeaders(), MaxRequestHeaderBytes: 16 << 10, MaxConcurrent: 256},
 		PassiveHealth: PassiveHealth{Enabled: false, Window: seconds(30), MaxFailures: 5, MinSuccessRatio: 0,
 			MinRequests: 10, MaxEjectedPercent: 50},
+		Maintenance: Maintenance{Store: "file", MaxTTL: seconds(8760 * 3600), Etcd: Etcd{
+			Endpoints: []string{"http://127.0.0.1:2379"}, Prefix: "/probegate/default",
+			DialTimeout: seconds(5), RequestTimeout: seconds(5)}},
 		HTTPClientConfig: commoncfg.DefaultHTTPClientConfig,
 	}
 	if !reflect.DeepEqual(withoutSource(c), want) {

@@ -85,6 +85,12 @@ var invalidCases = []struct {
 	{"file-sd-unknown-key", 3, "file_sd_configs[0].refresh_intervall", `unknown key "refresh_intervall" (did you mean "refresh_interval"?)`},
 	{"dns-sd-no-port", 2, "dns_sd_configs[0]", "a port is required in DNS-SD configs for all record types except SRV"},
 	{"relabel-target-label", 4, "relabel_configs[0]", "relabel configuration for replace action requires 'target_label' value"},
+	{"maintenance-store", 2, "maintenance.store", `"consul" is not a store: want file or etcd`},
+	{"maintenance-max-ttl-zero", 2, "maintenance.max_ttl", "0s is not positive"},
+	{"maintenance-etcd-no-endpoints", 4, "maintenance.etcd.endpoints", "at least one endpoint is required with maintenance.store: etcd"},
+	{"maintenance-etcd-endpoint-credentials", 6, "maintenance.etcd.endpoints[1]", `"http://root:xxxxx@127.0.0.1:2380": want http://host:port or https://host:port, without credentials`},
+	{"maintenance-etcd-prefix", 4, "maintenance.etcd.prefix", `"probegate/default": want a key prefix that starts with /`},
+	{"peer-relative-file-store", 3, "readiness.peer_relative", "needs maintenance.store: etcd"},
 }
 
 func TestInvalidFixtures(t *testing.T) {
@@ -163,6 +169,15 @@ func TestInvalidURLErrorsHidePasswords(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "@127.0.0.1:80") {
 			t.Errorf("%s: error %v, want one that names the URL without its password", name, err)
 		}
+	}
+}
+
+// TestInvalidEtcdEndpointHidesPassword: an etcd endpoint with a password
+// is refused without the password appearing in the error.
+func TestInvalidEtcdEndpointHidesPassword(t *testing.T) {
+	_, err := Load(filepath.Join("testdata", "invalid-maintenance-etcd-endpoint-credentials.yml"))
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "root:xxxxx@127.0.0.1:2380") {
+		t.Errorf("error %v, want one that names the endpoint without its password", err)
 	}
 }
 

@@ -34,6 +34,7 @@ func (c *Config) Validate() error {
 	v.gate()
 	v.fanout()
 	v.passiveHealth()
+	v.maintenance()
 	if err := c.HTTPClientConfig.Validate(); err != nil {
 		v.add("http_client_config", "%v", err)
 	}
