@@ -119,7 +119,7 @@ func (c *maintenanceCLI) doStart(ctx context.Context, api apiClient, stdout io.W
 			return usageError{fmt.Errorf("--ttl %q: want a positive duration such as 30m, 2h or 1d", c.ttl)}
 		}
 	}
-	body, _ := json.Marshal(map[string]string{"reason": c.reason, "ttl": c.ttl})
+	body, _ := json.Marshal(maintenance.Request{Reason: c.reason, TTL: c.ttl})
 	path := "/api/v1/backends/" + url.PathEscape(c.name) + "/maintenance"
 	if c.force {
 		path += "?force=true"
@@ -130,11 +130,7 @@ func (c *maintenanceCLI) doStart(ctx context.Context, api apiClient, stdout io.W
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
-		var got struct {
-			Forced      bool             `json:"forced"`
-			Maintenance pool.Maintenance `json:"maintenance"`
-			Readiness   pool.Budget      `json:"readiness"`
-		}
+		var got maintenance.Entered
 		if err := json.Unmarshal(data, &got); err != nil {
 			return fmt.Errorf("unexpected answer from %s: %w", api.base, err)
 		}
@@ -148,10 +144,10 @@ func (c *maintenanceCLI) doStart(ctx context.Context, api apiClient, stdout io.W
 		}
 		return nil
 	case http.StatusTooManyRequests:
-		var b pool.Budget
-		json.Unmarshal(data, &b)
+		var refused maintenance.Refused
+		json.Unmarshal(data, &refused)
 		retry := resp.Header.Get("Retry-After")
-		return fmt.Errorf("%w: the readiness budget allows no disruption (%s); retry in %ss or use --force", errRefused, budgetText(b), retry)
+		return fmt.Errorf("%w: the readiness budget allows no disruption (%s); retry in %ss or use --force", errRefused, budgetText(refused.Budget), retry)
 	case http.StatusBadRequest:
 		return usageError{errors.New(apiError(data))}
 	default:
@@ -167,36 +163,29 @@ func (c *maintenanceCLI) doStop(ctx context.Context, api apiClient, stdout io.Wr
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%w: %s: %s", errRefused, resp.Status, apiError(data))
 	}
-	var got struct {
-		WasInMaintenance bool   `json:"was_in_maintenance"`
-		State            string `json:"state"`
-	}
+	var got maintenance.Ended
 	if err := json.Unmarshal(data, &got); err != nil {
 		return fmt.Errorf("unexpected answer from %s: %w", api.base, err)
 	}
-	switch {
-	case !got.WasInMaintenance:
-		fmt.Fprintf(stdout, "%s was not in maintenance\n", c.name)
-	case got.State == "unhealthy":
-		fmt.Fprintf(stdout, "%s left maintenance; it is unhealthy until its probes show it back\n", c.name)
-	case got.State == "":
-		fmt.Fprintf(stdout, "%s left maintenance (the backend is not configured now)\n", c.name)
-	default:
-		fmt.Fprintf(stdout, "%s left maintenance; state %s\n", c.name, got.State)
-	}
-	return nil
+	return printEnded(stdout, c.name, got)
 }
 
-// listAnswer is the answer of GET /api/v1/backends.
-type listAnswer struct {
-	Backends []struct {
-		Name        string            `json:"name"`
-		State       string            `json:"state"`
-		InService   bool              `json:"in_service"`
-		Maintenance *pool.Maintenance `json:"maintenance"`
-	} `json:"backends"`
-	Absent    []pool.Maintenance `json:"absent_maintenance"`
-	Readiness pool.Budget        `json:"readiness"`
+// printEnded says what a DELETE did, for the API client and the offline
+// stop alike.
+func printEnded(stdout io.Writer, name string, got maintenance.Ended) error {
+	switch {
+	case !got.WasInMaintenance:
+		fmt.Fprintf(stdout, "%s was not in maintenance\n", name)
+	case !got.Saved:
+		fmt.Fprintf(stdout, "%s left maintenance here, but the store has not recorded it yet; probegate retries\n", name)
+	case got.State == "unhealthy":
+		fmt.Fprintf(stdout, "%s left maintenance; it is unhealthy until its probes show it back\n", name)
+	case got.State == "":
+		fmt.Fprintf(stdout, "%s left maintenance (the backend is not configured now)\n", name)
+	default:
+		fmt.Fprintf(stdout, "%s left maintenance; state %s\n", name, got.State)
+	}
+	return nil
 }
 
 func (c *maintenanceCLI) doList(ctx context.Context, api apiClient, stdout io.Writer) error {
@@ -207,7 +196,7 @@ func (c *maintenanceCLI) doList(ctx context.Context, api apiClient, stdout io.Wr
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%w: %s: %s", errRefused, resp.Status, apiError(data))
 	}
-	var got listAnswer
+	var got maintenance.List
 	if err := json.Unmarshal(data, &got); err != nil {
 		return fmt.Errorf("unexpected answer from %s: %w", api.base, err)
 	}

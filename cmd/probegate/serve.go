@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -67,6 +66,8 @@ type server struct {
 	running atomic.Pointer[config.Config]
 	// sd is service discovery.
 	sd *discovery.Discovery
+	// maint is maintenance, its store and the replica views.
+	maint *maintenanceService
 
 	// reloads makes SIGHUP and POST /-/reload one reload at a time: a
 	// request that arrives while one runs shares its result, so a storm of
@@ -91,14 +92,16 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	)
 	s := &server{opts: opts, logger: logger, load: load, metrics: collector.NewMetrics(reg)}
 	backends := pool.New(logger, time.Now)
-	if err := openMaintenance(opts, backends); err != nil {
-		level.Error(logger).Log("msg", "Cannot read the maintenance state", "err", err)
-		return 1
-	}
 	if err := backends.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
 		level.Error(logger).Log("msg", "Cannot build the backend pool", "err", err)
 		return 1
 	}
+	maint, err := openMaintenance(opts, cfg, backends, reg, logger)
+	if err != nil {
+		level.Error(logger).Log("msg", "Cannot read the maintenance state", "err", err)
+		return 1
+	}
+	s.maint = maint
 	s.pool = backends
 	s.running.Store(cfg)
 	s.prober = probe.NewProber(backends, logger, s.metrics.ObserveProbe)
@@ -109,7 +112,8 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	gateOptions.Logger = logger
 	g := gate.New(gateOptions)
 	s.gate = g
-	g.RegisterWithOutput("backends", budgetCheck(backends))
+	maint.startReplicas(opts.replicaName(), g, backends, reg, logger)
+	g.RegisterWithOutput("backends", s.budgetCheck(reg))
 	reg.MustRegister(g)
 	if err := s.startDiscovery(cfg, reg); err != nil {
 		level.Error(logger).Log("msg", "Cannot start service discovery", "err", err)
@@ -127,7 +131,12 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	mux.Handle("/healthz", collector.HealthzHandler(backends, s.fanout.LastRound))
 	mux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
 	s.mountIntrospection(mux, started)
-	mountMaintenanceAPI(mux, opts, backends, reg, logger)
+	api, err := maint.api(opts, cfg, logger)
+	if err != nil {
+		level.Error(logger).Log("msg", "Cannot serve the admin API", "err", err)
+		return 1
+	}
+	api.Register(mux)
 	if err := s.mountLandingPage(mux); err != nil {
 		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
 		return 1
@@ -163,6 +172,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	background.Go(func() { s.prober.Run(ctx) })
 	background.Go(func() { s.pool.Run(ctx) })
 	background.Go(func() { s.pool.RunMaintenance(ctx) })
+	background.Go(func() { maint.run(ctx) })
 	g.OnShutdown(func(context.Context) {
 		stopBackground()
 		background.Wait()
@@ -193,7 +203,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 // and the landing page; a path ending in "/" is a subtree.
 func builtinRoutes() []string {
 	return []string{"/health", "/ready", "/healthz", fanout.Path + "/", "/-/reload", "/status", configPath,
-		maintenance.BackendsPath, maintenance.BackendsPath + "/"}
+		maintenance.BackendsPath, maintenance.BackendsPath + "/", maintenance.ReplicasPath}
 }
 
 // gateTimings are the gate options the configuration sets.
@@ -218,20 +228,6 @@ func routeFanout(fan, mux http.Handler) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
-}
-
-// budgetCheck is the gate's `backends` check: the pool's readiness budget,
-// with its numbers in the output whether it holds or not.
-func budgetCheck(backends *pool.Pool) func(context.Context) (string, error) {
-	return func(context.Context) (string, error) {
-		b := backends.Budget()
-		numbers := fmt.Sprintf("expected=%d current_healthy=%d desired_healthy=%d disruptions_allowed=%d",
-			b.Expected, b.CurrentHealthy, b.DesiredHealthy, b.DisruptionsAllowed)
-		if !b.Holds() {
-			return "", errors.New("readiness budget does not hold: " + numbers)
-		}
-		return numbers, nil
-	}
 }
 
 // reloadOnSIGHUP reloads the configuration on every SIGHUP until stopped.
@@ -304,6 +300,9 @@ func (s *server) reload() error {
 func (s *server) apply() error {
 	cfg, err := s.load()
 	if err != nil {
+		return err
+	}
+	if err := s.maint.checkReload(cfg); err != nil {
 		return err
 	}
 	s.applyMu.Lock()

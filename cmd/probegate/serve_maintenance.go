@@ -1,46 +1,148 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
-	"net/http"
+	"context"
+	"fmt"
 	"os"
+	"reflect"
+	"strings"
+	"time"
 
 	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/version"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/gate"
 )
 
-// openMaintenance restores the maintenance entries kept in --storage.path
-// into the pool and has the pool save every change there. A state file
-// that cannot be read stops start-up, and nothing overwrites it. With the
-// admin API disabled nothing can start a maintenance, so a storage
-// directory that does not exist is not created.
-func openMaintenance(opts *options, p *pool.Pool) error {
-	dir := opts.storageDir()
-	if !opts.EnableAdminAPI {
-		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			return nil
+// maintenanceService is maintenance as one replica runs it: the store the
+// configuration names, the manager that keeps the pool in step with it,
+// and, with a shared store, this replica's view among its peers.
+type maintenanceService struct {
+	store    maintenance.Store
+	manager  *maintenance.Manager
+	replicas *maintenance.Replicas // nil unless the store is shared
+	// settings is the maintenance block the store was opened with: a
+	// reload may not change it.
+	settings config.Maintenance
+}
+
+// openMaintenance opens the configured store and applies its entries to
+// the pool. A file store that cannot be read stops start-up, and nothing
+// overwrites it; an etcd cluster that cannot be reached does not (the
+// replica serves, refuses writes and keeps trying).
+func openMaintenance(opts *options, cfg *config.Config, p *pool.Pool, reg prometheus.Registerer, logger log.Logger) (*maintenanceService, error) {
+	svc := &maintenanceService{settings: cfg.Maintenance}
+	var err error
+	switch cfg.Maintenance.Store {
+	case config.StoreEtcd:
+		store, err := maintenance.OpenEtcd(cfg.Maintenance.Etcd)
+		if err != nil {
+			return nil, err
+		}
+		svc.store = store
+	default:
+		if svc.store, err = maintenance.OpenFile(opts.storageDir()); err != nil {
+			return nil, err
 		}
 	}
-	store, entries, err := maintenance.Open(dir)
-	if err != nil {
-		return err
+	svc.manager = maintenance.NewManager(p, svc.store, reg, logger, time.Now)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.Maintenance.Etcd.RequestTimeout)+time.Second)
+	defer cancel()
+	if err := svc.manager.Start(ctx); err != nil {
+		if !svc.store.Shared() {
+			return nil, err
+		}
+		level.Warn(logger).Log("msg", "Cannot read the maintenance store; serving without its entries until it answers", "store", svc.store.Kind(), "err", err)
 	}
-	p.RestoreMaintenance(entries)
-	p.OnMaintenanceChange(store.Save)
+	if entries := p.Maintenances(); len(entries) > 0 && !opts.EnableAdminAPI {
+		names := make([]string, len(entries))
+		for i, e := range entries {
+			names[i] = e.Backend
+		}
+		level.Warn(logger).Log("msg", "Backends are in maintenance but the admin API is off: nothing here can end it before its ttl",
+			"backends", strings.Join(names, ","), "hint", "enable --web.enable-admin-api, or run probegate maintenance stop NAME --storage.path DIR while probegate is stopped")
+	}
+	return svc, nil
+}
+
+// startReplicas publishes this replica's view when the store is shared.
+func (svc *maintenanceService) startReplicas(name string, g *gate.Gate, p *pool.Pool, reg prometheus.Registerer, logger log.Logger) {
+	registry, ok := svc.store.(maintenance.Registry)
+	if !ok {
+		return
+	}
+	self := func(ctx context.Context) maintenance.ReplicaView {
+		b := p.Budget()
+		return maintenance.ReplicaView{Name: name, Version: version.Version, Ready: g.Ready(ctx), BudgetHolds: b.Holds(),
+			Draining: g.Draining(), Expected: b.Expected, InService: b.CurrentHealthy, DisruptionsAllowed: b.DisruptionsAllowed}
+	}
+	svc.replicas = maintenance.NewReplicas(registry, self, reg, logger, time.Now)
+}
+
+// run keeps the entries in step with the store, and publishes the replica
+// view, until ctx ends.
+func (svc *maintenanceService) run(ctx context.Context) {
+	done := make(chan struct{})
+	if svc.replicas != nil {
+		go func() { defer close(done); svc.replicas.Run(ctx) }()
+	} else {
+		close(done)
+	}
+	svc.manager.Run(ctx)
+	<-done
+	svc.store.Close()
+}
+
+// api is the admin API over the service; the demo serves it to loopback
+// clients only.
+func (svc *maintenanceService) api(opts *options, cfg *config.Config, logger log.Logger) (*maintenance.API, error) {
+	authenticated, err := webConfigAuthenticates(opts.WebConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	apiOpts := maintenance.APIOptions{Enabled: opts.EnableAdminAPI, LoopbackOnly: opts.adminLoopbackOnly,
+		Authenticated: authenticated, MaxTTL: time.Duration(cfg.Maintenance.MaxTTL)}
+	if svc.replicas != nil {
+		apiOpts.Replicas = svc.replicas.Live
+	}
+	return maintenance.NewAPI(svc.manager, apiOpts, logger), nil
+}
+
+// checkReload refuses a configuration that changes the store: the
+// replica's entries and its peers come from it, so a restart applies it.
+func (svc *maintenanceService) checkReload(cfg *config.Config) error {
+	was, now := svc.settings, cfg.Maintenance
+	switch {
+	case was.Store != now.Store:
+		return fmt.Errorf("maintenance.store changed from %s to %s: restart probegate to apply it", was.Store, now.Store)
+	case !reflect.DeepEqual(was.Etcd, now.Etcd):
+		return fmt.Errorf("maintenance.etcd changed: restart probegate to apply it")
+	}
 	return nil
 }
 
-// mountMaintenanceAPI serves the admin API, which answers 403 unless
-// --web.enable-admin-api is given; the demo serves it to loopback clients
-// only.
-func mountMaintenanceAPI(mux *http.ServeMux, opts *options, p *pool.Pool, reg prometheus.Registerer, logger log.Logger) {
-	api := maintenance.NewAPI(p, opts.EnableAdminAPI, reg, logger)
-	if opts.adminLoopbackOnly {
-		api.RestrictToLoopback()
+// webConfigAuthenticates reports whether the web configuration file makes
+// every client authenticate with basic auth: only then is the user name
+// of a request a verified one.
+func webConfigAuthenticates(path string) (bool, error) {
+	if path == "" {
+		return false, nil
 	}
-	api.Register(mux)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("--web.config.file: %w", err)
+	}
+	var wc struct {
+		Users map[string]string `yaml:"basic_auth_users"`
+	}
+	if err := yaml.Unmarshal(data, &wc); err != nil {
+		return false, fmt.Errorf("--web.config.file %s: %w", path, err)
+	}
+	return len(wc.Users) > 0, nil
 }

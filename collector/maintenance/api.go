@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/collector/pool"
@@ -23,6 +23,8 @@ import (
 const (
 	// BackendsPath lists every backend with its state and maintenance.
 	BackendsPath = "/api/v1/backends"
+	// ReplicasPath lists the live replicas sharing the store.
+	ReplicasPath = "/api/v1/replicas"
 	// maintenancePattern is the ServeMux pattern of one backend's maintenance.
 	maintenancePattern = BackendsPath + "/{name}/maintenance"
 )
@@ -33,37 +35,46 @@ const maxRequestBytes = 64 << 10
 // maxReasonLength bounds the reason, which is stored and logged.
 const maxReasonLength = 1024
 
-// API is the admin API of maintenance. Disabled, every path answers 403
-// saying how to enable it.
-type API struct {
-	pool     *pool.Pool
-	enabled  bool
-	logger   log.Logger
-	refusals prometheus.Counter
-	// now is the clock a ttl counts from; the pool's clock in production.
-	now func() time.Time
-	// loopbackOnly refuses clients that are not on a loopback address.
-	loopbackOnly bool
+// storeRetryAfter is the Retry-After, in seconds, of a request refused
+// because the store could not be reached.
+const storeRetryAfter = 5
+
+// APIOptions are the settings of the admin API.
+type APIOptions struct {
+	// Enabled serves the API; disabled, every path answers 403 saying how
+	// to enable it.
+	Enabled bool
+	// LoopbackOnly refuses clients that are not on a loopback address, for
+	// `probegate demo`, which enables the API whatever address it listens
+	// on.
+	LoopbackOnly bool
+	// Authenticated says the web configuration authenticates every client
+	// with basic auth, so that the user name of a request is a verified
+	// one; otherwise the audit field records the client's address.
+	Authenticated bool
+	// MaxTTL bounds the ttl a request may ask for.
+	MaxTTL time.Duration
+	// Replicas lists the live replicas, nil when the store is not shared.
+	Replicas func() []ReplicaView
 }
 
-// NewAPI returns the admin API over the pool and registers its metric. A
-// nil logger logs nothing.
-func NewAPI(p *pool.Pool, enabled bool, reg prometheus.Registerer, logger log.Logger) *API {
+// API is the admin API of maintenance.
+type API struct {
+	manager *Manager
+	pool    *pool.Pool
+	opts    APIOptions
+	logger  log.Logger
+	now     func() time.Time
+}
+
+// NewAPI returns the admin API over the manager's pool. A nil logger logs
+// nothing.
+func NewAPI(m *Manager, opts APIOptions, logger log.Logger) *API {
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	refusals := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "probegate_maintenance_refusals_total",
-		Help: "Maintenance requests refused because the readiness budget allowed no disruption.",
-	})
-	reg.MustRegister(refusals)
-	return &API{pool: p, enabled: enabled, logger: logger, refusals: refusals, now: time.Now}
+	return &API{manager: m, pool: m.pool, opts: opts, logger: logger, now: m.now}
 }
-
-// RestrictToLoopback makes the API answer 403 to every client that does
-// not connect from a loopback address, for `probegate demo`, which enables
-// the API whatever address it listens on. Call it before serving.
-func (a *API) RestrictToLoopback() { a.loopbackOnly = true }
 
 // Register mounts the API on mux. The state-changing endpoint refuses
 // cross-origin browser requests, so that a page a browser visits cannot
@@ -71,16 +82,17 @@ func (a *API) RestrictToLoopback() { a.loopbackOnly = true }
 func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle(BackendsPath, a.gated(http.HandlerFunc(a.list)))
 	mux.Handle(maintenancePattern, a.gated(http.NewCrossOriginProtection().Handler(http.HandlerFunc(a.maintenance))))
+	mux.Handle(ReplicasPath, a.gated(http.HandlerFunc(a.replicas)))
 }
 
 // gated answers 403 while the admin API is disabled.
 func (a *API) gated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.enabled {
+		if !a.opts.Enabled {
 			writeError(w, http.StatusForbidden, "the admin API is disabled; start probegate with --web.enable-admin-api to enable it")
 			return
 		}
-		if a.loopbackOnly && !fromLoopback(r) {
+		if a.opts.LoopbackOnly && !fromLoopback(r) {
 			writeError(w, http.StatusForbidden, "the admin API answers loopback clients only here")
 			return
 		}
@@ -88,37 +100,25 @@ func (a *API) gated(h http.Handler) http.Handler {
 	})
 }
 
-// backendView is one backend of GET /api/v1/backends.
-type backendView struct {
-	Name        string            `json:"name"`
-	URL         string            `json:"url"`
-	State       string            `json:"state"`
-	InService   bool              `json:"in_service"`
-	Maintenance *pool.Maintenance `json:"maintenance"`
-}
-
-// listView is the answer of GET /api/v1/backends.
-type listView struct {
-	Backends []backendView `json:"backends"`
-	// Absent are the maintenance entries of backends the pool does not
-	// have now (removed by a reload); they apply again when the backend
-	// returns, unless they expire first.
-	Absent    []pool.Maintenance `json:"absent_maintenance"`
-	Readiness pool.Budget        `json:"readiness"`
-}
-
-func (a *API) list(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, "use GET")
-		return
+// onlyGet answers 405 to anything but GET and HEAD.
+func onlyGet(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
 	}
+	w.Header().Set("Allow", "GET, HEAD")
+	writeError(w, http.StatusMethodNotAllowed, "use GET")
+	return false
+}
+
+// ListBackends is the answer of GET /api/v1/backends now.
+func (a *API) ListBackends() List {
 	snap := a.pool.Snapshot()
-	view := listView{Backends: make([]backendView, len(snap.Backends)), Absent: []pool.Maintenance{}, Readiness: snap.Budget}
+	view := List{Backends: make([]BackendView, len(snap.Backends)), Absent: []pool.Maintenance{},
+		Readiness: snap.Budget, Store: a.manager.Status()}
 	present := make(map[string]bool, len(snap.Backends))
 	for i, b := range snap.Backends {
 		present[b.Name] = true
-		view.Backends[i] = backendView{Name: b.Name, URL: b.URL, State: b.Health.State.String(),
+		view.Backends[i] = BackendView{Name: b.Name, URL: b.URL, State: b.Health.State.String(),
 			InService: b.Health.InService(), Maintenance: b.Maintenance}
 	}
 	for _, m := range a.pool.Maintenances() {
@@ -126,39 +126,24 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) {
 			view.Absent = append(view.Absent, m)
 		}
 	}
-	writeJSON(w, http.StatusOK, view)
+	return view
 }
 
-// request is the body of POST …/maintenance.
-type request struct {
-	Reason string `json:"reason"`
-	// TTL ends the maintenance by itself after this long, in Prometheus
-	// duration syntax (2h, 30m, 1d); empty for none.
-	TTL string `json:"ttl"`
+func (a *API) list(w http.ResponseWriter, r *http.Request) {
+	if onlyGet(w, r) {
+		writeJSON(w, http.StatusOK, a.ListBackends())
+	}
 }
 
-// entered is the answer to a maintenance request the pool granted.
-type entered struct {
-	Backend     string           `json:"backend"`
-	State       string           `json:"state"`
-	Forced      bool             `json:"forced"`
-	Maintenance pool.Maintenance `json:"maintenance"`
-	Readiness   pool.Budget      `json:"readiness"`
-}
-
-// refused is the 429 answer: the budget's numbers.
-type refused struct {
-	Error string `json:"error"`
-	pool.Budget
-}
-
-// ended is the answer to DELETE …/maintenance.
-type ended struct {
-	Backend string `json:"backend"`
-	// WasInMaintenance is false when there was nothing to end.
-	WasInMaintenance bool `json:"was_in_maintenance"`
-	// State is the backend's state now, empty when the pool does not have it.
-	State string `json:"state,omitempty"`
+func (a *API) replicas(w http.ResponseWriter, r *http.Request) {
+	if !onlyGet(w, r) {
+		return
+	}
+	if a.opts.Replicas == nil {
+		writeError(w, http.StatusNotFound, "replica views need maintenance.store: etcd, where replicas share their state")
+		return
+	}
+	writeJSON(w, http.StatusOK, ReplicaList{Replicas: a.opts.Replicas()})
 }
 
 func (a *API) maintenance(w http.ResponseWriter, r *http.Request) {
@@ -175,85 +160,130 @@ func (a *API) maintenance(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
-	force, m, err := parseEnter(w, r, a.now())
+	force, err := parseForce(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	m.Backend = name
-	m.By = requester(r)
-	after, forced, err := a.pool.EnterMaintenance(m, force)
-	var budgetErr *pool.BudgetError
+	req, err := ParseRequest(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	entry, err := req.Entry(a.now(), a.opts.MaxTTL)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	entry.Backend = name
+	entry.By = a.requester(r)
+	grant, err := a.manager.Enter(r.Context(), entry, force)
+	var budgetErr *BudgetError
 	switch {
 	case errors.Is(err, pool.ErrUnknownBackend):
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no backend named %q", name))
-		return
 	case errors.As(err, &budgetErr):
-		a.refusals.Inc()
-		level.Info(a.logger).Log("msg", "Maintenance refused by the readiness budget", "backend", name, "by", m.By,
-			"expected", budgetErr.Budget.Expected, "current_healthy", budgetErr.Budget.CurrentHealthy,
-			"desired_healthy", budgetErr.Budget.DesiredHealthy, "disruptions_allowed", budgetErr.Budget.DisruptionsAllowed)
+		a.manager.metrics.refusals.Inc()
+		b := budgetErr.Budget
+		level.Info(a.logger).Log("msg", "Maintenance refused by the readiness budget", "backend", name, "by", entry.By,
+			"expected", b.Expected, "current_healthy", b.CurrentHealthy, "desired_healthy", b.DesiredHealthy, "disruptions_allowed", b.DisruptionsAllowed)
 		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(name)))
-		writeJSON(w, http.StatusTooManyRequests, refused{Error: budgetErr.Error() + "; retry later or use force", Budget: budgetErr.Budget})
-		return
+		writeJSON(w, http.StatusTooManyRequests, Refused{Error: budgetErr.Error() + "; retry later or use force", Budget: b})
 	case err != nil:
-		writeError(w, http.StatusInternalServerError, fmt.Sprintf("backend %s is in maintenance, but the state could not be saved: %v", name, err))
-		return
+		a.storeUnavailable(w, err)
+	default:
+		writeJSON(w, http.StatusOK, Entered{Backend: name, State: "maintenance", Forced: grant.Forced,
+			Maintenance: grant.Entry, Readiness: grant.Budget})
 	}
-	view := entered{Backend: name, State: "maintenance", Forced: forced, Readiness: after}
-	for _, e := range a.pool.Maintenances() {
-		if e.Backend == name {
-			view.Maintenance = e
-		}
-	}
-	writeJSON(w, http.StatusOK, view)
 }
 
-// parseEnter reads the query and the body of a maintenance request. The
-// reason is required: an entry that may outlive restarts must say why.
-func parseEnter(w http.ResponseWriter, r *http.Request, now time.Time) (force bool, m pool.Maintenance, err error) {
-	if v := r.URL.Query().Get("force"); v != "" {
-		if force, err = strconv.ParseBool(v); err != nil {
-			return false, m, fmt.Errorf("force=%q: want true or false", v)
-		}
+// storeUnavailable answers 503 for a request the store could not take.
+func (a *API) storeUnavailable(w http.ResponseWriter, err error) {
+	w.Header().Set("Retry-After", strconv.Itoa(storeRetryAfter))
+	writeError(w, http.StatusServiceUnavailable, err.Error())
+}
+
+func parseForce(r *http.Request) (bool, error) {
+	v := r.URL.Query().Get("force")
+	if v == "" {
+		return false, nil
 	}
-	var req request
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	force, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("force=%q: want true or false", v)
+	}
+	return force, nil
+}
+
+// ParseRequest reads the body of a maintenance request: one JSON object
+// with the known keys and nothing after it.
+func ParseRequest(body io.Reader) (Request, error) {
+	var req Request
+	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
+	const want = `the body must be one JSON object {"reason": "...", "ttl": "2h"}`
 	if err := dec.Decode(&req); err != nil {
-		return false, m, fmt.Errorf(`the body must be a JSON object {"reason": "...", "ttl": "2h"}: %v`, err)
+		return req, fmt.Errorf("%s: %v", want, err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return req, fmt.Errorf("%s, with nothing after it", want)
+	}
+	return req, nil
+}
+
+// Entry checks the request and makes the entry it asks for at now. The
+// reason is required: an entry that may outlive restarts must say why. A
+// ttl may not exceed maxTTL (no limit when 0).
+func (req Request) Entry(now time.Time, maxTTL time.Duration) (pool.Maintenance, error) {
+	var m pool.Maintenance
 	m.Reason = strings.TrimSpace(req.Reason)
 	switch {
 	case m.Reason == "":
-		return false, m, errors.New("reason is required: say why the backend goes out")
+		return m, errors.New("reason is required: say why the backend goes out")
 	case len(m.Reason) > maxReasonLength:
-		return false, m, fmt.Errorf("reason is longer than %d bytes", maxReasonLength)
+		return m, fmt.Errorf("reason is longer than %d bytes", maxReasonLength)
 	}
-	if req.TTL != "" {
-		ttl, err := model.ParseDuration(req.TTL)
-		if err != nil || ttl <= 0 {
-			return false, m, fmt.Errorf("ttl %q: want a positive duration such as 30m, 2h or 1d", req.TTL)
-		}
-		m.Until = now.Add(time.Duration(ttl)).Round(0)
+	if req.TTL == "" {
+		return m, nil
 	}
-	return force, m, nil
+	ttl, err := model.ParseDuration(req.TTL)
+	switch {
+	case err != nil || ttl <= 0:
+		return m, fmt.Errorf("ttl %q: want a positive duration such as 30m, 2h or 1d", req.TTL)
+	case maxTTL > 0 && time.Duration(ttl) > maxTTL:
+		return m, fmt.Errorf("ttl %q is longer than maintenance.max_ttl (%s)", req.TTL, model.Duration(maxTTL))
+	}
+	m.Until = now.Add(time.Duration(ttl)).Round(0)
+	return m, nil
 }
 
 // fromLoopback reports whether the client connects from a loopback address.
 func fromLoopback(r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
+	ip, ok := clientIP(r)
+	return ok && ip.IsLoopback()
 }
 
-// requester is who asks: the basic-auth user, else the client address.
-func requester(r *http.Request) string {
-	if user, _, ok := r.BasicAuth(); ok && user != "" {
-		return user
+// clientIP is the address the request came from, without its port.
+func clientIP(r *http.Request) (netip.Addr, bool) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	ip, err := netip.ParseAddr(host)
+	return ip.Unmap(), err == nil
+}
+
+// requester is who asks, for the audit field: the basic-auth user when the
+// web configuration verified it, else the client's IP address. A user name
+// nobody checked is whatever the client typed.
+func (a *API) requester(r *http.Request) string {
+	if a.opts.Authenticated {
+		if user, _, ok := r.BasicAuth(); ok && user != "" {
+			return user
+		}
+	}
+	if ip, ok := clientIP(r); ok {
+		return ip.String()
 	}
 	return r.RemoteAddr
 }
@@ -271,23 +301,23 @@ func (a *API) retryAfter(name string) int {
 }
 
 func (a *API) exit(w http.ResponseWriter, r *http.Request, name string) {
-	existed, err := a.pool.ExitMaintenance(name)
+	existed, saved, err := a.manager.Exit(r.Context(), name)
 	switch {
 	case errors.Is(err, pool.ErrUnknownBackend):
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no backend named %q and no maintenance entry for it", name))
 		return
 	case err != nil:
-		writeError(w, http.StatusInternalServerError, fmt.Sprintf("the maintenance of %s ended, but the state could not be saved: %v", name, err))
+		a.storeUnavailable(w, err)
 		return
 	}
-	view := ended{Backend: name, WasInMaintenance: existed}
+	view := Ended{Backend: name, WasInMaintenance: existed, Saved: saved}
 	for _, b := range a.pool.Backends() {
 		if b.Name == name {
 			view.State = b.Health().State.String()
 		}
 	}
 	if existed {
-		level.Info(a.logger).Log("msg", "Maintenance ended by request", "backend", name, "by", requester(r))
+		level.Info(a.logger).Log("msg", "Maintenance ended by request", "backend", name, "by", a.requester(r), "saved", saved)
 	}
 	writeJSON(w, http.StatusOK, view)
 }
@@ -301,7 +331,5 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, struct {
-		Error string `json:"error"`
-	}{msg})
+	writeJSON(w, code, Error{Error: msg})
 }

@@ -1,150 +1,56 @@
-// Package maintenance serves the admin API that takes backends out of
-// service for maintenance under the readiness budget, and keeps the
-// maintenance entries on disk so that they survive restarts. The rules of
-// maintenance itself are the pool's (collector/pool, maintenance.go).
+// Package maintenance is everything about taking backends out of service
+// for maintenance: the entries and the store that keeps them (a file for
+// one replica, etcd for several), the readiness-budget rule a new entry is
+// granted by, the admin API, the wire types the CLI shares, and the views
+// that replicas sharing a store publish of themselves. The pool applies
+// the entries in force (collector/pool, maintenance.go).
 package maintenance
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/probegate/probegate/collector/pool"
 )
 
-// FileName is the name of the state file in the storage directory.
-const FileName = "maintenance.json"
-
-// tempPrefix starts the names of the temporary files a save writes before
-// renaming one over the state file.
-const tempPrefix = "." + FileName + ".tmp-"
-
-// Store keeps the maintenance entries in one JSON file, replaced atomically
-// on every save: a crash leaves the old file or the new one, never a torn
-// one.
-type Store struct {
-	dir  string
-	path string
+// Store keeps the maintenance entries of one pool. Every write is a
+// compare-and-swap against the revision the writer read, so a decision
+// made on stale entries never lands: this is what makes the budget hold
+// across replicas (the Kubernetes Eviction API's rule).
+type Store interface {
+	// Kind names the store: file or etcd.
+	Kind() string
+	// Shared reports whether other replicas read and write the store
+	// too. An end of maintenance may then not take effect before the
+	// store holds it, or replicas would disagree.
+	Shared() bool
+	// Load reads the entries and the revision they are at.
+	Load(ctx context.Context) (State, error)
+	// Swap replaces the entries when the store is still at revision rev,
+	// and returns the new revision. When another write came first it
+	// returns ErrConflict and changes nothing.
+	Swap(ctx context.Context, rev int64, entries []pool.Maintenance) (int64, error)
+	// Watch calls changed with every state the store reaches by another
+	// writer's hand, newest last, until ctx ends. It returns at once for a
+	// store no one else writes.
+	Watch(ctx context.Context, changed func(State))
+	// Close releases the store.
+	Close() error
 }
 
-// file is the state file's format.
-type file struct {
+// State is the store's content at one revision.
+type State struct {
+	Entries []pool.Maintenance
+	// Revision orders states: a larger one is newer. 0 is an empty store
+	// never written.
+	Revision int64
+}
+
+// ErrConflict is Swap's answer when the store moved past the revision the
+// writer read.
+var ErrConflict = errors.New("the maintenance entries changed since they were read")
+
+// document is the stored form of the entries, in the file and in etcd.
+type document struct {
 	Maintenance []pool.Maintenance `json:"maintenance"`
-}
-
-// Open creates the storage directory when it is missing and reads the
-// state file in it. A missing file holds no entries; a file that cannot be
-// read or parsed is an error naming it, and nothing is written.
-func Open(dir string) (*Store, []pool.Maintenance, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, nil, fmt.Errorf("create storage directory: %w", err)
-	}
-	s := &Store{dir: dir, path: filepath.Join(dir, FileName)}
-	entries, err := s.read()
-	if err != nil {
-		return nil, nil, err
-	}
-	s.removeTemporaries()
-	return s, entries, nil
-}
-
-// Path is the state file's path.
-func (s *Store) Path() string { return s.path }
-
-func (s *Store) read() ([]pool.Maintenance, error) {
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read maintenance state %s: %w", s.path, err)
-	}
-	var f file
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("maintenance state %s is corrupt (fix or remove it): %w", s.path, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("maintenance state %s is corrupt (fix or remove it): data after the JSON object", s.path)
-	}
-	seen := make(map[string]bool, len(f.Maintenance))
-	for i, m := range f.Maintenance {
-		switch {
-		case m.Backend == "":
-			return nil, fmt.Errorf("maintenance state %s is corrupt (fix or remove it): entry %d has no backend", s.path, i+1)
-		case seen[m.Backend]:
-			return nil, fmt.Errorf("maintenance state %s is corrupt (fix or remove it): backend %q appears twice", s.path, m.Backend)
-		}
-		seen[m.Backend] = true
-	}
-	return f.Maintenance, nil
-}
-
-// removeTemporaries removes what a save interrupted by a crash left behind.
-func (s *Store) removeTemporaries() {
-	names, err := os.ReadDir(s.dir)
-	if err != nil {
-		return
-	}
-	for _, e := range names {
-		if strings.HasPrefix(e.Name(), tempPrefix) {
-			os.Remove(filepath.Join(s.dir, e.Name()))
-		}
-	}
-}
-
-// Save replaces the state file with the entries: it writes a temporary
-// file in the same directory, syncs it, renames it over the state file and
-// syncs the directory, so that the rename itself is durable.
-func (s *Store) Save(entries []pool.Maintenance) error {
-	if entries == nil {
-		entries = []pool.Maintenance{}
-	}
-	data, err := json.MarshalIndent(file{Maintenance: entries}, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(s.dir, tempPrefix+"*")
-	if err != nil {
-		return fmt.Errorf("save maintenance state: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		return fmt.Errorf("save maintenance state: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("save maintenance state: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("save maintenance state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		return fmt.Errorf("save maintenance state: %w", err)
-	}
-	done = true
-	return syncDir(s.dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
 }

@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,10 +15,12 @@ import (
 	"github.com/probegate/probegate/collector/health"
 )
 
-// This file holds maintenance: an operator taking a backend out of service
-// under the readiness budget, the way a Kubernetes eviction respects a
-// PodDisruptionBudget (docs/design.md, "Maintenance"). The pool keeps the
-// entries and offers them to whoever persists them; it does no file I/O.
+// This file holds the pool's side of maintenance: the overlay that holds a
+// backend out of service while an operator works on it. Which entries are
+// in force is decided elsewhere (collector/maintenance, over a store that
+// several replicas may share); the pool applies the entries it is given,
+// ends them at their Until on its own clock, and offers the readiness
+// budget that a new entry is judged against. It does no I/O.
 
 // Maintenance is one backend's maintenance entry.
 type Maintenance struct {
@@ -32,7 +34,7 @@ type Maintenance struct {
 	// Until is when the maintenance ends by itself; zero when it lasts
 	// until it is ended.
 	Until time.Time `json:"until,omitzero"`
-	// By is who asked: the basic-auth user or the client address.
+	// By is who asked: the authenticated user or the client's address.
 	By string `json:"by"`
 }
 
@@ -44,31 +46,14 @@ func (m Maintenance) Expired(now time.Time) bool {
 // ErrUnknownBackend is returned for a backend the pool does not have.
 var ErrUnknownBackend = errors.New("no such backend")
 
-// BudgetError refuses a maintenance that the readiness budget does not
-// allow: the backend is in service and no disruption is allowed.
-type BudgetError struct {
-	Budget Budget
-}
-
-func (e *BudgetError) Error() string {
-	return fmt.Sprintf("the readiness budget allows no disruption: expected=%d current_healthy=%d desired_healthy=%d disruptions_allowed=%d",
-		e.Budget.Expected, e.Budget.CurrentHealthy, e.Budget.DesiredHealthy, e.Budget.DisruptionsAllowed)
-}
-
 // maintenanceEntries is the pool's side of maintenance. byName is guarded
-// by the pool's mu; saving is serialised by saveMu.
+// by the pool's mu.
 type maintenanceEntries struct {
 	byName map[string]Maintenance
-	// version counts the changes to byName; saved is the version the save
-	// hook last stored.
-	version uint64
-	saveMu  sync.Mutex
-	saved   uint64
-	save    func([]Maintenance) error
 	// due is the Unix time in nanoseconds of the earliest Until, 0 when no
 	// entry expires. Reads before it skip the expiry scan.
 	due atomic.Int64
-	// wake tells RunMaintenance that something changed.
+	// wake tells RunMaintenance that due moved.
 	wake chan struct{}
 }
 
@@ -76,44 +61,41 @@ func newMaintenanceEntries() maintenanceEntries {
 	return maintenanceEntries{byName: map[string]Maintenance{}, wake: make(chan struct{}, 1)}
 }
 
-// OnMaintenanceChange sets the function that stores the entries after a
-// change. It is called with every entry, sorted by backend, one call at a
-// time, never under the pool's lock. Set it before serving.
-func (p *Pool) OnMaintenanceChange(save func([]Maintenance) error) {
-	p.maint.saveMu.Lock()
-	defer p.maint.saveMu.Unlock()
-	p.maint.save = save
-}
-
-// RestoreMaintenance adds stored entries, for example at start-up; expired
-// ones are dropped. Backends in the pool named by an entry enter
-// maintenance at once, without a budget check: the budget was checked
-// when the entry was made.
-func (p *Pool) RestoreMaintenance(entries []Maintenance) {
+// SetMaintenance makes entries the pool's maintenance entries, replacing
+// every entry it had: backends named by a new entry enter maintenance,
+// backends whose entry is gone leave it (a probed one must earn
+// readmission), and entries already past their Until are dropped. The
+// entries are the store's, so no budget is checked here: it was checked
+// when each entry was stored.
+func (p *Pool) SetMaintenance(entries []Maintenance) {
 	now := p.now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	next := make(map[string]Maintenance, len(entries))
 	for _, m := range entries {
-		if m.Expired(now) {
-			// The stored entries change only when one is dropped.
-			p.maint.version++
+		if !m.Expired(now) {
+			next[m.Backend] = m
+		}
+	}
+	p.mu.Lock()
+	for name := range p.maint.byName {
+		if _, kept := next[name]; kept {
 			continue
 		}
-		p.maint.byName[m.Backend] = m
+		if b := p.backendLocked(name); b != nil {
+			b.exitMaintenance("ended")
+		}
 	}
+	p.maint.byName = next
 	p.attachMaintenanceLocked()
+	p.mu.Unlock()
+	p.noteFailOpen()
 }
 
-// Maintenances returns every maintenance entry, sorted by backend, those
-// of backends the pool does not have now included.
+// Maintenances returns every maintenance entry in force, sorted by
+// backend, those of backends the pool does not have now included.
 func (p *Pool) Maintenances() []Maintenance {
 	p.expireMaintenance(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return p.maintenancesLocked()
-}
-
-func (p *Pool) maintenancesLocked() []Maintenance {
 	entries := make([]Maintenance, 0, len(p.maint.byName))
 	for _, m := range p.maint.byName {
 		entries = append(entries, m)
@@ -122,89 +104,41 @@ func (p *Pool) maintenancesLocked() []Maintenance {
 	return entries
 }
 
-// EnterMaintenance puts the backend m.Backend in maintenance with m's
-// reason, until and by; Since is set here (a backend already in
-// maintenance keeps its own). When the backend is in service and the
-// readiness budget allows no disruption it returns a *BudgetError and
-// nothing changes, unless force is set. The budget check and the change
-// are one step under the pool's lock, so concurrent requests cannot both
-// pass a budget that allows one. It returns the budget after the change
-// and whether force overrode the budget.
-func (p *Pool) EnterMaintenance(m Maintenance, force bool) (after Budget, forced bool, err error) {
+// BudgetWith is the readiness budget the pool would have if entries were
+// its maintenance entries, from its own probe-derived health, and whether
+// the named backend would be in service by it (false when entries name
+// it). It returns ErrUnknownBackend when the pool has no such backend.
+// This is what a new entry is judged against: every stored entry counted,
+// whatever this pool has applied so far.
+func (p *Pool) BudgetWith(entries []Maintenance, name string) (b Budget, inService bool, err error) {
 	now := p.now()
-	p.expireMaintenance(now)
-	p.mu.Lock()
-	b := p.backendLocked(m.Backend)
-	if b == nil {
-		p.mu.Unlock()
+	out := make(map[string]bool, len(entries))
+	for _, m := range entries {
+		if !m.Expired(now) {
+			out[m.Backend] = true
+		}
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	known, count := false, 0
+	for _, be := range p.backends {
+		in := !out[be.Name] && be.probeHealth().InService()
+		if in {
+			count++
+		}
+		if be.Name == name {
+			known, inService = true, in
+		}
+	}
+	if !known {
 		return Budget{}, false, ErrUnknownBackend
 	}
-	before := p.budgetLocked()
-	if b.Health().InService() && before.DisruptionsAllowed == 0 {
-		if !force {
-			p.mu.Unlock()
-			return before, false, &BudgetError{Budget: before}
-		}
-		forced = true
-	}
-	m.Since = now
-	if old, ok := p.maint.byName[m.Backend]; ok {
-		m.Since = old.Since
-	}
-	p.maint.byName[m.Backend] = m
-	p.maint.version++
-	from := b.enterMaintenance(m)
-	p.scheduleExpiryLocked()
-	after = p.budgetLocked()
-	p.mu.Unlock()
-	p.noteFailOpen()
-
-	keyvals := []any{"backend", b.Name, "url", b.URL, "from", from, "to", health.StateMaintenance,
-		"reason", m.Reason, "by", m.By, "until", m.Until, "forced", forced,
-		"current_healthy", after.CurrentHealthy, "desired_healthy", after.DesiredHealthy}
-	if forced {
-		level.Warn(p.logger).Log(append([]any{"msg", "Backend forced into maintenance against the readiness budget"}, keyvals...)...)
-	} else {
-		level.Info(p.logger).Log(append([]any{"msg", "Backend entered maintenance"}, keyvals...)...)
-	}
-	return after, forced, p.saveMaintenance()
+	return ComputeBudget(p.settings.Readiness, len(p.backends), count), inService, nil
 }
 
-// ExitMaintenance ends the maintenance of the named backend. A probed
-// backend stays out of service until its probes earn readmission; one
-// that is not probed returns to its probe-derived state at once. The
-// entry of a backend the pool does not have now is dropped. It returns
-// ErrUnknownBackend when there is neither such a backend nor an entry, and
-// whether there was an entry.
-func (p *Pool) ExitMaintenance(name string) (existed bool, err error) {
-	p.expireMaintenance(p.now())
-	p.mu.Lock()
-	b := p.backendLocked(name)
-	_, existed = p.maint.byName[name]
-	if b == nil && !existed {
-		p.mu.Unlock()
-		return false, ErrUnknownBackend
-	}
-	if existed {
-		delete(p.maint.byName, name)
-		p.maint.version++
-		p.scheduleExpiryLocked()
-		if b != nil {
-			b.exitMaintenance("ended")
-		}
-	}
-	p.mu.Unlock()
-	p.noteFailOpen()
-	if !existed {
-		return false, nil
-	}
-	return true, p.saveMaintenance()
-}
-
-// RunMaintenance ends maintenances whose ttl ran out, also when no read of
-// the pool comes to notice it, and saves the entries after every change
-// that was not saved yet, until ctx is done. One timer serves every
-// backend.
+// RunMaintenance ends maintenances whose Until has come, also when no read
+// of the pool comes to notice it, until ctx is done. One timer serves
+// every backend.
 func (p *Pool) RunMaintenance(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -213,14 +147,12 @@ func (p *Pool) RunMaintenance(ctx context.Context) {
 			return
 		}
 		p.expireMaintenance(p.now())
-		if err := p.saveMaintenance(); err != nil {
-			level.Error(p.logger).Log("msg", "Cannot save the maintenance entries", "err", err)
-		}
 	}
 }
 
-// expireMaintenance ends the maintenances whose ttl ran out at now. Until
-// the earliest is due it costs one atomic load, so every read runs it.
+// expireMaintenance ends the maintenances whose Until has come at now.
+// Until the earliest is due it costs one atomic load, so every read runs
+// it.
 func (p *Pool) expireMaintenance(now time.Time) {
 	if due := p.maint.due.Load(); due == 0 || now.UnixNano() < due {
 		return
@@ -231,13 +163,11 @@ func (p *Pool) expireMaintenance(now time.Time) {
 			continue
 		}
 		delete(p.maint.byName, name)
-		p.maint.version++
 		if b := p.backendLocked(name); b != nil {
 			b.exitMaintenance("expired")
 		}
 	}
 	p.scheduleExpiryLocked()
-	p.wakeMaintenance()
 	p.mu.Unlock()
 	p.noteFailOpen()
 }
@@ -246,45 +176,38 @@ func (p *Pool) expireMaintenance(now time.Time) {
 func (p *Pool) scheduleExpiryLocked() {
 	var next int64
 	for _, m := range p.maint.byName {
-		if u := m.Until; !u.IsZero() && (next == 0 || u.UnixNano() < next) {
-			next = max(u.UnixNano(), 1)
+		if u := m.Until; !u.IsZero() {
+			if at := DueNanos(u); next == 0 || at < next {
+				next = at
+			}
 		}
 	}
 	p.maint.due.Store(next)
-	p.wakeMaintenance()
-}
-
-func (p *Pool) wakeMaintenance() {
 	select {
 	case p.maint.wake <- struct{}{}:
 	default:
 	}
 }
 
-// saveMaintenance hands the entries to the save hook when they changed
-// since it last stored them. The entries are read under saveMu, so the
-// last save always holds the latest entries.
-func (p *Pool) saveMaintenance() error {
-	p.maint.saveMu.Lock()
-	defer p.maint.saveMu.Unlock()
-	if p.maint.save == nil {
-		return nil
+// lastNano is the latest time a Unix nanosecond count can hold, in 2262.
+var lastNano = time.Unix(0, math.MaxInt64)
+
+// DueNanos is t as Unix nanoseconds for a timer, saturated: a time after
+// 2262 (an entry stored with a ttl of centuries) is the largest count
+// rather than an overflowed, negative one, which would be due at once and
+// forever; a time before 1970 is 1, due at once.
+func DueNanos(t time.Time) int64 {
+	switch {
+	case t.After(lastNano):
+		return math.MaxInt64
+	case t.UnixNano() < 1:
+		return 1
 	}
-	p.mu.RLock()
-	version, entries := p.maint.version, p.maintenancesLocked()
-	p.mu.RUnlock()
-	if version == p.maint.saved {
-		return nil
-	}
-	if err := p.maint.save(entries); err != nil {
-		return err
-	}
-	p.maint.saved = version
-	return nil
+	return t.UnixNano()
 }
 
 // attachMaintenanceLocked puts every backend that has an entry in
-// maintenance, after a reload or a restore. The caller holds mu.
+// maintenance, after a reload or a new set of entries. The caller holds mu.
 func (p *Pool) attachMaintenanceLocked() {
 	for _, b := range p.backends {
 		if m, ok := p.maint.byName[b.Name]; ok {
@@ -304,15 +227,11 @@ func (p *Pool) backendLocked(name string) *Backend {
 	return nil
 }
 
-// budgetLocked is Budget for a caller that holds mu.
-func (p *Pool) budgetLocked() Budget {
-	inService := 0
-	for _, b := range p.backends {
-		if b.Health().InService() {
-			inService++
-		}
-	}
-	return ComputeBudget(p.settings.Readiness, len(p.backends), inService)
+// probeHealth is the backend's probe-derived health, maintenance aside.
+func (b *Backend) probeHealth() health.Health {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.health
 }
 
 // observedLocked is the health the backend shows: the probe-derived one,
@@ -325,19 +244,24 @@ func (b *Backend) observedLocked() health.Health {
 	return h
 }
 
-// enterMaintenance sets the backend's maintenance entry and returns the
-// state it showed before.
-func (b *Backend) enterMaintenance(m Maintenance) (from health.State) {
+// enterMaintenance sets the backend's maintenance entry (a backend already
+// in maintenance takes the new entry's reason and until), logging the
+// change once.
+func (b *Backend) enterMaintenance(m Maintenance) {
 	b.mu.Lock()
 	before := b.observedLocked()
-	if b.maintenance == nil {
+	entered := b.maintenance == nil
+	if entered {
 		after := before
 		after.State = health.StateMaintenance
 		b.noteTransitionLocked(before, after, b.clock())
 	}
 	b.maintenance = &m
 	b.mu.Unlock()
-	return before.State
+	if entered {
+		level.Info(b.logger).Log("msg", "Backend entered maintenance", "backend", b.Name, "url", b.URL,
+			"from", before.State, "to", health.StateMaintenance, "reason", m.Reason, "by", m.By, "until", m.Until)
+	}
 }
 
 // exitMaintenance clears the backend's maintenance entry. A probed backend

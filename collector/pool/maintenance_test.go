@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"math"
 	"fmt"
 	"sync"
 	"testing"
@@ -45,14 +46,17 @@ func stateOf(p *Pool, name string) health.State {
 	return health.NumStates
 }
 
+// enter puts the named backends in maintenance, as the store's entries.
+func enter(p *Pool, entries ...Maintenance) {
+	p.SetMaintenance(append(p.Maintenances(), entries...))
+}
+
 // TestMaintenanceOverlay: a backend in maintenance shows the state
 // maintenance, is out of service and not counted as current_healthy,
 // while its probes go on and are counted without moving the state.
 func TestMaintenanceOverlay(t *testing.T) {
 	p, _ := healthyPool(t, 3, 1)
-	if _, _, err := p.EnterMaintenance(Maintenance{Backend: "b1", Reason: "kernel update"}, false); err != nil {
-		t.Fatal(err)
-	}
+	enter(p, Maintenance{Backend: "b1", Reason: "kernel update"})
 	b := p.Backends()[1]
 	if got := b.Health(); got.State != health.StateMaintenance || got.InService() {
 		t.Fatalf("health %+v, want maintenance and out of service", got)
@@ -77,69 +81,35 @@ func TestMaintenanceOverlay(t *testing.T) {
 	}
 }
 
-// TestMaintenanceRefusedByBudgetChangesNothing: with no disruption
-// allowed, entering is refused with the budget's numbers and nothing
-// changes; force overrides.
-func TestMaintenanceRefusedByBudgetChangesNothing(t *testing.T) {
-	p, _ := healthyPool(t, 2, 0)
-	var saves int
-	p.OnMaintenanceChange(func([]Maintenance) error { saves++; return nil })
-	_, forced, err := p.EnterMaintenance(Maintenance{Backend: "b0"}, false)
-	var be *BudgetError
-	if !errors.As(err, &be) {
-		t.Fatalf("err %v, want a BudgetError", err)
+// TestBudgetWithCountsEveryEntry: the budget a new entry is judged against
+// counts the given entries, whatever the pool has applied, and says
+// whether the backend asked for is in service by them.
+func TestBudgetWithCountsEveryEntry(t *testing.T) {
+	p, clock := healthyPool(t, 3, 1)
+	b, inService, err := p.BudgetWith(nil, "b0")
+	if want := (Budget{Expected: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1}); err != nil || b != want || !inService {
+		t.Fatalf("no entries: %+v %v %v, want %+v in service", b, inService, err, want)
 	}
-	if want := (Budget{Expected: 2, CurrentHealthy: 2, DesiredHealthy: 2}); be.Budget != want || forced {
-		t.Errorf("budget %+v forced %v, want %+v unforced", be.Budget, forced, want)
+	b, inService, _ = p.BudgetWith([]Maintenance{{Backend: "b1"}}, "b0")
+	if b.CurrentHealthy != 2 || b.DisruptionsAllowed != 0 || !inService {
+		t.Errorf("b1 stored in maintenance: %+v in service %v; want 2 healthy, none allowed", b, inService)
 	}
-	if got := stateOf(p, "b0"); got != health.StateHealthy {
-		t.Errorf("state %v after a refusal, want healthy", got)
+	if _, inService, _ = p.BudgetWith([]Maintenance{{Backend: "b0"}}, "b0"); inService {
+		t.Error("a backend the entries hold is in service")
 	}
-	if len(p.Maintenances()) != 0 || saves != 0 {
-		t.Errorf("entries %v, saves %d after a refusal", p.Maintenances(), saves)
+	expired := Maintenance{Backend: "b1", Until: clock.Now()}
+	if b, _, _ = p.BudgetWith([]Maintenance{expired}, "b0"); b.CurrentHealthy != 3 {
+		t.Errorf("an expired entry counted: %+v", b)
 	}
-
-	after, forced, err := p.EnterMaintenance(Maintenance{Backend: "b0"}, true)
-	if err != nil || !forced {
-		t.Fatalf("forced entry: forced %v err %v", forced, err)
+	feed(p.Backends()[2], downResult, 3)
+	if b, _, _ = p.BudgetWith(nil, "b2"); b.CurrentHealthy != 2 {
+		t.Errorf("an unhealthy backend counted as healthy: %+v", b)
 	}
-	if got := stateOf(p, "b0"); got != health.StateMaintenance || after.CurrentHealthy != 1 || saves != 1 {
-		t.Errorf("forced: state %v, budget %+v, saves %d", got, after, saves)
-	}
-}
-
-// TestMaintenanceOfOutOfServiceBackendIgnoresBudget: a backend already out
-// of service takes nothing from the budget.
-func TestMaintenanceOfOutOfServiceBackendIgnoresBudget(t *testing.T) {
-	p, _ := healthyPool(t, 2, 0)
-	feed(p.Backends()[1], downResult, 3)
-	if _, _, err := p.EnterMaintenance(Maintenance{Backend: "b1"}, false); err != nil {
-		t.Fatalf("unhealthy backend refused: %v", err)
-	}
-	if _, _, err := p.EnterMaintenance(Maintenance{Backend: "nope"}, false); !errors.Is(err, ErrUnknownBackend) {
+	if _, _, err := p.BudgetWith(nil, "nope"); !errors.Is(err, ErrUnknownBackend) {
 		t.Errorf("unknown backend: err %v", err)
 	}
-}
-
-// TestMaintenanceConcurrentEntriesShareTheBudget: of eight concurrent
-// requests for different backends, a budget that allows one lets exactly
-// one through.
-func TestMaintenanceConcurrentEntriesShareTheBudget(t *testing.T) {
-	p, _ := healthyPool(t, 8, 1)
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for i := range errs {
-		wg.Go(func() { _, _, errs[i] = p.EnterMaintenance(Maintenance{Backend: fmt.Sprintf("b%d", i)}, false) })
-	}
-	wg.Wait()
-	passed := 0
-	for _, err := range errs {
-		if err == nil {
-			passed++
-		}
-	}
-	if passed != 1 || len(p.Maintenances()) != 1 {
-		t.Errorf("%d entered, %d entries; want exactly 1", passed, len(p.Maintenances()))
+	if len(p.Maintenances()) != 0 {
+		t.Error("BudgetWith changed the entries")
 	}
 }
 
@@ -148,14 +118,10 @@ func TestMaintenanceConcurrentEntriesShareTheBudget(t *testing.T) {
 // failure, ok does not readmit it.
 func TestMaintenanceExitReadmitsAfterSuccesses(t *testing.T) {
 	p, _ := healthyPool(t, 2, 1)
-	if _, _, err := p.EnterMaintenance(Maintenance{Backend: "b0"}, false); err != nil {
-		t.Fatal(err)
-	}
+	enter(p, Maintenance{Backend: "b0"})
 	b := p.Backends()[0]
 	feed(b, okResult, 5)
-	if existed, err := p.ExitMaintenance("b0"); !existed || err != nil {
-		t.Fatalf("exit: existed %v err %v", existed, err)
-	}
+	p.SetMaintenance(nil)
 	if got := b.Health().State; got != health.StateUnhealthy {
 		t.Fatalf("state %v right after maintenance, want unhealthy", got)
 	}
@@ -175,27 +141,18 @@ func TestMaintenanceExitReadmitsAfterSuccesses(t *testing.T) {
 // returns to its probe-derived state at once.
 func TestMaintenanceExitUnprobedIsImmediate(t *testing.T) {
 	p, _ := newClockedPool(t, nil, unprobedTargets(2), maintenanceTestSettings(2, 1))
-	if _, _, err := p.EnterMaintenance(Maintenance{Backend: "b1"}, false); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.ExitMaintenance("b1"); err != nil {
-		t.Fatal(err)
-	}
+	enter(p, Maintenance{Backend: "b1"})
+	p.SetMaintenance(nil)
 	if got := stateOf(p, "b1"); got != health.StateUnknown {
 		t.Errorf("state %v, want unknown, its probe-derived state", got)
 	}
 }
 
 // TestMaintenanceTTLExpires: the ttl ends the maintenance at exactly its
-// Until, noticed by a read; the saved entries follow.
+// Until, noticed by a read.
 func TestMaintenanceTTLExpires(t *testing.T) {
 	p, clock := healthyPool(t, 2, 1)
-	var saved [][]Maintenance
-	p.OnMaintenanceChange(func(e []Maintenance) error { saved = append(saved, e); return nil })
-	until := clock.Now().Add(time.Hour)
-	if _, _, err := p.EnterMaintenance(Maintenance{Backend: "b0", Until: until}, false); err != nil {
-		t.Fatal(err)
-	}
+	enter(p, Maintenance{Backend: "b0", Until: clock.Now().Add(time.Hour)})
 	clock.Advance(time.Hour - time.Nanosecond)
 	if got := stateOf(p, "b0"); got != health.StateMaintenance {
 		t.Fatalf("state %v before the ttl ran out", got)
@@ -207,48 +164,68 @@ func TestMaintenanceTTLExpires(t *testing.T) {
 	if len(p.Maintenances()) != 0 {
 		t.Errorf("entries %v after expiry", p.Maintenances())
 	}
-	if len(saved) != 1 || len(saved[0]) != 1 {
-		t.Errorf("saves %v, want the one entry", saved)
-	}
-	// A read does no I/O; saving the expiry is RunMaintenance's.
-	if err := p.saveMaintenance(); err != nil || len(saved) != 2 || len(saved[1]) != 0 {
-		t.Errorf("after expiry, saves %v err %v, want an empty save", saved, err)
-	}
 }
 
-// TestRunMaintenanceExpiresAndSaves: without any read, RunMaintenance ends
-// the maintenance when its ttl runs out and saves the entries.
-func TestRunMaintenanceExpiresAndSaves(t *testing.T) {
+// TestRunMaintenanceExpires: without any read, RunMaintenance ends the
+// maintenance when its ttl runs out.
+func TestRunMaintenanceExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := New(nil, nil)
 		if err := p.Apply(poolTestTargets(2), maintenanceTestSettings(2, 1)); err != nil {
 			t.Fatal(err)
 		}
-		var mu sync.Mutex
-		var last []Maintenance
-		p.OnMaintenanceChange(func(e []Maintenance) error { mu.Lock(); defer mu.Unlock(); last = e; return nil })
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		wg.Go(func() { p.RunMaintenance(ctx) })
 		defer wg.Wait()
 		defer cancel()
 
-		if _, _, err := p.EnterMaintenance(Maintenance{Backend: "b0", Until: time.Now().Add(time.Minute)}, false); err != nil {
-			t.Fatal(err)
-		}
+		enter(p, Maintenance{Backend: "b0", Until: time.Now().Add(time.Minute)})
+		b := p.Backends()[0]
 		time.Sleep(time.Minute - time.Nanosecond)
 		synctest.Wait()
-		mu.Lock()
-		if len(last) != 1 {
-			t.Errorf("saved %v before the ttl ran out", last)
+		if got := b.Snapshot().Health.State; got != health.StateMaintenance {
+			t.Errorf("state %v before the ttl ran out", got)
 		}
-		mu.Unlock()
 		time.Sleep(time.Nanosecond)
 		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		if len(last) != 0 {
-			t.Errorf("saved %v after the ttl ran out, want no entry", last)
+		if got := b.Snapshot().Health.State; got == health.StateMaintenance {
+			t.Error("still in maintenance after the ttl ran out")
+		}
+	})
+}
+
+// TestMaintenanceFarUntilIsNotDue: an Until past what a Unix nanosecond
+// count holds (a ttl of centuries, year 9999 in a stored entry) is never
+// due, rather than overflowing into the past and spinning the expiry loop.
+func TestMaintenanceFarUntilIsNotDue(t *testing.T) {
+	far := time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+	if got := DueNanos(far); got != math.MaxInt64 {
+		t.Errorf("DueNanos(year 9999) = %d, want MaxInt64", got)
+	}
+	if got := DueNanos(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)); got != 1 {
+		t.Errorf("DueNanos(year 1) = %d, want 1", got)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		p := New(nil, nil)
+		if err := p.Apply(poolTestTargets(1), maintenanceTestSettings(1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		enter(p, Maintenance{Backend: "b0", Until: far})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		wakeups := 0
+		timer := time.NewTimer(0)
+		for {
+			if _, done := p.waitDue(ctx, timer, &p.maint.due, p.maint.wake); done {
+				break
+			}
+			if wakeups++; wakeups > 3 {
+				t.Fatalf("the expiry loop woke %d times within an hour for an entry due in year 9999", wakeups)
+			}
+		}
+		if got := stateOf(p, "b0"); got != health.StateMaintenance {
+			t.Errorf("state %v, want maintenance", got)
 		}
 	})
 }
@@ -257,9 +234,7 @@ func TestRunMaintenanceExpiresAndSaves(t *testing.T) {
 // the ones in maintenance.
 func TestMaintenanceFailOpenExcludesIt(t *testing.T) {
 	p, _ := healthyPool(t, 3, 3)
-	if _, _, err := p.EnterMaintenance(Maintenance{Backend: "b1"}, false); err != nil {
-		t.Fatal(err)
-	}
+	enter(p, Maintenance{Backend: "b1"})
 	feed(p.Backends()[0], downResult, 3)
 	feed(p.Backends()[2], downResult, 3)
 	selected, configured, failOpen := p.Select()
@@ -272,9 +247,7 @@ func TestMaintenanceFailOpenExcludesIt(t *testing.T) {
 // removed by it keeps its entry and is in maintenance again on return.
 func TestMaintenanceSurvivesReload(t *testing.T) {
 	p, _ := healthyPool(t, 3, 1)
-	if _, _, err := p.EnterMaintenance(Maintenance{Backend: "b2", Reason: "r"}, false); err != nil {
-		t.Fatal(err)
-	}
+	enter(p, Maintenance{Backend: "b2", Reason: "r"})
 	targets := poolTestTargets(3)
 	if err := p.Apply(targets[:2], maintenanceTestSettings(2, 1)); err != nil {
 		t.Fatal(err)
@@ -291,17 +264,18 @@ func TestMaintenanceSurvivesReload(t *testing.T) {
 	}
 }
 
-// TestRestoreMaintenanceDropsExpired: restored entries apply to their
-// backends; expired ones are dropped.
-func TestRestoreMaintenanceDropsExpired(t *testing.T) {
+// TestSetMaintenanceReplacesAndDropsExpired: the entries given replace the
+// pool's; expired ones are dropped, entries of absent backends kept.
+func TestSetMaintenanceReplacesAndDropsExpired(t *testing.T) {
 	p, clock := healthyPool(t, 3, 1)
-	p.RestoreMaintenance([]Maintenance{
+	enter(p, Maintenance{Backend: "b2"})
+	p.SetMaintenance([]Maintenance{
 		{Backend: "b0", Until: clock.Now().Add(-time.Second)},
 		{Backend: "b1", Until: clock.Now().Add(time.Hour)},
 		{Backend: "gone"},
 	})
-	if got := fmt.Sprint(stateOf(p, "b0"), stateOf(p, "b1"), len(p.Maintenances())); got != "healthy maintenance 2" {
-		t.Errorf("got %s, want b0 healthy, b1 in maintenance, 2 entries", got)
+	if got := fmt.Sprint(stateOf(p, "b0"), stateOf(p, "b1"), stateOf(p, "b2"), len(p.Maintenances())); got != "healthy maintenance unhealthy 2" {
+		t.Errorf("got %s, want b0 healthy, b1 in maintenance, b2 readmitting, 2 entries", got)
 	}
 }
 
@@ -311,9 +285,7 @@ func TestPassiveHealthSkipsMaintenance(t *testing.T) {
 	s := ejectionTestSettings()
 	s.Readiness = maintenanceTestSettings(2, 1).Readiness
 	p, _ := newClockedPool(t, nil, poolTestTargets(2), s)
-	if _, _, err := p.EnterMaintenance(Maintenance{Backend: "b0"}, false); err != nil {
-		t.Fatal(err)
-	}
+	enter(p, Maintenance{Backend: "b0"})
 	failTraffic(p, p.Backends()[0], 5)
 	if h := p.Backends()[0].Health(); h.Ejected {
 		t.Error("a backend in maintenance was ejected")

@@ -123,9 +123,7 @@ func TestHuman(t *testing.T) {
 func TestPageShowsMaintenance(t *testing.T) {
 	now := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
 	p := testPool(t, func() time.Time { return now }, "http://127.0.0.1:19001", "http://127.0.0.1:19002")
-	if _, _, err := p.EnterMaintenance(pool.Maintenance{Backend: "a", Reason: "kernel upgrade", By: "ops"}, true); err != nil {
-		t.Fatal(err)
-	}
+	p.SetMaintenance([]pool.Maintenance{{Backend: "a", Reason: "kernel upgrade", By: "ops"}})
 	body := get(t, Handler(Options{Pool: p, Started: now, MetricsPath: "/metrics"}), "/status").Body.String()
 	for _, want := range []string{
 		`<tr data-backend="a" data-state="maintenance"`,

@@ -1,0 +1,256 @@
+package maintenance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	commoncfg "github.com/prometheus/common/config"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
+)
+
+// replicaTTL is the lease of a replica's view: a replica that dies is gone
+// from its peers' lists within this long after its last refresh, which
+// comes every replicaRefresh.
+const (
+	replicaTTL     = 10 * time.Second
+	replicaRefresh = 5 * time.Second
+)
+
+// EtcdStore keeps the entries of a pool in etcd, shared by every replica
+// under one key prefix: the entries are one JSON document at
+// <prefix>/maintenance, replaced by a transaction that compares its
+// ModRevision, and each replica's view lives at <prefix>/replicas/<name>
+// under a lease of its own.
+type EtcdStore struct {
+	client         *clientv3.Client
+	key            string
+	replicasPrefix string
+	requestTimeout time.Duration
+
+	// leaseMu guards lease, the lease of this replica's view; 0 until the
+	// first publication and after the lease was lost.
+	leaseMu sync.Mutex
+	lease   clientv3.LeaseID
+}
+
+// OpenEtcd connects to the etcd cluster of cfg. It does not wait for the
+// cluster: an unreachable one shows in the first Load.
+func OpenEtcd(cfg config.Etcd) (*EtcdStore, error) {
+	tlsConfig, err := commoncfg.NewTLSConfig(&cfg.TLSConfig)
+	if err != nil {
+		return nil, fmt.Errorf("maintenance.etcd.tls_config: %w", err)
+	}
+	if !usesTLS(cfg.Endpoints) && cfg.TLSConfig == (commoncfg.TLSConfig{}) {
+		tlsConfig = nil
+	}
+	password := string(cfg.Password)
+	if cfg.PasswordFile != "" {
+		data, err := os.ReadFile(cfg.PasswordFile)
+		if err != nil {
+			return nil, fmt.Errorf("maintenance.etcd.password_file: %w", err)
+		}
+		password = strings.TrimSpace(string(data))
+	}
+	client, err := clientv3.New(clientv3.Config{
+		Endpoints:   cfg.Endpoints,
+		DialTimeout: time.Duration(cfg.DialTimeout),
+		// A member that stops answering is noticed by the keep-alive
+		// within a few seconds, and the client moves to another.
+		DialKeepAliveTime:    2 * time.Second,
+		DialKeepAliveTimeout: 2 * time.Second,
+		TLS:                  tlsConfig,
+		Username:             cfg.Username,
+		Password:             password,
+		Logger:               zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("maintenance.etcd: %w", err)
+	}
+	return &EtcdStore{
+		client:         client,
+		key:            cfg.Prefix + "/maintenance",
+		replicasPrefix: cfg.Prefix + "/replicas/",
+		requestTimeout: time.Duration(cfg.RequestTimeout),
+	}, nil
+}
+
+func usesTLS(endpoints []string) bool {
+	return slices.ContainsFunc(endpoints, func(e string) bool { return strings.HasPrefix(e, "https://") })
+}
+
+// Kind is "etcd".
+func (s *EtcdStore) Kind() string { return "etcd" }
+
+// Shared is true: every replica of the pool writes the same key.
+func (s *EtcdStore) Shared() bool { return true }
+
+// Load reads the entries with a linearizable read.
+func (s *EtcdStore) Load(ctx context.Context) (State, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
+	defer cancel()
+	resp, err := s.client.Get(ctx, s.key)
+	if err != nil {
+		return State{}, fmt.Errorf("etcd: read %s: %w", s.key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return State{}, nil
+	}
+	return s.decode(resp.Kvs[0].Value, resp.Kvs[0].ModRevision)
+}
+
+func (s *EtcdStore) decode(value []byte, rev int64) (State, error) {
+	entries, err := DecodeState(value)
+	if err != nil {
+		return State{Revision: rev}, fmt.Errorf("etcd: %s at revision %d is corrupt: %w", s.key, rev, err)
+	}
+	return State{Entries: entries, Revision: rev}, nil
+}
+
+// Swap writes entries in a transaction that succeeds only while the key's
+// ModRevision is rev (0: the key does not exist yet).
+func (s *EtcdStore) Swap(ctx context.Context, rev int64, entries []pool.Maintenance) (int64, error) {
+	data, err := encodeState(entries)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
+	defer cancel()
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(s.key), "=", rev)).
+		Then(clientv3.OpPut(s.key, string(data))).
+		Commit()
+	if err != nil {
+		return 0, fmt.Errorf("etcd: write %s: %w", s.key, err)
+	}
+	if !resp.Succeeded {
+		return 0, ErrConflict
+	}
+	return resp.Header.Revision, nil
+}
+
+// Watch follows the key from the revision after the last one it saw and
+// hands on every new state. A watch that fails (the member lost its
+// leader, the revision was compacted) is started again after a fresh read.
+func (s *EtcdStore) Watch(ctx context.Context, changed func(State)) {
+	var rev int64
+	for ctx.Err() == nil {
+		if st, err := s.Load(ctx); err == nil {
+			rev = st.Revision
+			changed(st)
+		} else if !sleepCtx(ctx, time.Second) {
+			return
+		} else {
+			continue
+		}
+		s.follow(ctx, rev, changed)
+		sleepCtx(ctx, 100*time.Millisecond)
+	}
+}
+
+// follow hands on the states of one watch from rev on until it ends.
+func (s *EtcdStore) follow(ctx context.Context, rev int64, changed func(State)) {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	for resp := range s.client.Watch(wctx, s.key, clientv3.WithRev(rev+1)) {
+		if resp.Err() != nil {
+			return
+		}
+		for _, ev := range resp.Events {
+			if ev.Type == clientv3.EventTypeDelete {
+				changed(State{Revision: ev.Kv.ModRevision})
+				continue
+			}
+			if st, err := s.decode(ev.Kv.Value, ev.Kv.ModRevision); err == nil {
+				changed(st)
+			}
+		}
+	}
+}
+
+// Close closes the client.
+func (s *EtcdStore) Close() error { return s.client.Close() }
+
+// Publish stores this replica's view under its lease, granting a new
+// lease when it has none or lost it, and refreshes the lease.
+func (s *EtcdStore) Publish(ctx context.Context, v ReplicaView) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
+	defer cancel()
+	s.leaseMu.Lock()
+	defer s.leaseMu.Unlock()
+	if s.lease != 0 {
+		if _, err := s.client.KeepAliveOnce(ctx, s.lease); err != nil {
+			s.lease = 0
+		}
+	}
+	if s.lease == 0 {
+		grant, err := s.client.Grant(ctx, int64(replicaTTL/time.Second))
+		if err != nil {
+			return fmt.Errorf("etcd: grant the replica lease: %w", err)
+		}
+		s.lease = grant.ID
+	}
+	if _, err := s.client.Put(ctx, s.replicasPrefix+v.Name, string(data), clientv3.WithLease(s.lease)); err != nil {
+		return fmt.Errorf("etcd: publish replica %s: %w", v.Name, err)
+	}
+	return nil
+}
+
+// Withdraw removes this replica's view at once, for a clean shutdown.
+func (s *EtcdStore) Withdraw(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
+	defer cancel()
+	s.leaseMu.Lock()
+	defer s.leaseMu.Unlock()
+	if s.lease != 0 {
+		s.client.Revoke(ctx, s.lease)
+		s.lease = 0
+	}
+	_, err := s.client.Delete(ctx, s.replicasPrefix+name)
+	return err
+}
+
+// Replicas reads the views of the live replicas, sorted by name. A view
+// that does not parse is left out.
+func (s *EtcdStore) Replicas(ctx context.Context) ([]ReplicaView, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
+	defer cancel()
+	resp, err := s.client.Get(ctx, s.replicasPrefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("etcd: read the replicas: %w", err)
+	}
+	views := make([]ReplicaView, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		var v ReplicaView
+		if json.Unmarshal(kv.Value, &v) == nil && v.Name != "" {
+			views = append(views, v)
+		}
+	}
+	slices.SortFunc(views, func(a, b ReplicaView) int { return strings.Compare(a.Name, b.Name) })
+	return views, nil
+}
+
+// sleepCtx waits d or until ctx ends, and reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,144 @@
+package maintenance
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// peersRefresh is how often a replica reads its peers' views, and checks
+// whether its own changed.
+const peersRefresh = time.Second
+
+// ReplicaStates are the states probegate_replicas counts.
+var replicaStates = []string{"ready", "unready", "draining"}
+
+// Registry is where replicas publish their views: the etcd store.
+type Registry interface {
+	Publish(ctx context.Context, v ReplicaView) error
+	Withdraw(ctx context.Context, name string) error
+	Replicas(ctx context.Context) ([]ReplicaView, error)
+}
+
+// Replicas publishes this replica's view under a lease, on every change
+// and every few seconds, and follows the views of the live peers.
+type Replicas struct {
+	registry Registry
+	self     func(ctx context.Context) ReplicaView
+	logger   log.Logger
+	now      func() time.Time
+	gauge    *prometheus.GaugeVec
+
+	mu    sync.Mutex
+	live  []ReplicaView
+	fresh bool // the last read of the peers succeeded
+}
+
+// NewReplicas returns the replica views over registry; self describes this
+// replica now. It registers probegate_replicas on reg.
+func NewReplicas(registry Registry, self func(ctx context.Context) ReplicaView, reg prometheus.Registerer, logger log.Logger, now func() time.Time) *Replicas {
+	if logger == nil {
+		logger = log.NewNopLogger()
+	}
+	r := &Replicas{registry: registry, self: self, logger: logger, now: now,
+		gauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "probegate_replicas",
+			Help: "Live replicas sharing the maintenance store, this one included, by state (ready, unready, draining).",
+		}, []string{"state"})}
+	for _, s := range replicaStates {
+		r.gauge.WithLabelValues(s)
+	}
+	reg.MustRegister(r.gauge)
+	return r
+}
+
+// Live returns the views of the live replicas as last read, this one
+// included.
+func (r *Replicas) Live() []ReplicaView {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]ReplicaView(nil), r.live...)
+}
+
+// Peers returns the live replicas other than this one as last read, and
+// whether that read is current (false while the store is unreachable).
+func (r *Replicas) Peers(self string) ([]ReplicaView, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	peers := make([]ReplicaView, 0, len(r.live))
+	for _, v := range r.live {
+		if v.Name != self {
+			peers = append(peers, v)
+		}
+	}
+	return peers, r.fresh
+}
+
+// Run publishes and follows until ctx ends, then withdraws this replica's
+// view so that its peers stop counting it at once.
+func (r *Replicas) Run(ctx context.Context) {
+	var last ReplicaView
+	var published time.Time
+	ticker := time.NewTicker(peersRefresh)
+	defer ticker.Stop()
+	for {
+		v := r.self(ctx)
+		if changed(last, v) || r.now().Sub(published) >= replicaRefresh {
+			v.Updated = r.now()
+			if err := r.registry.Publish(ctx, v); err != nil {
+				level.Debug(r.logger).Log("msg", "Cannot publish the replica view", "err", err)
+			} else {
+				last, published = v, v.Updated
+			}
+		}
+		r.refresh(ctx)
+		select {
+		case <-ctx.Done():
+			stop, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			r.registry.Withdraw(stop, v.Name)
+			cancel()
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+func (r *Replicas) refresh(ctx context.Context) {
+	live, err := r.registry.Replicas(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.fresh = false
+		return
+	}
+	r.live, r.fresh = live, true
+	counts := map[string]int{}
+	for _, v := range live {
+		counts[stateOf(v)]++
+	}
+	for _, s := range replicaStates {
+		r.gauge.WithLabelValues(s).Set(float64(counts[s]))
+	}
+}
+
+// stateOf is the state probegate_replicas counts a view under.
+func stateOf(v ReplicaView) string {
+	switch {
+	case v.Draining:
+		return "draining"
+	case v.Ready:
+		return "ready"
+	}
+	return "unready"
+}
+
+// changed reports whether a view differs from the last published one in
+// anything but its time.
+func changed(last, v ReplicaView) bool {
+	last.Updated, v.Updated = time.Time{}, time.Time{}
+	return last != v
+}
