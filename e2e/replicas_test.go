@@ -1,0 +1,283 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/probegate/probegate/collector/maintenance"
+)
+
+// unprobed makes every backend of a replica configuration unprobed.
+const unprobed = "health_probe: {enabled: false}\n"
+
+// listBackends is GET /api/v1/backends of one replica.
+func listBackends(t testing.TB, base string) maintenance.List {
+	t.Helper()
+	code, _, body := apiCall(t, "GET", base+maintenance.BackendsPath, "")
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", maintenance.BackendsPath, code, body)
+	}
+	var l maintenance.List
+	if err := json.Unmarshal([]byte(body), &l); err != nil {
+		t.Fatalf("GET %s: %v in %s", maintenance.BackendsPath, err, body)
+	}
+	return l
+}
+
+// inMaintenance names the backends a replica shows in maintenance, sorted.
+func inMaintenance(l maintenance.List) []string {
+	var names []string
+	for _, b := range l.Backends {
+		if b.State == "maintenance" {
+			names = append(names, b.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// waitAgree waits until every replica shows exactly want in maintenance,
+// and returns how long that took.
+func waitAgree(t *testing.T, replicas []*probegateProcess, want []string, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	waitFor(t, within, fmt.Sprintf("every replica shows %v in maintenance", want), func() bool {
+		for _, r := range replicas {
+			if !slices.Equal(inMaintenance(listBackends(t, r.base)), want) {
+				return false
+			}
+		}
+		return true
+	})
+	return time.Since(start)
+}
+
+func post(t testing.TB, base, backend, body string) (int, http.Header, string) {
+	t.Helper()
+	return apiCall(t, "POST", base+maintenance.BackendsPath+"/"+backend+"/maintenance", body)
+}
+
+// TestReplicasShareOneBudget: 24 concurrent requests for 24 distinct
+// backends, spread over three replicas under a budget that allows one
+// disruption, grant exactly one; every replica shows that one within a
+// second, and a replica killed with SIGKILL and started again shows it
+// too.
+func TestReplicasShareOneBudget(t *testing.T) {
+	cluster := startEtcdCluster(t, 3)
+	cfg := replicaConfig(t, cluster, "/probegate/budget", "{min_available: 23}", unprobed, unprobedURLs(24))
+	replicas := startReplicas(t, cfg, cfg, cfg)
+
+	codes := make([]int, 24)
+	var start, wg sync.WaitGroup
+	start.Add(1)
+	for i := range codes {
+		wg.Go(func() {
+			start.Wait()
+			codes[i], _, _ = post(t, replicas[i%3].base, fmt.Sprintf("b%d", i), `{"reason":"race"}`)
+		})
+	}
+	start.Done()
+	wg.Wait()
+	granted := []string{}
+	count := map[int]int{}
+	for i, c := range codes {
+		count[c]++
+		if c == http.StatusOK {
+			granted = append(granted, fmt.Sprintf("b%d", i))
+		}
+	}
+	if count[200] != 1 || count[429] != 23 {
+		t.Fatalf("answers %v, want exactly one 200 and 23 429", codes)
+	}
+	lag := waitAgree(t, replicas, granted, time.Second)
+	t.Logf("granted %v; every replica agreed after %s", granted, lag)
+
+	// The list is the same whichever replica answers, store health included.
+	for _, r := range replicas {
+		l := listBackends(t, r.base)
+		if l.Store.Kind != "etcd" || !l.Store.Healthy || l.Readiness.DisruptionsAllowed != 0 {
+			t.Errorf("%s: store %+v, readiness %+v", r.base, l.Store, l.Readiness)
+		}
+	}
+
+	// kill -9 and a restart: the replica reads the same state back.
+	victim := replicas[1]
+	victim.cmd.Process.Kill()
+	<-victim.done
+	replicas[1] = startReplicas(t, cfg)[0]
+	if got := inMaintenance(listBackends(t, replicas[1].base)); !slices.Equal(got, granted) {
+		t.Errorf("restarted replica shows %v in maintenance, want %v", got, granted)
+	}
+
+	// An end on one replica is seen by all within a second.
+	if code, _, body := apiCall(t, "DELETE", replicas[2].base+maintenance.BackendsPath+"/"+granted[0]+"/maintenance", ""); code != http.StatusOK {
+		t.Fatalf("DELETE: %d %s", code, body)
+	}
+	waitAgree(t, replicas, nil, time.Second)
+}
+
+// TestReplicasExpireTogether: a ttl ends the maintenance on every replica
+// at its until, whichever replica granted it.
+func TestReplicasExpireTogether(t *testing.T) {
+	cluster := startEtcdCluster(t, 3)
+	cfg := replicaConfig(t, cluster, "/probegate/ttl", "{min_available: 1}", unprobed, unprobedURLs(3))
+	replicas := startReplicas(t, cfg, cfg, cfg)
+	code, _, body := post(t, replicas[0].base, "b1", `{"reason":"ttl","ttl":"3s"}`)
+	if code != http.StatusOK {
+		t.Fatalf("POST: %d %s", code, body)
+	}
+	var entered maintenance.Entered
+	if err := json.Unmarshal([]byte(body), &entered); err != nil {
+		t.Fatal(err)
+	}
+	waitAgree(t, replicas, []string{"b1"}, time.Second)
+	until := entered.Maintenance.Until
+	time.Sleep(time.Until(until) + 100*time.Millisecond)
+	for _, r := range replicas {
+		if got := inMaintenance(listBackends(t, r.base)); len(got) != 0 {
+			t.Errorf("%s shows %v in maintenance 100ms after its until", r.base, got)
+		}
+	}
+}
+
+// TestReplicasThroughMemberLoss: with one etcd member of three killed,
+// writes still succeed; with two, writes answer 503 within the request
+// timeout, the entries in force stay and reads answer from the last known
+// state, saying so; with the members back, the replicas converge without
+// a restart.
+func TestReplicasThroughMemberLoss(t *testing.T) {
+	cluster := startEtcdCluster(t, 3)
+	cfg := replicaConfig(t, cluster, "/probegate/faults", "{min_available: 1}", unprobed, unprobedURLs(4))
+	replicas := startReplicas(t, cfg, cfg, cfg)
+
+	cluster.kill(0)
+	if code, _, body := post(t, replicas[0].base, "b0", `{"reason":"one member down"}`); code != http.StatusOK {
+		t.Fatalf("POST with one member down: %d %s", code, body)
+	}
+	waitAgree(t, replicas, []string{"b0"}, time.Second)
+
+	cluster.kill(1)
+	start := time.Now()
+	code, header, body := post(t, replicas[1].base, "b1", `{"reason":"two members down"}`)
+	took := time.Since(start)
+	if code != http.StatusServiceUnavailable || header.Get("Retry-After") == "" || !strings.Contains(body, "etcd") {
+		t.Errorf("POST with two members down: %d Retry-After %q %s; want 503 naming the store", code, header.Get("Retry-After"), body)
+	}
+	if took > 2*time.Second+time.Second {
+		t.Errorf("the refused write took %s, more than the 2s request timeout", took)
+	}
+	if code, _, body := apiCall(t, "DELETE", replicas[2].base+maintenance.BackendsPath+"/b0/maintenance", ""); code != http.StatusServiceUnavailable {
+		t.Errorf("DELETE with two members down: %d %s, want 503", code, body)
+	}
+	waitFor(t, 10*time.Second, "every replica reports the store unhealthy", func() bool {
+		for _, r := range replicas {
+			if listBackends(t, r.base).Store.Healthy {
+				return false
+			}
+		}
+		return true
+	})
+	for _, r := range replicas {
+		if got := inMaintenance(listBackends(t, r.base)); !slices.Equal(got, []string{"b0"}) {
+			t.Errorf("%s shows %v in maintenance with the store down, want [b0]", r.base, got)
+		}
+	}
+
+	cluster.start(0)
+	cluster.start(1)
+	cluster.waitHealthy(20 * time.Second)
+	waitFor(t, 10*time.Second, "a write succeeds with the members back", func() bool {
+		code, _, _ := apiCall(t, "DELETE", replicas[1].base+maintenance.BackendsPath+"/b0/maintenance", "")
+		return code == http.StatusOK
+	})
+	waitAgree(t, replicas, nil, time.Second)
+	for _, r := range replicas {
+		if s := listBackends(t, r.base).Store; !s.Healthy {
+			t.Errorf("%s: store %+v after the members returned", r.base, s)
+		}
+	}
+}
+
+// readyCheck is the /ready answer and the backends check in it.
+func readyCheck(t *testing.T, base string) (int, string, string) {
+	t.Helper()
+	resp, err := http.Get(base + "/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Checks map[string]struct{ Status, Output string } `json:"checks"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	c := body.Checks["backends"]
+	return resp.StatusCode, c.Status, c.Output
+}
+
+// TestPeerRelativeReadiness: a replica whose budget fails while a peer's
+// holds is not ready (its view is the worse one); when no replica's budget
+// holds, every one stays ready with the check at warn, and says why in
+// probegate_readiness_peer_override.
+func TestPeerRelativeReadiness(t *testing.T) {
+	cluster := startEtcdCluster(t, 3)
+	live := okBackend(t).URL
+	dead := "http://" + freeAddr(t)
+	probing := "health_probe: {interval: 200ms, timeout: 100ms, failures: 1, successes: 1}\n"
+	cfg := func(prefix string, url string) string {
+		return replicaConfig(t, cluster, prefix, "{min_available: 1, peer_relative: true}", probing, []string{url})
+	}
+
+	// One replica sees its backend dead, its peers see theirs alive.
+	partitioned := startReplicas(t, cfg("/probegate/peers1", dead), cfg("/probegate/peers1", live), cfg("/probegate/peers1", live))
+	waitFor(t, 10*time.Second, "the partitioned replica fails /ready, its peers pass", func() bool {
+		c0, _, _ := readyCheck(t, partitioned[0].base)
+		c1, _, _ := readyCheck(t, partitioned[1].base)
+		return c0 == http.StatusServiceUnavailable && c1 == http.StatusOK
+	})
+	if _, status, output := readyCheck(t, partitioned[0].base); status != "fail" || !strings.Contains(output, "r1") {
+		t.Errorf("partitioned replica: check %s %q, want fail naming a peer whose budget holds", status, output)
+	}
+
+	// Every replica sees the pool dead: they all stay ready, warning.
+	outage := startReplicas(t, cfg("/probegate/peers2", dead), cfg("/probegate/peers2", dead), cfg("/probegate/peers2", dead))
+	waitFor(t, 10*time.Second, "every replica in the outage stays ready with a warning", func() bool {
+		for _, r := range outage {
+			if code, status, _ := readyCheck(t, r.base); code != http.StatusOK || status != "warn" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, r := range outage {
+		if got := metricValue(t, r.base, "probegate_readiness_peer_override"); got != 1 {
+			t.Errorf("%s: probegate_readiness_peer_override %v, want 1", r.base, got)
+		}
+	}
+	// The views follow within the publication interval.
+	waitFor(t, 5*time.Second, "every replica counts three ready replicas with budgets that do not hold", func() bool {
+		for _, r := range outage {
+			if metricValue(t, r.base, `probegate_replicas{state="ready"}`) != 3 {
+				return false
+			}
+			code, _, body := apiCall(t, "GET", r.base+maintenance.ReplicasPath, "")
+			var list maintenance.ReplicaList
+			if err := json.Unmarshal([]byte(body), &list); code != http.StatusOK || err != nil || len(list.Replicas) != 3 {
+				t.Fatalf("GET %s: %d %s", maintenance.ReplicasPath, code, body)
+			}
+			for _, v := range list.Replicas {
+				if !v.Ready || v.BudgetHolds || v.Expected != 1 || v.InService != 0 {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}
