@@ -15,9 +15,10 @@ JSONNET  := $(GO) tool jsonnet
 # when missing, with sudo when not root; a missing tool is an error, never a
 # skipped test.
 DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
-             kubectl:kubernetes-client systemd-analyze:systemd chromium:chromium
+             kubectl:kubernetes-client systemd-analyze:systemd chromium:chromium \
+             etcd:etcd-server
 
-.PHONY: all build run test unit lint deps rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout bench-churn clean release
+.PHONY: all build run test unit lint deps rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout bench-replicas bench-churn clean release
 
 all: build
 
@@ -100,7 +101,7 @@ mixin-check:
 
 # bench runs every performance budget (docs/design.md, "Budgets"); each part
 # prints its numbers.
-bench: bench-state bench-probe bench-metrics bench-ready bench-fanout bench-churn
+bench: bench-state bench-probe bench-metrics bench-ready bench-fanout bench-replicas bench-churn
 
 bench-state:
 	$(GO) test -run '^$$' -bench 'BenchmarkStep' -benchmem ./collector/health/
@@ -125,6 +126,12 @@ bench-fanout:
 	$(GO) test -run '^$$' -bench '^BenchmarkFanout' -benchmem ./collector/fanout/
 	$(GO) test -run '^$$' -bench '^BenchmarkPassiveRecord' -benchtime 300000x -benchmem ./collector/pool/
 	$(GO) test -run '^$$' -bench '^BenchmarkPassivePaced' -benchtime 30000x ./collector/pool/
+
+# bench-replicas: maintenance write latency (p50, p99) and the lag until
+# every replica shows a change (p99; promised under 200 ms), over three
+# replicas on a three-member etcd cluster on loopback.
+bench-replicas: deps
+	$(GO) test -run '^$$' -bench '^BenchmarkReplicaMaintenance$$' -benchtime 200x ./e2e/
 
 # release cross-builds every platform into RELEASE_DIR, static and with
 # the version, revision, branch, build user and date stamped, and writes

@@ -14,7 +14,7 @@ import (
 // etcdCluster is a real etcd cluster of Debian's etcd-server, its members
 // on loopback ports, each a process the test can kill and start again.
 type etcdCluster struct {
-	t       *testing.T
+	t       testing.TB
 	members []*etcdMember
 }
 
@@ -30,7 +30,7 @@ type etcdMember struct {
 // startEtcdCluster starts n members and waits until the cluster takes
 // writes. Elections are fast (50 ms heartbeats, 500 ms election timeout),
 // as a loopback cluster allows.
-func startEtcdCluster(t *testing.T, n int) *etcdCluster {
+func startEtcdCluster(t testing.TB, n int) *etcdCluster {
 	t.Helper()
 	bin := requireTool(t, "etcd")
 	c := &etcdCluster{t: t}
@@ -105,7 +105,7 @@ func (c *etcdCluster) waitHealthy(deadline time.Duration) {
 // at the URLs given, the readiness block (a YAML flow mapping), extra
 // top-level keys, and the maintenance entries in the cluster under
 // prefix.
-func replicaConfig(t *testing.T, c *etcdCluster, prefix, readiness, extra string, backends []string) string {
+func replicaConfig(t testing.TB, c *etcdCluster, prefix, readiness, extra string, backends []string) string {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "readiness: %s\n", readiness)
@@ -134,7 +134,7 @@ func unprobedURLs(n int) []string {
 
 // startReplicas starts one probegate per configuration, named r0, r1, …,
 // with the admin API on.
-func startReplicas(t *testing.T, configs ...string) []*probegateProcess {
+func startReplicas(t testing.TB, configs ...string) []*probegateProcess {
 	t.Helper()
 	replicas := make([]*probegateProcess, len(configs))
 	for i, cfg := range configs {
