@@ -353,3 +353,46 @@ func TestMaintenanceCLIWithBasicAuth(t *testing.T) {
 func regexpMatch(pattern, s string) bool {
 	return regexp.MustCompile(pattern).MatchString(s)
 }
+
+// TestMaintenanceOfflineStop: with the admin API off, an entry in force is
+// warned about at start-up; `probegate maintenance stop NAME
+// --storage.path DIR` refuses while that probegate holds the directory,
+// and ends the entry once it is stopped.
+func TestMaintenanceOfflineStop(t *testing.T) {
+	dir := t.TempDir()
+	cfg := maintenanceConfig(t, 2, 1)
+	p := startProbegate(t, "--config.file="+cfg, "--web.enable-admin-api", "--storage.path="+dir)
+	if code, _, body := apiCall(t, "POST", p.base+"/api/v1/backends/b1/maintenance", `{"reason":"disk"}`); code != http.StatusOK {
+		t.Fatalf("POST: %d %s", code, body)
+	}
+	p.cmd.Process.Kill()
+	<-p.done
+
+	p = startProbegate(t, "--config.file="+cfg, "--storage.path="+dir)
+	if out := p.output.String(); !strings.Contains(out, "admin API is off") || !strings.Contains(out, "b1") {
+		t.Errorf("no start-up warning naming b1 with the admin API off:\n%s", out)
+	}
+	stop := func() (int, string) {
+		out, err := exec.Command(binary(t), "maintenance", "stop", "b1", "--storage.path="+dir).CombinedOutput()
+		if _, ok := err.(*exec.ExitError); err != nil && !ok {
+			t.Fatal(err)
+		}
+		code := 0
+		if err != nil {
+			code = err.(*exec.ExitError).ExitCode()
+		}
+		return code, string(out)
+	}
+	if code, out := stop(); code != 1 || !strings.Contains(out, "holds the storage directory") {
+		t.Errorf("offline stop under a running probegate: exit %d %s; want 1, refused", code, out)
+	}
+	p.cmd.Process.Kill()
+	<-p.done
+	if code, out := stop(); code != 0 || !strings.Contains(out, "left maintenance") {
+		t.Fatalf("offline stop: exit %d %s", code, out)
+	}
+	p = startProbegate(t, "--config.file="+cfg, "--storage.path="+dir)
+	if got := getHealthz(t, p.base)["b1"].State; got == "maintenance" {
+		t.Errorf("b1 still in maintenance after the offline stop")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,11 +31,14 @@ type maintenanceCLI struct {
 
 	url            string
 	httpConfigFile string
-	name           string
-	reason         string
-	ttl            string
-	force          bool
-	timeout        time.Duration
+	// storagePath, for stop, ends the entry in a stopped probegate's
+	// storage directory instead of asking a running one.
+	storagePath string
+	name        string
+	reason      string
+	ttl         string
+	force       bool
+	timeout     time.Duration
 }
 
 // registerMaintenance adds `probegate maintenance start|stop|list`.
@@ -54,6 +58,8 @@ func registerMaintenance(app *kingpin.Application) *maintenanceCLI {
 
 	c.stop = cmd.Command("stop", "End a backend's maintenance; it is readmitted once its probes show it healthy.")
 	c.stop.Arg("name", "Backend name.").Required().StringVar(&c.name)
+	c.stop.Flag("storage.path", "End the maintenance offline, in this storage directory of a probegate that is not running (for one whose admin API is off). Refused while a probegate holds the directory.").
+		PlaceHolder("DIR").StringVar(&c.storagePath)
 
 	c.list = cmd.Command("list", "List the backends with their state and maintenance.")
 	c.list.Arg("name", "Only this backend.").StringVar(&c.name)
@@ -83,6 +89,9 @@ func (c *maintenanceCLI) run(command string, stdout, stderr io.Writer) int {
 }
 
 func (c *maintenanceCLI) do(command string, stdout io.Writer) error {
+	if command == c.stop.FullCommand() && c.storagePath != "" {
+		return c.stopOffline(stdout)
+	}
 	base, err := url.Parse(c.url)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return usageError{fmt.Errorf("--url %q: want an http or https URL such as http://localhost:9797", c.url)}
@@ -278,4 +287,36 @@ func (a apiClient) do(ctx context.Context, method, path string, body []byte) (*h
 		return nil, nil, fmt.Errorf("read the answer of %s: %w", a.base, err)
 	}
 	return resp, data, nil
+}
+
+// stopOffline ends an entry in the state file of a probegate that is not
+// running. It takes the directory's lock first, so it never writes under a
+// running probegate, which would overwrite the change.
+func (c *maintenanceCLI) stopOffline(stdout io.Writer) error {
+	unlock, err := maintenance.LockDir(c.storagePath)
+	if errors.Is(err, maintenance.ErrLocked) {
+		return fmt.Errorf("%w: %v; end it through the running probegate's admin API (--url) instead", errRefused, err)
+	}
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	store, err := maintenance.OpenFile(c.storagePath)
+	if err != nil {
+		return err
+	}
+	st, err := store.Load(context.Background())
+	if err != nil {
+		return err
+	}
+	kept := slices.DeleteFunc(slices.Clone(st.Entries), func(e pool.Maintenance) bool { return e.Backend == c.name })
+	if len(kept) == len(st.Entries) {
+		fmt.Fprintf(stdout, "%s was not in maintenance\n", c.name)
+		return nil
+	}
+	if _, err := store.Swap(context.Background(), st.Revision, kept); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s left maintenance in %s; probegate readmits it after its probes, once started\n", c.name, c.storagePath)
+	return nil
 }

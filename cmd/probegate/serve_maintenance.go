@@ -30,6 +30,14 @@ type maintenanceService struct {
 	// settings is the maintenance block the store was opened with: a
 	// reload may not change it.
 	settings config.Maintenance
+	// unlock releases the storage directory's lock, when held.
+	unlock func()
+}
+
+func (svc *maintenanceService) release() {
+	if svc.unlock != nil {
+		svc.unlock()
+	}
 }
 
 // openMaintenance opens the configured store and applies its entries to
@@ -47,7 +55,16 @@ func openMaintenance(opts *options, cfg *config.Config, p *pool.Pool, reg promet
 		}
 		svc.store = store
 	default:
-		if svc.store, err = maintenance.OpenFile(opts.storageDir()); err != nil {
+		dir := opts.storageDir()
+		if _, statErr := os.Stat(dir); opts.EnableAdminAPI || statErr == nil {
+			// Held for the life of the process, so that an offline
+			// `probegate maintenance stop` cannot write under it.
+			if svc.unlock, err = maintenance.LockDir(dir); err != nil {
+				return nil, err
+			}
+		}
+		if svc.store, err = maintenance.OpenFile(dir); err != nil {
+			svc.release()
 			return nil, err
 		}
 	}
@@ -97,6 +114,7 @@ func (svc *maintenanceService) run(ctx context.Context) {
 	svc.manager.Run(ctx)
 	<-done
 	svc.store.Close()
+	svc.release()
 }
 
 // api is the admin API over the service; the demo serves it to loopback

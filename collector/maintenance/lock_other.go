@@ -1,0 +1,23 @@
+//go:build !unix
+
+package maintenance
+
+import (
+	"errors"
+	"os"
+)
+
+// LockName is the lock file in the storage directory.
+const LockName = ".lock"
+
+// ErrLocked says another process holds the storage directory.
+var ErrLocked = errors.New("another probegate holds the storage directory")
+
+// LockDir only creates the directory here: this platform has no flock, so
+// an offline stop must be run while probegate is stopped.
+func LockDir(dir string) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	return func() {}, nil
+}
