@@ -102,6 +102,15 @@ func (svc *maintenanceService) startReplicas(name string, g *gate.Gate, p *pool.
 	svc.replicas = maintenance.NewReplicas(registry, self, reg, logger, time.Now)
 }
 
+// liveReplicas lists the live replicas for the status page; nil when the
+// store is not shared.
+func (svc *maintenanceService) liveReplicas() func() []maintenance.ReplicaView {
+	if svc.replicas == nil {
+		return nil
+	}
+	return svc.replicas.Live
+}
+
 // run keeps the entries in step with the store, and publishes the replica
 // view, until ctx ends.
 func (svc *maintenanceService) run(ctx context.Context) {
@@ -126,9 +135,7 @@ func (svc *maintenanceService) api(opts *options, cfg *config.Config, logger log
 	}
 	apiOpts := maintenance.APIOptions{Enabled: opts.EnableAdminAPI, LoopbackOnly: opts.adminLoopbackOnly,
 		Authenticated: authenticated, MaxTTL: time.Duration(cfg.Maintenance.MaxTTL)}
-	if svc.replicas != nil {
-		apiOpts.Replicas = svc.replicas.Live
-	}
+	apiOpts.Replicas = svc.liveReplicas()
 	return maintenance.NewAPI(svc.manager, apiOpts, logger), nil
 }
 

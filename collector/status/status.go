@@ -17,6 +17,7 @@ import (
 
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
 )
 
@@ -47,6 +48,14 @@ type Options struct {
 	Started time.Time
 	// MetricsPath is where the Prometheus metrics are served.
 	MetricsPath string
+	// Store reports the maintenance store's health; nil shows none.
+	Store func() maintenance.StoreStatus
+	// Replicas lists the live replicas sharing the store; nil when it is
+	// not shared.
+	Replicas func() []maintenance.ReplicaView
+	// AdminAPI says the admin API is on; with it off, backends in
+	// maintenance are called out, since nothing running can end it.
+	AdminAPI bool
 }
 
 // Handler serves the page to GET and HEAD.
@@ -116,6 +125,20 @@ type view struct {
 
 	Backends []backendRow
 	Round    *roundView
+
+	Store      *storeView
+	Replicas   []replicaView
+	NoAdminAPI []string
+}
+
+type storeView struct {
+	Kind, LastSync, Error string
+	Healthy               bool
+}
+
+type replicaView struct {
+	maintenance.ReplicaView
+	Updated string
 }
 
 type backendRow struct {
@@ -200,6 +223,12 @@ func newView(o Options, refresh time.Duration) view {
 		}
 		v.Backends[i] = row
 	}
+	v.Store, v.Replicas = storeOf(o), replicasOf(o, now)
+	if !o.AdminAPI {
+		for _, m := range o.Pool.Maintenances() {
+			v.NoAdminAPI = append(v.NoAdminAPI, m.Backend)
+		}
+	}
 	if o.LastRound != nil {
 		if r := o.LastRound(); r != nil {
 			v.Round = &roundView{
@@ -209,6 +238,29 @@ func newView(o Options, refresh time.Duration) view {
 		}
 	}
 	return v
+}
+
+func storeOf(o Options) *storeView {
+	if o.Store == nil {
+		return nil
+	}
+	st := o.Store()
+	v := &storeView{Kind: st.Kind, Healthy: st.Healthy, Error: st.Error}
+	if !st.LastSync.IsZero() {
+		v.LastSync = st.LastSync.UTC().Format(time.RFC3339)
+	}
+	return v
+}
+
+func replicasOf(o Options, now time.Time) []replicaView {
+	if o.Replicas == nil {
+		return nil
+	}
+	var rows []replicaView
+	for _, r := range o.Replicas() {
+		rows = append(rows, replicaView{ReplicaView: r, Updated: human(now.Sub(r.Updated)) + " ago"})
+	}
+	return rows
 }
 
 // probeResult is a probe's HTTP status, or its failure reason when it got

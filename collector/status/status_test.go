@@ -12,6 +12,7 @@ import (
 
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/internal/testconfig"
 )
@@ -131,6 +132,39 @@ func TestPageShowsMaintenance(t *testing.T) {
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+// TestPageShowsStoreAndReplicas: the page says whether the maintenance
+// store answers, lists the live replicas, and calls out backends in
+// maintenance while the admin API is off.
+func TestPageShowsStoreAndReplicas(t *testing.T) {
+	now := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+	p := testPool(t, func() time.Time { return now }, "http://127.0.0.1:19001", "http://127.0.0.1:19002")
+	p.SetMaintenance([]pool.Maintenance{{Backend: "b", Reason: "disk", By: "ops"}})
+	o := Options{Pool: p, Started: now, MetricsPath: "/metrics",
+		Store: func() maintenance.StoreStatus {
+			return maintenance.StoreStatus{Kind: "etcd", Healthy: false, Error: "context deadline exceeded"}
+		},
+		Replicas: func() []maintenance.ReplicaView {
+			return []maintenance.ReplicaView{{Name: "r0", Ready: true, BudgetHolds: true, Expected: 2, InService: 1, Updated: now.Add(-2 * time.Second)}}
+		}}
+	body := get(t, Handler(o), "/status").Body.String()
+	for _, want := range []string{
+		`data-field="store" data-healthy="false"`, `etcd unreachable`, `writes are refused`, `context deadline exceeded`,
+		`<tr data-replica="r0">`, `2s ago`,
+		`data-field="maintenance-without-api"`, `in maintenance: b`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	o.AdminAPI, o.Store, o.Replicas = true, nil, nil
+	body = get(t, Handler(o), "/status").Body.String()
+	for _, unwanted := range []string{`data-field="store"`, `<h2>Replicas</h2>`, `maintenance-without-api`} {
+		if strings.Contains(body, unwanted) {
+			t.Errorf("page shows %s with no store, no replicas and the admin API on", unwanted)
 		}
 	}
 }
