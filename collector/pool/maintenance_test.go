@@ -3,8 +3,8 @@ package pool
 import (
 	"context"
 	"errors"
-	"math"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"testing/synctest"
