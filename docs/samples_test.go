@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/prometheus/discovery/targetgroup"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/deploy/deploytest"
 	"github.com/probegate/probegate/internal/markdown"
 	"github.com/probegate/probegate/internal/testpki"
 )
@@ -61,6 +61,7 @@ func documents(t *testing.T) []string {
 // file alice.password, and for an overlay the kustomize base at
 // ../probegate/deploy/kubernetes with the probegate.yml it ships.
 func TestYAMLSamplesWork(t *testing.T) {
+	bin := deploytest.Build(t)
 	checked := map[string]int{}
 	for _, doc := range documents(t) {
 		data, err := os.ReadFile(doc)
@@ -76,7 +77,7 @@ func TestYAMLSamplesWork(t *testing.T) {
 				name = "docs/" + name
 			}
 			t.Run(name+":"+strconv.Itoa(b.Line), func(t *testing.T) {
-				checkSample(t, b)
+				checkSample(t, bin, b)
 			})
 			checked[b.Kind()]++
 		}
@@ -90,14 +91,18 @@ func TestYAMLSamplesWork(t *testing.T) {
 	}
 }
 
-// TestExampleFileIsValid: example.yml is a configuration probegate
-// accepts, its TLS files and all.
+// TestExampleFileIsValid: check-config accepts example.yml without a
+// warning.
 func TestExampleFileIsValid(t *testing.T) {
-	checkProbegate(t, "../example.yml")
+	path, err := filepath.Abs("../example.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkProbegate(t, deploytest.Build(t), path)
 }
 
 // checkSample writes the block where its kind is read and checks it.
-func checkSample(t *testing.T, b markdown.CodeBlock) {
+func checkSample(t *testing.T, bin string, b markdown.CodeBlock) {
 	kind := b.Kind()
 	name, ok := defaultName[kind]
 	if !ok {
@@ -118,7 +123,7 @@ func checkSample(t *testing.T, b markdown.CodeBlock) {
 	}
 	switch kind {
 	case kindProbegate:
-		checkProbegate(t, path)
+		checkProbegate(t, bin, path)
 	case kindFileSD:
 		// As Prometheus's file discovery reads it: strictly, every label
 		// name checked by the target group's own decoder.
@@ -158,17 +163,23 @@ func checkSample(t *testing.T, b markdown.CodeBlock) {
 	}
 }
 
-// checkProbegate checks a configuration file as probegate check-config
-// does: decoded, validated, every HTTP client built.
-func checkProbegate(t *testing.T, path string) {
+// checkProbegate runs the binary's check-config on a configuration file,
+// which must pass without a warning, as documentation should.
+func checkProbegate(t *testing.T, bin, path string) {
 	t.Helper()
-	cfg, err := config.Load(path)
-	if err == nil {
-		err = cfg.CheckHTTPClients()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "check-config", "--config.file="+path)
+	cmd.Dir = filepath.Dir(path)
+	// Only the file speaks: none of the caller's PROBEGATE_ variables.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PROBEGATE_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
 	}
-	if err != nil {
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
 		data, _ := os.ReadFile(path)
-		t.Fatalf("not a valid probegate configuration: %v\n%s", err, data)
+		t.Fatalf("probegate check-config: %v\n%s%s\n%s", err, stdout.String(), stderr.String(), data)
 	}
 }
 
