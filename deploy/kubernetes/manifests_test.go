@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,12 +63,19 @@ func decodeStrict(doc []byte, out any) error {
 // render runs kubectl kustomize on this folder and decodes what it prints.
 func render(t *testing.T) *base {
 	t.Helper()
+	return renderDir(t, ".")
+}
+
+// renderDir runs kubectl kustomize on a kustomization folder, this base
+// or an overlay of it, and decodes what it prints.
+func renderDir(t *testing.T, dir string) *base {
+	t.Helper()
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
 		t.Fatal("kubectl is missing: install the Debian package kubernetes-client (make deps does)")
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(kubectl, "kustomize", ".")
+	cmd := exec.Command(kubectl, "kustomize", dir)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -464,13 +472,7 @@ func TestMonitoring(t *testing.T) {
 			t.Errorf("ServiceMonitor scrapes %s, not /metrics", e.Path)
 		}
 	}
-	// prometheus-operator names the job after the Service unless jobLabel
-	// says otherwise.
-	job := svc.Name
-	if sm.JobLabel != "" {
-		job = svc.Labels[sm.JobLabel]
-	}
-	if job != "probegate" {
+	if job := b.scrapeJob(); job != "probegate" {
 		t.Errorf("the scrape job is %q; the mixin's default selector is job=\"probegate\"", job)
 	}
 
@@ -500,4 +502,99 @@ func TestMonitoring(t *testing.T) {
 			t.Errorf("the PrometheusRule has %s, which rules/ does not", r)
 		}
 	}
+}
+
+// scrapeJob is the job label prometheus-operator gives the targets of the
+// ServiceMonitor: the value of the Service's label that jobLabel names,
+// when the Service has it, else the Service's name.
+func (b *base) scrapeJob() string {
+	if l := b.serviceMonitor.Spec.JobLabel; l != "" && b.service.Labels[l] != "" {
+		return b.service.Labels[l]
+	}
+	return b.service.Name
+}
+
+// TestJobSurvivesANamePrefix renders an overlay that prefixes every name,
+// as one per cluster or region does, and checks that the rules it ships
+// still select the job its ServiceMonitor scrapes: a job renamed to
+// eu1-probegate would leave ProbegateDown firing through absent() and
+// every other alert silent.
+func TestJobSurvivesANamePrefix(t *testing.T) {
+	dir := t.TempDir()
+	files, err := filepath.Glob("*.y*ml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests here: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "base"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "base", f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	overlay := filepath.Join(dir, "eu1")
+	if err := os.MkdirAll(overlay, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamePrefix: eu1-\nresources:\n  - ../base\n"
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := renderDir(t, overlay)
+	if b.service.Name != "eu1-probegate" {
+		t.Fatalf("the overlay renders the Service as %q, want eu1-probegate: the test no longer prefixes names", b.service.Name)
+	}
+	job := b.scrapeJob()
+	var matched int
+	for _, g := range b.prometheusRule.Spec.Groups {
+		for _, r := range g.Rules {
+			parsed, err := lint.Parse(r.Expr.String())
+			if err != nil {
+				t.Fatalf("rule %s%s: %v", r.Alert, r.Record, err)
+			}
+			for _, sel := range parsed.Selectors {
+				for _, m := range sel.Matchers {
+					if m.Label != "job" {
+						continue
+					}
+					if !matches(t, m, job) {
+						t.Errorf("rule %s%s selects %s{job%s%s}, which the scrape job %q does not match", r.Alert, r.Record, sel.Metric, m.Op, m.Value, job)
+					}
+					matched++
+				}
+			}
+		}
+	}
+	if matched == 0 {
+		t.Error("no rule selects a job")
+	}
+}
+
+// matches reports whether a label value satisfies a PromQL matcher, whose
+// value is given with its quotes.
+func matches(t *testing.T, m lint.Matcher, value string) bool {
+	t.Helper()
+	want, err := strconv.Unquote(m.Value)
+	if err != nil {
+		t.Fatalf("matcher %s%s%s: %v", m.Label, m.Op, m.Value, err)
+	}
+	switch m.Op {
+	case "=":
+		return value == want
+	case "!=":
+		return value != want
+	case "=~", "!~":
+		re, err := regexp.Compile("^(?:" + want + ")$")
+		if err != nil {
+			t.Fatalf("matcher %s%s%s: %v", m.Label, m.Op, m.Value, err)
+		}
+		return re.MatchString(value) == (m.Op == "=~")
+	}
+	t.Fatalf("matcher %s%s%s: unknown operator", m.Label, m.Op, m.Value)
+	return false
 }
