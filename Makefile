@@ -18,7 +18,7 @@ DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
              kubectl:kubernetes-client systemd-analyze:systemd chromium:chromium \
              etcd:etcd-server
 
-.PHONY: all build run test unit lint deps rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout bench-replicas bench-churn clean release
+.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout bench-replicas bench-churn clean release
 
 all: build
 
@@ -49,7 +49,7 @@ deps:
 	fi
 	@for pair in $(DEB_TOOLS); do tool=$${pair%%:*}; command -v $$tool >/dev/null || { echo "missing $$tool"; exit 1; }; done
 
-test: deps lint unit rules-test mixin-check e2e
+test: deps lint unit rules-test mixin-check check-example e2e
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go') $$(git ls-files --others --exclude-standard '*.go')); \
@@ -60,6 +60,11 @@ lint:
 # targets' seed corpora run as ordinary tests here.
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+
+# check-example: the example configuration at the top of the repository is
+# one the binary accepts as it is.
+check-example: build
+	./$(BINARY) check-config --config.file=example.yml
 
 e2e: build
 	$(GO) test -count=1 -timeout 15m ./e2e/...

@@ -14,7 +14,7 @@ import (
 const healthzTimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
 // healthzReport is the /healthz document. Its field names are a contract
-// with operators' scripts: README.md documents them, and they change only
+// with operators' scripts: docs/operations.md documents them, and they change only
 // together with it.
 type healthzReport struct {
 	Backends   []healthzBackend `json:"backends"`

@@ -52,6 +52,8 @@ func (s *source) syntaxProblem(data []byte, err error) Problem {
 		line, _ := strconv.Atoi(m[1])
 		if slices.Contains(parserProblems, m[2]) {
 			line++
+		} else {
+			line = scannerProblemLine(data, line, m[2])
 		}
 		return Problem{File: s.file, Line: line, Message: "invalid YAML: " + m[2]}
 	}
@@ -61,6 +63,28 @@ func (s *source) syntaxProblem(data []byte, err error) Problem {
 		p.Line = 1
 	}
 	return p
+}
+
+// scannerProblemLine is the line a YAML scanner error is on. When the
+// scanner fails inside a construct, such as a plain scalar whose next line
+// is indented with a tab, the library names the line the construct began
+// on, not the line at fault. The shortest run of lines from the start of
+// data, ending on or after that line, that fails with the same problem
+// ends on the line at fault: for a tab, the line that holds it.
+func scannerProblemLine(data []byte, reported int, problem string) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	end := 0
+	for n, l := range lines {
+		end += len(l)
+		if n+1 < reported {
+			continue
+		}
+		err := yaml.Unmarshal(data[:end], new(yaml.Node))
+		if err != nil && strings.HasSuffix(err.Error(), ": "+problem) {
+			return n + 1
+		}
+	}
+	return reported
 }
 
 // decodeProblems turns a decoding error into problems with lines and

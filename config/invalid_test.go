@@ -26,6 +26,11 @@ var invalidCases = []struct {
 	{"unknown-key-backend-http-client", 6, "backends[0].http_client_config.bearer_tokn", `unknown key "bearer_tokn" (did you mean "bearer_token"?)`},
 	{"duplicate-key", 4, "gate.drain", `"drain" is set twice; it is also set at line 2`},
 	{"syntax", 3, "", "invalid YAML: did not find expected ',' or ']'"},
+	// The YAML library names the line where the scalar being scanned
+	// began; the problem is the tab on a later line.
+	{"syntax-tab", 3, "", "invalid YAML: found a tab character that violates indentation"},
+	{"syntax-tab-block", 5, "", "invalid YAML: found a tab character where an indentation space is expected"},
+	{"syntax-tab-list", 6, "", "invalid YAML: found a tab character that violates indentation"},
 	{"second-document", 3, "", "a second YAML document"},
 	{"not-a-mapping", 1, "", "want a mapping of keys to values, got a list"},
 	{"backends-not-a-list", 2, "backends", "want a list, got a mapping"},

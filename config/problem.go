@@ -55,6 +55,21 @@ func (p Problem) String() string {
 	return b.String()
 }
 
+// ProblemAt is a problem with field, placed as Validate places its own:
+// at the field's line in the file (or its nearest enclosing block's), or
+// blamed on the flag or environment variable that set it. It is for the
+// checks made outside this package, such as check-config's.
+func (c *Config) ProblemAt(field, format string, args ...any) Problem {
+	p := Problem{Field: field, Message: fmt.Sprintf(format, args...)}
+	if origin := c.originOf(field); origin != "" {
+		p.Origin = origin
+	} else if c.src != nil {
+		p.File = c.src.file
+		p.Line, _ = c.src.lineOf(field)
+	}
+	return p
+}
+
 // Error is an invalid configuration: every problem found, one per line.
 type Error struct {
 	Problems []Problem

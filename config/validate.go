@@ -60,14 +60,7 @@ func (v *validator) err() error {
 // add records a problem with field, placed in the file or blamed on the
 // flag that set it.
 func (v *validator) add(field, format string, args ...any) {
-	p := Problem{Field: field, Message: fmt.Sprintf(format, args...)}
-	if origin := v.c.originOf(field); origin != "" {
-		p.Origin = origin
-	} else if v.c.src != nil {
-		p.File = v.c.src.file
-		p.Line, _ = v.c.src.lineOf(field)
-	}
-	v.problems = append(v.problems, p)
+	v.problems = append(v.problems, v.c.ProblemAt(field, format, args...))
 }
 
 // where describes where the value of field came from, for messages that

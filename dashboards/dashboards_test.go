@@ -333,8 +333,18 @@ func selectors(t *testing.T, name string, d lint.Dashboard) map[string][]lint.Se
 // whose selectors lack one of the matchers.
 func checkSelector(t *testing.T, dashboards map[string]lint.Dashboard, matchers ...lint.Matcher) {
 	t.Helper()
+	checkSelectorExcept(t, dashboards, "", matchers...)
+}
+
+// checkSelectorExcept is checkSelector for every query and variable but
+// the one at except (such as "variable cluster").
+func checkSelectorExcept(t *testing.T, dashboards map[string]lint.Dashboard, except string, matchers ...lint.Matcher) {
+	t.Helper()
 	for name, d := range dashboards {
 		for where, sels := range selectors(t, name, d) {
+			if where == except {
+				continue
+			}
 			if len(sels) == 0 {
 				t.Errorf("%s: %s selects no series", name, where)
 			}
@@ -360,17 +370,60 @@ func TestDefaultSelectorInEveryQuery(t *testing.T) {
 // must carry all of it, so that a Grafana over several clusters shows one
 // cluster's probegate only.
 func TestCustomSelectorInEveryQuery(t *testing.T) {
-	dir := t.TempDir()
-	cmd := exec.Command("go", "tool", "jsonnet", "-S", "-m", dir,
-		"--tla-code", `config={probegateSelector: 'job="edge-lb", cluster="eu-1"'}`,
-		filepath.Join("mixin", "build", "dashboards.jsonnet"))
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("generate dashboards: %v\n%s", err, out)
-	}
-	checkSelector(t, loadDir(t, dir),
+	checkSelector(t, generate(t, `{probegateSelector: 'job="edge-lb", cluster="eu-1"'}`),
 		lint.Matcher{Label: "job", Op: "=", Value: `"edge-lb"`},
 		lint.Matcher{Label: "cluster", Op: "=", Value: `"eu-1"`})
+}
+
+// generate builds the dashboards from the mixin with config merged into
+// its _config, into a scratch folder, and loads them.
+func generate(t *testing.T, config string) map[string]lint.Dashboard {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("go", "tool", "jsonnet", "-S", "-m", dir,
+		"--tla-code", "config="+config, filepath.Join("mixin", "build", "dashboards.jsonnet"))
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("generate dashboards with %s: %v\n%s", config, err, out)
+	}
+	return loadDir(t, dir)
+}
+
+// TestMultiClusterDashboards: with showMultiCluster, every dashboard has
+// a cluster variable listing the clusterLabel values of the mixin's
+// selector, ahead of the variables that depend on it, and every query and
+// every other variable keeps to the chosen cluster. Without it, which
+// the committed dashboards are, there is no cluster variable.
+func TestMultiClusterDashboards(t *testing.T) {
+	for name, d := range load(t) {
+		for _, v := range d.Templating.List {
+			if v.Name == "cluster" {
+				t.Errorf("%s has a cluster variable while showMultiCluster is off", name)
+			}
+		}
+	}
+	dashboards := generate(t, `{showMultiCluster: true, clusterLabel: 'k8s_cluster'}`)
+	for name, d := range dashboards {
+		vars := d.Templating.List
+		if len(vars) < 2 || vars[1].Name != "cluster" || vars[1].Type != "query" {
+			t.Errorf("%s: the variable after the data source is not a cluster query variable: %+v", name, vars)
+			continue
+		}
+		sel, label, err := lint.LabelValues(vars[1].Definition)
+		if err != nil {
+			t.Fatalf("%s: variable cluster: %v", name, err)
+		}
+		parsed, err := lint.Parse(sel)
+		if err != nil {
+			t.Fatalf("%s: variable cluster: %v", name, err)
+		}
+		if label != "k8s_cluster" || len(parsed.Selectors) != 1 || !parsed.Selectors[0].Has("job", "=", `"probegate"`) {
+			t.Errorf("%s: variable cluster is %s, want the k8s_cluster values under job=\"probegate\"", name, vars[1].Definition)
+		}
+	}
+	checkSelectorExcept(t, dashboards, "variable cluster",
+		lint.Matcher{Label: "job", Op: "=", Value: `"probegate"`},
+		lint.Matcher{Label: "k8s_cluster", Op: "=", Value: `"$cluster"`})
 }
 
 // TestRatioPanelsShowNoNaN: a panel of ratios queries only recorded

@@ -8,6 +8,15 @@
     // narrows all of them alike.
     probegateSelector: 'job="probegate"',
 
+    // showMultiCluster gives every dashboard a cluster variable, the values
+    // of clusterLabel on probegate's series, and narrows every dashboard
+    // query and variable to the cluster chosen: for one Grafana over the
+    // Prometheus of several clusters (kubernetes-mixin's convention). The
+    // rules need no switch: they aggregate with `without`, so the cluster
+    // label of a series survives them either way.
+    showMultiCluster: false,
+    clusterLabel: 'cluster',
+
     // alertFor is how long each alert's condition must hold before it fires.
     // Every alert of alerts.libsonnet has an entry; a missing one is an error.
     alertFor: {

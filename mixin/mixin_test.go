@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/probegate/probegate/internal/markdown"
 )
 
 // jsonnet runs `go tool jsonnet` from the repository root, as the Makefile
@@ -57,41 +59,23 @@ func TestKnownConfigKeysAreAccepted(t *testing.T) {
 	}
 }
 
-// codeBlock is one fenced block of a Markdown file.
-type codeBlock struct {
-	lang, text string
-}
-
 // codeBlocks lists the fenced blocks of a Markdown file in order.
-func codeBlocks(t *testing.T, path string) []codeBlock {
+func codeBlocks(t *testing.T, path string) []markdown.CodeBlock {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var blocks []codeBlock
-	var cur *codeBlock
-	for _, line := range strings.Split(string(data), "\n") {
-		switch {
-		case cur == nil && strings.HasPrefix(line, "```"):
-			cur = &codeBlock{lang: strings.TrimPrefix(line, "```")}
-		case cur != nil && line == "```":
-			blocks = append(blocks, *cur)
-			cur = nil
-		case cur != nil:
-			cur.text += line + "\n"
-		}
-	}
-	return blocks
+	return markdown.CodeBlocks(string(data))
 }
 
 // blockContaining returns the one block of lang whose text contains s.
-func blockContaining(t *testing.T, blocks []codeBlock, lang, s string) string {
+func blockContaining(t *testing.T, blocks []markdown.CodeBlock, lang, s string) string {
 	t.Helper()
 	var found []string
 	for _, b := range blocks {
-		if b.lang == lang && strings.Contains(b.text, s) {
-			found = append(found, b.text)
+		if b.Info == lang && strings.Contains(b.Text, s) {
+			found = append(found, b.Text)
 		}
 	}
 	if len(found) != 1 {

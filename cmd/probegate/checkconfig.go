@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 )
 
@@ -14,10 +18,25 @@ import (
 // serve would (file, environment, flags), builds every HTTP client (which
 // reads the TLS files they name) and checks --web.config.file. It prints a
 // one-line summary and returns 0, or prints every problem and returns 1.
+//
+// Beyond what serve refuses, it refuses a configuration that can never be
+// ready (a budget the listed backends cannot meet, with no service
+// discovery to add more; no configuration file and no --backend at all),
+// and warns, on stderr, of what is valid but most likely a mistake.
 func checkConfig(o *options, stdout, stderr io.Writer) int {
+	if path, explicit := o.configPath(); !explicit && len(o.backends.entries) == 0 {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(stderr, "%s: not found, and no --backend given: nothing to probe. "+
+				"Name the configuration file with --config.file, or give backends with --backend NAME=URL\n", path)
+			return 1
+		}
+	}
 	cfg, err := o.loadConfig()
 	if err == nil {
 		err = cfg.CheckHTTPClients()
+	}
+	if err == nil {
+		err = staticBudget(cfg)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -27,12 +46,54 @@ func checkConfig(o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "--web.config.file %s: %v\n", o.WebConfigFile, err)
 		return 1
 	}
+	warnings := cfg.Warnings()
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
 	source := cfg.File()
 	if source == "" {
 		source = "defaults and flags (" + defaultConfigFile + " not found)"
 	}
-	fmt.Fprintf(stdout, "%s: ok, %s%s\n", source, countBackends(len(cfg.Backends)), countDiscovery(cfg))
+	fmt.Fprintf(stdout, "%s: ok, %s%s%s\n", source, countBackends(len(cfg.Backends)), countDiscovery(cfg), countWarnings(len(warnings)))
 	return 0
+}
+
+// staticBudget refuses a readiness budget that the listed backends cannot
+// meet even all in service, when no service discovery can add more:
+// /ready would answer 503 for ever. It uses the pool's own arithmetic.
+func staticBudget(cfg *config.Config) error {
+	if len(cfg.FileSDConfigs) > 0 || len(cfg.DNSSDConfigs) > 0 {
+		return nil
+	}
+	n := len(cfg.Backends)
+	b := pool.ComputeBudget(cfg.Readiness, n, n)
+	if b.Holds() {
+		return nil
+	}
+	// Only min_available can ask for more than there are: max_unavailable
+	// leaves at most every backend to be in service.
+	setting := "the default readiness.min_available 1"
+	if cfg.Readiness.MinAvailable != nil {
+		setting = "min_available " + cfg.Readiness.MinAvailable.String()
+	}
+	listed := "only " + countBackends(n)
+	if n == 0 {
+		listed = "none"
+	}
+	return &config.Error{Problems: []config.Problem{cfg.ProblemAt("readiness.min_available",
+		"%s needs %s in service, but the list has %s and no file_sd_configs or dns_sd_configs add more: /ready would answer 503 for ever",
+		setting, countBackends(b.DesiredHealthy), listed)}}
+}
+
+// countWarnings is ", 1 warning" or ", n warnings", or empty for none.
+func countWarnings(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return ", 1 warning"
+	}
+	return fmt.Sprintf(", %d warnings", n)
 }
 
 // countBackends is "1 backend" or "n backends".

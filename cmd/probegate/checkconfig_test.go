@@ -65,8 +65,81 @@ func TestCheckConfigChecksTheWebConfigFile(t *testing.T) {
 	if err := os.WriteFile(web, []byte("tls_server_config:\n  cert_file: missing.pem\n  key_file: missing-key.pem\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runCheckConfig(t, "--web.config.file="+web)
+	code, _, stderr := runCheckConfig(t, "--web.config.file="+web, "--backend=a=http://127.0.0.1:1")
 	if code != 1 || !strings.HasPrefix(stderr, "--web.config.file "+web+": ") {
 		t.Errorf("exit %d, stderr %q; want 1 naming --web.config.file", code, stderr)
+	}
+}
+
+// TestCheckConfigRefusesABudgetTheBackendsCannotMeet: /ready would be 503
+// for ever, so check-config says so, naming the line, unless service
+// discovery may add the backends the budget asks for.
+func TestCheckConfigRefusesABudgetTheBackendsCannotMeet(t *testing.T) {
+	isolateEnv(t)
+	two := "backends:\n  - {name: a, url: http://127.0.0.1:1}\n  - {name: b, url: http://127.0.0.1:2}\n"
+	for _, tc := range []struct {
+		name, yaml string
+		args       []string
+		code       int
+		stderr     string
+	}{
+		{"min_available 5 of 2", "readiness:\n  min_available: 5\n" + two, nil, 1,
+			":2: readiness.min_available: min_available 5 needs 5 backends in service, but the list has only 2 backends and no file_sd_configs or dns_sd_configs add more: /ready would answer 503 for ever\n"},
+		{"no backend", "gate:\n  drain: 5s\n", nil, 1,
+			": readiness.min_available: the default readiness.min_available 1 needs 1 backend in service, but the list has none and no file_sd_configs or dns_sd_configs add more: /ready would answer 503 for ever\n"},
+		{"--backend flags count", "readiness:\n  min_available: 3\n" + two, []string{"--backend=c=http://127.0.0.1:3"}, 0, ""},
+		{"min_available 2 of 2", "readiness:\n  min_available: 2\n" + two, nil, 0, ""},
+		{"100% of 2", "readiness:\n  min_available: 100%\n" + two, nil, 0, ""},
+		{"discovery may add them", "readiness:\n  min_available: 5\nfile_sd_configs:\n  - files: [more.yml]\n" + two, nil, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeFile(t, tc.yaml)
+			code, _, stderr := runCheckConfig(t, append([]string{"--config.file=" + file}, tc.args...)...)
+			if code != tc.code || (tc.stderr == "" && stderr != "") || (tc.stderr != "" && stderr != file+tc.stderr) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tc.code, tc.stderr)
+			}
+		})
+	}
+}
+
+// TestCheckConfigWarnsOfBackendsProbingTheSame: valid, so exit 0, but
+// one server counted twice is said on stderr, with its line.
+func TestCheckConfigWarnsOfBackendsProbingTheSame(t *testing.T) {
+	isolateEnv(t)
+	file := writeFile(t, "backends:\n  - name: a\n    url: http://127.0.0.1:1\n  - name: b\n    url: http://127.0.0.1:1/\n")
+	code, stdout, stderr := runCheckConfig(t, "--config.file="+file)
+	wantOut := file + ": ok, 2 backends, 1 warning\n"
+	wantErr := "warning: " + file + ":5: backends[1].url: the same url and health probe as backends[0] (a): " +
+		"one server counted twice in the readiness budget and asked twice in every fan-out round\n"
+	if code != 0 || stdout != wantOut || stderr != wantErr {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0, %q and %q", code, stdout, stderr, wantOut, wantErr)
+	}
+}
+
+// TestCheckConfigWithNothingToProbe: without probegate.yml and without
+// --backend there is nothing to check, which is no "ok".
+func TestCheckConfigWithNothingToProbe(t *testing.T) {
+	isolateEnv(t)
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := runCheckConfig(t)
+	if code != 1 || stdout != "" || !strings.HasPrefix(stderr, "probegate.yml: not found, and no --backend given") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1 naming probegate.yml", code, stdout, stderr)
+	}
+}
+
+// TestCheckConfigWithAMissingNamedFile: a file named by --config.file (or
+// its environment variable) must exist, --backend flags or not.
+func TestCheckConfigWithAMissingNamedFile(t *testing.T) {
+	isolateEnv(t)
+	missing := filepath.Join(t.TempDir(), "missing.yml")
+	for _, args := range [][]string{{"--config.file=" + missing}, {"--config.file=" + missing, "--backend=a=http://127.0.0.1:1"}} {
+		code, stdout, stderr := runCheckConfig(t, args...)
+		if code != 1 || stdout != "" || !strings.Contains(stderr, missing) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 1 naming %s", args, code, stdout, stderr, missing)
+		}
+	}
+	t.Setenv("PROBEGATE_CONFIG_FILE", missing)
+	if code, _, stderr := runCheckConfig(t); code != 1 || !strings.Contains(stderr, missing) {
+		t.Errorf("PROBEGATE_CONFIG_FILE: exit %d, stderr %q; want 1 naming %s", code, stderr, missing)
 	}
 }

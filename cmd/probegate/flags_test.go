@@ -333,8 +333,9 @@ func TestTelemetryPathMayNotTakeABuiltinRoute(t *testing.T) {
 
 func TestCheckConfigExitsOneForABadFlag(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"check-config", "--health-probe.failures=0"}, &stdout, &stderr); code != 1 {
-		t.Errorf("exit %d, want 1; stderr %q", code, stderr.String())
+	if code := run([]string{"check-config", "--health-probe.failures=0", "--backend=a=http://127.0.0.1:1"}, &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "--health-probe.failures") {
+		t.Errorf("exit %d, stderr %q; want 1 naming --health-probe.failures", code, stderr.String())
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -42,6 +44,7 @@ type base struct {
 	service        *corev1.Service
 	deployment     *appsv1.Deployment
 	pdb            *policyv1.PodDisruptionBudget
+	networkPolicy  *networkingv1.NetworkPolicy
 	serviceMonitor *monitoringv1.ServiceMonitor
 	prometheusRule *monitoringv1.PrometheusRule
 }
@@ -62,12 +65,19 @@ func decodeStrict(doc []byte, out any) error {
 // render runs kubectl kustomize on this folder and decodes what it prints.
 func render(t *testing.T) *base {
 	t.Helper()
+	return renderDir(t, ".")
+}
+
+// renderDir runs kubectl kustomize on a kustomization folder, this base
+// or an overlay of it, and decodes what it prints.
+func renderDir(t *testing.T, dir string) *base {
+	t.Helper()
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
 		t.Fatal("kubectl is missing: install the Debian package kubernetes-client (make deps does)")
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(kubectl, "kustomize", ".")
+	cmd := exec.Command(kubectl, "kustomize", dir)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -99,6 +109,9 @@ func render(t *testing.T) *base {
 		case "policy/v1 PodDisruptionBudget":
 			b.pdb = &policyv1.PodDisruptionBudget{}
 			obj = b.pdb
+		case "networking.k8s.io/v1 NetworkPolicy":
+			b.networkPolicy = &networkingv1.NetworkPolicy{}
+			obj = b.networkPolicy
 		case "monitoring.coreos.com/v1 ServiceMonitor":
 			b.serviceMonitor = &monitoringv1.ServiceMonitor{}
 			obj = b.serviceMonitor
@@ -117,7 +130,7 @@ func render(t *testing.T) *base {
 			t.Errorf("the base renders %d objects of %s, want 1", n, id)
 		}
 	}
-	if b.configMap == nil || b.service == nil || b.deployment == nil || b.pdb == nil ||
+	if b.configMap == nil || b.service == nil || b.deployment == nil || b.pdb == nil || b.networkPolicy == nil ||
 		b.serviceMonitor == nil || b.prometheusRule == nil {
 		t.Fatalf("the base lacks objects; it renders %v", seen)
 	}
@@ -464,13 +477,7 @@ func TestMonitoring(t *testing.T) {
 			t.Errorf("ServiceMonitor scrapes %s, not /metrics", e.Path)
 		}
 	}
-	// prometheus-operator names the job after the Service unless jobLabel
-	// says otherwise.
-	job := svc.Name
-	if sm.JobLabel != "" {
-		job = svc.Labels[sm.JobLabel]
-	}
-	if job != "probegate" {
+	if job := b.scrapeJob(); job != "probegate" {
 		t.Errorf("the scrape job is %q; the mixin's default selector is job=\"probegate\"", job)
 	}
 
@@ -499,5 +506,192 @@ func TestMonitoring(t *testing.T) {
 		if !want[r] {
 			t.Errorf("the PrometheusRule has %s, which rules/ does not", r)
 		}
+	}
+}
+
+// scrapeJob is the job label prometheus-operator gives the targets of the
+// ServiceMonitor: the value of the Service's label that jobLabel names,
+// when the Service has it, else the Service's name.
+func (b *base) scrapeJob() string {
+	if l := b.serviceMonitor.Spec.JobLabel; l != "" && b.service.Labels[l] != "" {
+		return b.service.Labels[l]
+	}
+	return b.service.Name
+}
+
+// TestJobSurvivesANamePrefix renders an overlay that prefixes every name,
+// as one per cluster or region does, and checks that the rules it ships
+// still select the job its ServiceMonitor scrapes: a job renamed to
+// eu1-probegate would leave ProbegateDown firing through absent() and
+// every other alert silent.
+func TestJobSurvivesANamePrefix(t *testing.T) {
+	dir := t.TempDir()
+	files, err := filepath.Glob("*.y*ml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests here: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "base"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "base", f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	overlay := filepath.Join(dir, "eu1")
+	if err := os.MkdirAll(overlay, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamePrefix: eu1-\nresources:\n  - ../base\n"
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := renderDir(t, overlay)
+	if b.service.Name != "eu1-probegate" {
+		t.Fatalf("the overlay renders the Service as %q, want eu1-probegate: the test no longer prefixes names", b.service.Name)
+	}
+	job := b.scrapeJob()
+	var matched int
+	for _, g := range b.prometheusRule.Spec.Groups {
+		for _, r := range g.Rules {
+			parsed, err := lint.Parse(r.Expr.String())
+			if err != nil {
+				t.Fatalf("rule %s%s: %v", r.Alert, r.Record, err)
+			}
+			for _, sel := range parsed.Selectors {
+				for _, m := range sel.Matchers {
+					if m.Label != "job" {
+						continue
+					}
+					if !matches(t, m, job) {
+						t.Errorf("rule %s%s selects %s{job%s%s}, which the scrape job %q does not match", r.Alert, r.Record, sel.Metric, m.Op, m.Value, job)
+					}
+					matched++
+				}
+			}
+		}
+	}
+	if matched == 0 {
+		t.Error("no rule selects a job")
+	}
+}
+
+// matches reports whether a label value satisfies a PromQL matcher, whose
+// value is given with its quotes.
+func matches(t *testing.T, m lint.Matcher, value string) bool {
+	t.Helper()
+	want, err := strconv.Unquote(m.Value)
+	if err != nil {
+		t.Fatalf("matcher %s%s%s: %v", m.Label, m.Op, m.Value, err)
+	}
+	switch m.Op {
+	case "=":
+		return value == want
+	case "!=":
+		return value != want
+	case "=~", "!~":
+		re, err := regexp.Compile("^(?:" + want + ")$")
+		if err != nil {
+			t.Fatalf("matcher %s%s%s: %v", m.Label, m.Op, m.Value, err)
+		}
+		return re.MatchString(value) == (m.Op == "=~")
+	}
+	t.Fatalf("matcher %s%s%s: unknown operator", m.Label, m.Op, m.Value)
+	return false
+}
+
+// TestNetworkPolicy: the pods admit the health port, which serves nothing
+// but /health and /ready, from anywhere (kubelets, load balancers), and
+// the main port only from the pods of their namespace that carry the
+// labels docs/operations.md documents: the namespace's Prometheus, as
+// prometheus-operator labels it, and probegate's clients. No other port,
+// and nothing from elsewhere.
+func TestNetworkPolicy(t *testing.T) {
+	b := render(t)
+	np := b.networkPolicy.Spec
+	b.selects(t, "the NetworkPolicy's", &np.PodSelector)
+	if !slices.Contains(np.PolicyTypes, networkingv1.PolicyTypeIngress) {
+		t.Errorf("policyTypes %v: ingress is not restricted", np.PolicyTypes)
+	}
+	c := b.container(t)
+	anywhere := map[int32]bool{}
+	peers := map[int32][]networkingv1.NetworkPolicyPeer{}
+	for i, r := range np.Ingress {
+		if len(r.Ports) == 0 {
+			t.Errorf("ingress rule %d admits every port", i)
+		}
+		for _, p := range r.Ports {
+			if p.Port == nil || p.EndPort != nil {
+				t.Errorf("ingress rule %d admits a range of ports", i)
+				continue
+			}
+			port := containerPort(t, c, *p.Port).ContainerPort
+			if len(r.From) == 0 {
+				anywhere[port] = true
+			}
+			peers[port] = append(peers[port], r.From...)
+		}
+	}
+
+	health := containerPort(t, c, intstr.FromString("health")).ContainerPort
+	for _, probe := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe} {
+		if port := containerPort(t, c, probe.HTTPGet.Port).ContainerPort; port != health || !anywhere[port] {
+			t.Errorf("the kubelet's probe of port %d is not admitted from anywhere on the health port %d", port, health)
+		}
+	}
+	main := containerPort(t, c, intstr.FromString("http")).ContainerPort
+	for port := range peers {
+		if port != health && port != main {
+			t.Errorf("port %d is admitted, which is neither the health nor the main port", port)
+		}
+	}
+	if anywhere[main] {
+		t.Errorf("the main port %d, with the fan-out and the admin API, is admitted from anywhere", main)
+	}
+
+	docs, err := os.ReadFile(filepath.Join(deploytest.RepoRoot(t), "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admits := func(podLabels labels.Set) bool {
+		for _, p := range peers[main] {
+			if p.PodSelector == nil || p.NamespaceSelector != nil || p.IPBlock != nil {
+				continue
+			}
+			if s, err := metav1.LabelSelectorAsSelector(p.PodSelector); err == nil && s.Matches(podLabels) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range peers[main] {
+		if p.PodSelector == nil || p.NamespaceSelector != nil || p.IPBlock != nil {
+			t.Errorf("the main port is admitted from %+v, beyond the pods of the namespace", p)
+			continue
+		}
+		if s, err := metav1.LabelSelectorAsSelector(p.PodSelector); err != nil || s.Empty() {
+			t.Errorf("the main port is admitted from every pod of the namespace (%v)", err)
+		}
+		for k, v := range p.PodSelector.MatchLabels {
+			if !strings.Contains(string(docs), k+": ") || !strings.Contains(string(docs), v) {
+				t.Errorf("docs/operations.md does not document the pod label %s=%s that the main port admits", k, v)
+			}
+		}
+	}
+	// The pods prometheus-operator runs for a Prometheus resource.
+	prometheus := labels.Set{"app.kubernetes.io/name": "prometheus", "app.kubernetes.io/managed-by": "prometheus-operator",
+		"app.kubernetes.io/instance": "k8s", "prometheus": "k8s"}
+	if !admits(prometheus) {
+		t.Errorf("the namespace's Prometheus (pod labels %v) may not scrape the main port", prometheus)
+	}
+	if !admits(labels.Set{"probegate-client": "true"}) {
+		t.Error("a client labelled probegate-client=true may not reach the main port")
+	}
+	if admits(labels.Set{"app.kubernetes.io/name": "something-else"}) {
+		t.Error("any pod of the namespace may reach the main port")
 	}
 }

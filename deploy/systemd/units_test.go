@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,21 @@ func TestServiceRunsTheBinaryOnTheSocket(t *testing.T) {
 	}
 	if got := svc.last("Service", "ExecReload"); !strings.Contains(got, "-HUP $MAINPID") {
 		t.Errorf("ExecReload %q does not send SIGHUP, probegate's reload", got)
+	}
+}
+
+// TestStateIsWritable: under ProtectSystem=strict nothing is writable
+// unless the unit says so, so the admin API's maintenance.json needs the
+// unit's state directory, and probegate must be told to keep it there.
+func TestStateIsWritable(t *testing.T) {
+	svc := parseUnit(t, "probegate.service")
+	dir := svc.last("Service", "StateDirectory")
+	if dir != "probegate" {
+		t.Errorf("StateDirectory %q, want probegate (/var/lib/probegate)", dir)
+	}
+	args := strings.Fields(svc.last("Service", "ExecStart"))
+	if !slices.Contains(args, "--storage.path=/var/lib/"+dir) {
+		t.Errorf("ExecStart %v does not keep its state in the StateDirectory: want --storage.path=/var/lib/%s", args, dir)
 	}
 }
 

@@ -3,9 +3,11 @@ local lib = import 'lib.libsonnet';
 
 {
   local config = self._config,
-  // sel narrows every query to the mixin's selector and to the job,
+  // sel narrows every query to the mixin's selector (and the chosen
+  // cluster, with showMultiCluster) and to the job,
   // instance and backend chosen above the dashboard.
-  local sel = config.probegateSelector + ', job=~"$job", instance=~"$instance", backend=~"$backend"',
+  local base = lib.selector(config),
+  local sel = base + ', job=~"$job", instance=~"$instance", backend=~"$backend"',
   local v = { sel: sel },
 
   grafanaDashboards+:: {
@@ -14,9 +16,9 @@ local lib = import 'lib.libsonnet';
       'backend',
       'Backend',
       [
-        lib.queryVariable('job', 'label_values(probegate_build_info{%s}, job)' % config.probegateSelector),
-        lib.queryVariable('instance', 'label_values(probegate_build_info{%s, job=~"$job"}, instance)' % config.probegateSelector),
-        lib.queryVariable('backend', 'label_values(probegate_backend_info{%s, job=~"$job", instance=~"$instance"}, backend)' % config.probegateSelector),
+        lib.queryVariable('job', 'label_values(probegate_build_info{%s}, job)' % base),
+        lib.queryVariable('instance', 'label_values(probegate_build_info{%s, job=~"$job"}, instance)' % base),
+        lib.queryVariable('backend', 'label_values(probegate_backend_info{%s, job=~"$job", instance=~"$instance"}, backend)' % base),
       ],
       lib.layout([
         lib.row(4, [

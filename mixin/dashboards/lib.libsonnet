@@ -174,6 +174,18 @@
     [if allValue != null then 'allValue']: allValue,
   },
 
+  // selector is the mixin's selector, narrowed to the cluster variable
+  // when showMultiCluster is on: every variable but the cluster's own, and
+  // every query through it, carries it.
+  selector(config):: config.probegateSelector +
+                     (if config.showMultiCluster then ', %s="$cluster"' % config.clusterLabel else ''),
+
+  // clusterVariables are the cluster variable when showMultiCluster is on,
+  // none otherwise. It lists the clusters the mixin's selector finds.
+  clusterVariables(config):: if config.showMultiCluster then [
+    $.queryVariable('cluster', 'label_values(probegate_build_info{%s}, %s)' % [config.probegateSelector, config.clusterLabel]),
+  ] else [],
+
   dashboard(config, uid, title, variables, panels):: {
     uid: config.dashboardUIDPrefix + uid,
     title: config.dashboardTitlePrefix + title,
@@ -192,7 +204,7 @@
       includeVars: true,
       keepTime: true,
     }],
-    templating: { list: [$.datasourceVariable] + variables },
+    templating: { list: [$.datasourceVariable] + $.clusterVariables(config) + variables },
     panels: panels,
   },
 }

@@ -4,9 +4,11 @@ local lib = import 'lib.libsonnet';
 
 {
   local config = self._config,
-  // sel narrows every query to the mixin's selector and to the job and
+  // sel narrows every query to the mixin's selector (and the chosen
+  // cluster, with showMultiCluster) and to the job and
   // instances chosen above the dashboard.
-  local sel = config.probegateSelector + ', job=~"$job", instance=~"$instance"',
+  local base = lib.selector(config),
+  local sel = base + ', job=~"$job", instance=~"$instance"',
   local v = { sel: sel },
 
   grafanaDashboards+:: {
@@ -15,8 +17,8 @@ local lib = import 'lib.libsonnet';
       'overview',
       'Overview',
       [
-        lib.queryVariable('job', 'label_values(probegate_build_info{%s}, job)' % config.probegateSelector),
-        lib.queryVariable('instance', 'label_values(probegate_build_info{%s, job=~"$job"}, instance)' % config.probegateSelector, multi=true, allValue='.+'),
+        lib.queryVariable('job', 'label_values(probegate_build_info{%s}, job)' % base),
+        lib.queryVariable('instance', 'label_values(probegate_build_info{%s, job=~"$job"}, instance)' % base, multi=true, allValue='.+'),
       ],
       lib.layout([
         lib.row(4, [

@@ -8,7 +8,7 @@ type Metric struct {
 	Histogram bool
 }
 
-// SpecMetrics lists every documented metric family (README.md), the names the
+// SpecMetrics lists every documented metric family (docs/operations.md), the names the
 // rules and dashboards may query besides the mixin's own recording rules.
 func SpecMetrics() []Metric {
 	return []Metric{
