@@ -83,7 +83,7 @@ func discovered(groups []*targetgroup.Group, cfg *config.Config) ([]pool.Target,
 			target, keep, err := targetOf(g.Labels, t, cfg)
 			switch {
 			case err != nil:
-				errs = append(errs, fmt.Errorf("discovered target %s from %s: %w", t, g.Source, err))
+				errs = append(errs, invalidTarget(t, g.Source, err))
 			case keep:
 				targets = append(targets, target)
 			}
@@ -91,6 +91,13 @@ func discovered(groups []*targetgroup.Group, cfg *config.Config) ([]pool.Target,
 	}
 	slices.SortStableFunc(targets, func(a, b pool.Target) int { return cmp.Compare(a.Name, b.Name) })
 	return targets, errs
+}
+
+// invalidTarget reports a target that is not a backend: its labels, its
+// source and why, with the password of every URL or address in them
+// redacted, since the report is logged.
+func invalidTarget(labels model.LabelSet, source string, err error) error {
+	return errors.New(config.RedactUserinfo(fmt.Sprintf("discovered target %s from %s: %v", labels, source, err)))
 }
 
 // targetOf relabels one discovered target, whose own labels override its

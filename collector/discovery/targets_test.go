@@ -140,3 +140,27 @@ func TestMergeStaticWins(t *testing.T) {
 		t.Errorf("clashes %+v, want %+v", clashes, want)
 	}
 }
+
+// TestDiscoveredRedactsUserinfo: a password in a discovered address or in
+// any other label never shows in the error that reports the target.
+func TestDiscoveredRedactsUserinfo(t *testing.T) {
+	groups := []*targetgroup.Group{{Source: "f", Targets: []model.LabelSet{
+		{"__address__": "alice:hunter2@127.0.0.1:28001"},
+		{"__address__": "h:1", "__scheme__": "http://bob:s3cret@h", "origin": "https://carol:pa55@x/"},
+		{"__address__": "h:2", "backend": "dave:letmein@h"},
+	}}}
+	_, errs := discovered(groups, relabelled(t, ""))
+	if len(errs) != 3 {
+		t.Fatalf("errors %v, want three", errs)
+	}
+	for _, err := range errs {
+		for _, secret := range []string{"hunter2", "s3cret", "pa55", "letmein"} {
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q shows the password %s", err, secret)
+			}
+		}
+		if !strings.Contains(err.Error(), "xxxxx") {
+			t.Errorf("error %q does not show where the password was", err)
+		}
+	}
+}
