@@ -37,7 +37,8 @@ func TestDefaultIsSpecSection7(t *testing.T) {
 			ForwardHeaders: DefaultForwardHeaders(), MaxRequestHeaderBytes: 16 << 10, MaxConcurrent: 256},
 		PassiveHealth: PassiveHealth{Enabled: false, Window: seconds(30), MaxFailures: 5, MinSuccessRatio: 0,
 			MinRequests: 10, MaxEjectedPercent: 50},
-		HTTPClientConfig: commoncfg.DefaultHTTPClientConfig,
+		HTTPClientConfig:      commoncfg.DefaultHTTPClientConfig,
+		MaxDiscoveredBackends: 10000,
 	}
 	if !reflect.DeepEqual(withoutSource(c), want) {
 		t.Errorf("Default() = %+v\nwant %+v", withoutSource(c), want)
