@@ -31,6 +31,10 @@ type Config struct {
 	FileSDConfigs  []*file.SDConfig  `yaml:"file_sd_configs,omitempty"`
 	DNSSDConfigs   []*dns.SDConfig   `yaml:"dns_sd_configs,omitempty"`
 	RelabelConfigs []*relabel.Config `yaml:"relabel_configs,omitempty"`
+	// MaxDiscoveredBackends bounds the backends one discovery mechanism
+	// yields: a source that lists more cannot grow the pool, its probes
+	// and its series without end.
+	MaxDiscoveredBackends int `yaml:"max_discovered_backends"`
 
 	// src is the file the configuration was decoded from, kept so that
 	// Validate can name the line of every problem; nil when built in code.
@@ -78,10 +82,14 @@ func Default() *Config {
 			MinRequests:       10,
 			MaxEjectedPercent: 50,
 		},
-		Maintenance:      defaultMaintenance(),
-		HTTPClientConfig: commoncfg.DefaultHTTPClientConfig,
+		Maintenance:           defaultMaintenance(),
+		HTTPClientConfig:      commoncfg.DefaultHTTPClientConfig,
+		MaxDiscoveredBackends: DefaultMaxDiscoveredBackends,
 	}
 }
+
+// DefaultMaxDiscoveredBackends is max_discovered_backends when not set.
+const DefaultMaxDiscoveredBackends = 10000
 
 // HealthProbe is how a backend is probed.
 type HealthProbe struct {

@@ -40,7 +40,8 @@ func TestDefaultIsTheDocumentedConfiguration(t *testing.T) {
 		Maintenance: Maintenance{Store: "file", MaxTTL: seconds(8760 * 3600), Etcd: Etcd{
 			Endpoints: []string{"http://127.0.0.1:2379"}, Prefix: "/probegate/default",
 			DialTimeout: seconds(5), RequestTimeout: seconds(5)}},
-		HTTPClientConfig: commoncfg.DefaultHTTPClientConfig,
+		HTTPClientConfig:      commoncfg.DefaultHTTPClientConfig,
+		MaxDiscoveredBackends: 10000,
 	}
 	if !reflect.DeepEqual(withoutSource(c), want) {
 		t.Errorf("Default() = %+v\nwant %+v", withoutSource(c), want)

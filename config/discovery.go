@@ -9,6 +9,7 @@ import (
 // discovery checks the relabelling rules applied to discovered targets.
 // The file and DNS discovery blocks check themselves as they are decoded.
 func (v *validator) discovery() {
+	v.atLeastOne("max_discovered_backends", v.c.MaxDiscoveredBackends)
 	for i, rc := range v.c.RelabelConfigs {
 		field := fmt.Sprintf("relabel_configs[%d]", i)
 		if rc == nil {

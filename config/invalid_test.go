@@ -89,6 +89,7 @@ var invalidCases = []struct {
 	{"tls-version", 3, "http_client_config.tls_config.min_version", "unknown TLS version: TLS99"},
 	{"file-sd-unknown-key", 3, "file_sd_configs[0].refresh_intervall", `unknown key "refresh_intervall" (did you mean "refresh_interval"?)`},
 	{"dns-sd-no-port", 2, "dns_sd_configs[0]", "a port is required in DNS-SD configs for all record types except SRV"},
+	{"max-discovered-backends-zero", 2, "max_discovered_backends", "below 1"},
 	{"relabel-target-label", 4, "relabel_configs[0]", "relabel configuration for replace action requires 'target_label' value"},
 	{"maintenance-store", 2, "maintenance.store", `"consul" is not a store: want file or etcd`},
 	{"maintenance-max-ttl-zero", 2, "maintenance.max_ttl", "0s is not positive"},

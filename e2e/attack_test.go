@@ -408,12 +408,18 @@ backends:
 
 // residentKiB is a process's resident set size in KiB, 0 when unknown.
 func residentKiB(pid int) int {
+	return statusKiB(pid, "VmRSS:")
+}
+
+// statusKiB is the size in KiB that a process's /proc status gives for
+// field (such as "VmHWM:", the peak resident set size), 0 when unknown.
+func statusKiB(pid int, field string) int {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for line := range strings.SplitSeq(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			var kib int
 			fmt.Sscan(rest, &kib)
 			return kib

@@ -103,7 +103,7 @@ relabel_configs:
 	if got := metricValue(t, p.base, "probegate_discovery_name_clashes_total"); got != 1 {
 		t.Errorf("probegate_discovery_name_clashes_total = %v, want 1", got)
 	}
-	if !strings.Contains(p.output.String(), "its name is taken") {
+	if !strings.Contains(p.output.String(), "their name is taken") {
 		t.Error("the clash with the static backend was not logged")
 	}
 	if got := metricValue(t, p.base, `probegate_probes_total{backend="static"}`); got == 0 {

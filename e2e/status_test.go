@@ -168,7 +168,7 @@ func TestLandingPageLinksExist(t *testing.T) {
 			links = append(links, attr(n, "href"))
 		}
 	}
-	for _, want := range []string{"/status", "/api/v1/status/config", "/healthz", "/metrics"} {
+	for _, want := range []string{"/status", "/api/v1/status/config", "/status/discovery", "/healthz", "/metrics"} {
 		if !strings.Contains(strings.Join(links, " "), want) {
 			t.Errorf("the landing page does not link %s; links: %v", want, links)
 		}

@@ -15,8 +15,15 @@ import (
 // its own.
 const configPath = "/api/v1/status/config"
 
-// mountIntrospection serves the status page and the running
-// configuration.
+// discoveryPath and discoveryPagePath serve what service discovery made
+// of every discovered target, as JSON and as a page.
+const (
+	discoveryPath     = "/api/v1/discovery"
+	discoveryPagePath = "/status/discovery"
+)
+
+// mountIntrospection serves the status page, the running configuration
+// and the discovery view. It is called once service discovery runs.
 func (s *server) mountIntrospection(mux *http.ServeMux, started time.Time) {
 	instance, err := os.Hostname()
 	if err != nil {
@@ -28,15 +35,17 @@ func (s *server) mountIntrospection(mux *http.ServeMux, started time.Time) {
 		Store: s.maint.manager.Status, Replicas: s.maint.liveReplicas(), AdminAPI: s.opts.EnableAdminAPI,
 	}))
 	mux.HandleFunc(configPath, s.handleConfig)
+	mux.HandleFunc(discoveryPath, s.handleDiscovery)
+	mux.Handle(discoveryPagePath, status.DiscoveryHandler(s.sd.View))
 }
 
-// configAnswer is the body of /api/v1/status/config, shaped as Prometheus
-// shapes its own: {"status":"success","data":{"yaml":"..."}}.
-type configAnswer struct {
-	Status    string      `json:"status"`
-	Data      *configData `json:"data,omitempty"`
-	ErrorType string      `json:"errorType,omitempty"`
-	Error     string      `json:"error,omitempty"`
+// apiAnswer is the body of /api/v1/status/config and /api/v1/discovery,
+// shaped as Prometheus shapes its own: {"status":"success","data":...}.
+type apiAnswer struct {
+	Status    string `json:"status"`
+	Data      any    `json:"data,omitempty"`
+	ErrorType string `json:"errorType,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 type configData struct {
@@ -46,22 +55,41 @@ type configData struct {
 // handleConfig answers GET with the running configuration as YAML, every
 // secret hidden.
 func (s *server) handleConfig(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeConfigAnswer(w, r, http.StatusMethodNotAllowed, configAnswer{Status: "error", ErrorType: "bad_data", Error: "method not allowed: use GET"})
+	if !readOnly(w, r) {
 		return
 	}
 	cfg := s.running.Load()
 	out, err := cfg.RedactedYAML()
 	if err != nil {
-		writeConfigAnswer(w, r, http.StatusInternalServerError, configAnswer{Status: "error", ErrorType: "internal", Error: err.Error()})
+		writeAPIAnswer(w, r, http.StatusInternalServerError, apiAnswer{Status: "error", ErrorType: "internal", Error: err.Error()})
 		return
 	}
-	writeConfigAnswer(w, r, http.StatusOK, configAnswer{Status: "success", Data: &configData{YAML: string(out)}})
+	writeAPIAnswer(w, r, http.StatusOK, apiAnswer{Status: "success", Data: &configData{YAML: string(out)}})
 }
 
-func writeConfigAnswer(w http.ResponseWriter, r *http.Request, code int, a configAnswer) {
-	body, _ := json.Marshal(a) // Strings only: it cannot fail.
+// handleDiscovery answers GET with every discovered target of the last
+// update: its labels before relabelling, every password redacted, and the
+// backend it became or why it was dropped.
+func (s *server) handleDiscovery(w http.ResponseWriter, r *http.Request) {
+	if !readOnly(w, r) {
+		return
+	}
+	writeAPIAnswer(w, r, http.StatusOK, apiAnswer{Status: "success", Data: s.sd.View()})
+}
+
+// readOnly answers 405 to a request that is neither GET nor HEAD, and
+// reports whether the request may go on.
+func readOnly(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	writeAPIAnswer(w, r, http.StatusMethodNotAllowed, apiAnswer{Status: "error", ErrorType: "bad_data", Error: "method not allowed: use GET"})
+	return false
+}
+
+func writeAPIAnswer(w http.ResponseWriter, r *http.Request, code int, a apiAnswer) {
+	body, _ := json.Marshal(a) // Strings, numbers, maps and slices only: it cannot fail.
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)

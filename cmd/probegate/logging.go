@@ -34,7 +34,7 @@ func (l *logger) Log(keyvals ...any) error {
 
 // newLogger builds the logger of --log.level and --log.format writing to
 // w: logfmt or JSON, each record with ts (UTC) and caller, records below
-// the level dropped.
+// the level dropped, and every password in a URL or address redacted.
 func newLogger(lvl, format string, w io.Writer) (log.Logger, error) {
 	var base log.Logger
 	switch format {
@@ -45,6 +45,7 @@ func newLogger(lvl, format string, w io.Writer) (log.Logger, error) {
 	default:
 		return nil, fmt.Errorf("--log.format: %q is not one of logfmt, json", format)
 	}
+	base = redacting{base}
 	var allow level.Option
 	var slogLevel slog.Level
 	switch lvl {

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"runtime"
 	"strings"
@@ -94,5 +96,31 @@ func TestNewLoggerRejectsUnknownLevelAndFormat(t *testing.T) {
 	}
 	if _, err := newLogger("info", "xml", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--log.format") {
 		t.Errorf("unknown format: %v", err)
+	}
+}
+
+// TestLogsNeverShowAPassword: a password in a URL or an address, as a
+// string, an error or a *url.URL, and in a record bridged from slog, is
+// written as "xxxxx"; the caller's values are left as they were.
+func TestLogsNeverShowAPassword(t *testing.T) {
+	var out bytes.Buffer
+	logger, err := newLogger("info", "logfmt", &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse("http://carol:pa55@h/")
+	keyvals := []any{"msg", "Target alice:hunter2@127.0.0.1:28001", "err", errors.New(`get "http://bob:s3cret@h/": refused`), "url", u}
+	level.Warn(logger).Log(keyvals...)
+	slogFromGokit(logger).Warn("bridged", "target", "dave:letmein@h:1")
+	for _, secret := range []string{"hunter2", "s3cret", "pa55", "letmein"} {
+		if strings.Contains(out.String(), secret) {
+			t.Errorf("the log shows the password %s:\n%s", secret, out.String())
+		}
+	}
+	if got := strings.Count(out.String(), ":xxxxx@"); got != 4 {
+		t.Errorf("%d passwords redacted, want 4:\n%s", got, out.String())
+	}
+	if keyvals[1] != "Target alice:hunter2@127.0.0.1:28001" {
+		t.Errorf("the caller's values were changed: %v", keyvals)
 	}
 }

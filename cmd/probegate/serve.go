@@ -203,7 +203,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 // and the landing page; a path ending in "/" is a subtree.
 func builtinRoutes() []string {
 	return []string{"/health", "/ready", "/healthz", fanout.Path + "/", "/-/reload", "/status", configPath,
-		maintenance.BackendsPath, maintenance.BackendsPath + "/", maintenance.ReplicasPath}
+		maintenance.BackendsPath, maintenance.BackendsPath + "/", maintenance.ReplicasPath, discoveryPath, discoveryPagePath}
 }
 
 // gateTimings are the gate options the configuration sets.
@@ -332,6 +332,7 @@ func (s *server) mountLandingPage(mux *http.ServeMux) error {
 			{Address: "/status", Text: "Status page"},
 			{Address: "/healthz", Text: "Backends and pool (JSON)"},
 			{Address: configPath, Text: "Running configuration (secrets hidden)"},
+			{Address: discoveryPagePath, Text: "Service discovery: every target and what it became"},
 			{Address: "/ready", Text: "Readiness"},
 			{Address: "/health", Text: "Liveness"},
 		},

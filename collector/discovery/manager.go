@@ -3,8 +3,8 @@ package discovery
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/go-kit/log"
@@ -26,12 +26,25 @@ type Discovery struct {
 
 	backends *prometheus.GaugeVec
 	clashes  prometheus.Counter
+	dropped  *prometheus.CounterVec
 
 	mu     sync.Mutex
 	groups map[string][]*targetgroup.Group
-	// warned are the problems logged while they last: a clash or a bad
-	// target is logged once, not at every update.
-	warned map[string]bool
+	// update counts the manager's updates; reported is the update and the
+	// configuration whose drops were last logged and counted, so that
+	// each is reported once per update, not at every call of Targets.
+	update, reportedUpdate uint64
+	reportedCfg            *config.Config
+	// sources are what the last call of Targets made of each mechanism's
+	// targets, for the discovery view.
+	sources []*source
+	// clashed are the name clashes of the last call of Targets: a clash
+	// is logged and counted once while it lasts. There are at most as
+	// many as discovered backends, which the limit bounds.
+	clashed map[clash]bool
+	// isLoop reports a backend URL that points at probegate's own
+	// fan-out; nil reports none.
+	isLoop func(backendURL string) bool
 }
 
 // New builds the discovery manager, which runs until ctx ends, with its
@@ -57,19 +70,34 @@ func New(ctx context.Context, logger log.Logger, slogger *slog.Logger, reg prome
 			Name: "probegate_discovery_name_clashes_total",
 			Help: "Discovered backends left out because a static or earlier discovered backend has their name; each clash counts once while it lasts.",
 		}),
-		groups: map[string][]*targetgroup.Group{},
-		warned: map[string]bool{},
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "probegate_discovery_dropped_targets_total",
+			Help: "Discovered targets that did not become backends, counted at each discovery update that drops them, by reason (relabel, invalid, name_clash, limit, loop).",
+		}, []string{"reason"}),
+		groups:  map[string][]*targetgroup.Group{},
+		clashed: map[clash]bool{},
 	}
 	for _, m := range mechanisms {
 		d.backends.WithLabelValues(m.name)
 	}
-	if err := reg.Register(d.backends); err != nil {
-		return nil, err
+	for _, reason := range dropReasons {
+		d.dropped.WithLabelValues(reason)
 	}
-	if err := reg.Register(d.clashes); err != nil {
-		return nil, err
+	for _, c := range []prometheus.Collector{d.backends, d.clashes, d.dropped} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
+}
+
+// DetectLoops has every discovered target whose URL isLoop reports as
+// pointing at probegate's own fan-out dropped (reason "loop") from the
+// next update on. nil, the default, reports none.
+func (d *Discovery) DetectLoops(isLoop func(backendURL string) bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.isLoop = isLoop
 }
 
 // ApplyConfig starts, keeps or stops the discoverers to match cfg's
@@ -88,6 +116,7 @@ func (d *Discovery) Run(updated func()) {
 	for groups := range d.manager.SyncCh() {
 		d.mu.Lock()
 		d.groups = groups
+		d.update++
 		d.mu.Unlock()
 		updated()
 	}
@@ -95,35 +124,76 @@ func (d *Discovery) Run(updated func()) {
 
 // Targets are the pool's targets under cfg: its static backends and the
 // backends the last discovery results make, a static backend winning a
-// name clash. It sets probegate_discovered_backends, and logs and counts
-// clashes and unusable targets once while they last.
+// name clash. It sets probegate_discovered_backends and keeps what
+// became of every target for the discovery view. The drops of an update
+// (or of a new configuration) are counted, and logged as one line per
+// mechanism and kind, once: a source listing a million bad targets
+// costs a line, not a million.
 func (d *Discovery) Targets(cfg *config.Config) []pool.Target {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	found := make(map[string][]pool.Target, len(mechanisms))
-	warned := map[string]bool{}
-	for _, m := range mechanisms {
-		targets, errs := discovered(d.groups[m.name], cfg)
-		found[m.name] = targets
-		for _, err := range errs {
-			if msg := err.Error(); !d.warned[msg] && !warned[msg] {
-				level.Warn(d.logger).Log("msg", "Discovered target is not a backend", "mechanism", m.name, "err", msg)
-			}
-			warned[err.Error()] = true
+	sources := make([]*source, len(mechanisms))
+	for i, m := range mechanisms {
+		sources[i] = evaluate(m.name, d.groups[m.name], cfg, d.isLoop)
+	}
+	targets, clashes := merge(Static(cfg), sources)
+	d.reportClashes(clashes)
+	if d.update != d.reportedUpdate || cfg != d.reportedCfg {
+		d.reportedUpdate, d.reportedCfg = d.update, cfg
+		for _, s := range sources {
+			d.report(s, cfg)
 		}
 	}
-	targets, count, clashes := merge(Static(cfg), found)
-	for _, c := range clashes {
-		key := fmt.Sprintf("clash %s %s %s", c.mechanism, c.name, c.by)
-		if !d.warned[key] && !warned[key] {
-			level.Warn(d.logger).Log("msg", "Discovered backend left out: its name is taken", "backend", c.name, "mechanism", c.mechanism, "taken_by", c.by)
-			d.clashes.Inc()
-		}
-		warned[key] = true
-	}
-	d.warned = warned
-	for m, n := range count {
-		d.backends.WithLabelValues(m).Set(float64(n))
+	d.sources = sources
+	for _, s := range sources {
+		d.backends.WithLabelValues(s.mechanism).Set(float64(len(s.backends)))
 	}
 	return targets
+}
+
+// report counts one mechanism's dropped targets and logs the invalid
+// ones, the ones over the limit and the loops, each kind in one line.
+func (d *Discovery) report(s *source, cfg *config.Config) {
+	for reason, n := range s.counts {
+		d.dropped.WithLabelValues(reason).Add(float64(n))
+	}
+	if n := s.counts[dropInvalid]; n > 0 {
+		level.Warn(d.logger).Log("msg", "Discovered targets are not backends; left out", "mechanism", s.mechanism,
+			"count", n, "examples", strings.Join(s.examples, "; "))
+	}
+	if n := s.counts[dropLimit]; n > 0 {
+		level.Warn(d.logger).Log("msg", "Discovery found more backends than max_discovered_backends; left the rest out",
+			"mechanism", s.mechanism, "max_discovered_backends", cfg.MaxDiscoveredBackends, "count", n)
+	}
+	if n := s.counts[dropLoop]; n > 0 {
+		level.Warn(d.logger).Log("msg", "Discovered targets point at probegate's own fan-out; left out", "mechanism", s.mechanism, "count", n)
+	}
+}
+
+// reportClashes logs and counts the clashes that were not there at the
+// last call, one line per mechanism with the first few, and forgets the
+// ones that ended.
+func (d *Discovery) reportClashes(clashes []clash) {
+	current := make(map[clash]bool, len(clashes))
+	fresh := map[string][]clash{}
+	for _, c := range clashes {
+		current[c] = true
+		if !d.clashed[c] {
+			fresh[c.mechanism] = append(fresh[c.mechanism], c)
+		}
+	}
+	d.clashed = current
+	for _, m := range mechanisms {
+		list := fresh[m.name]
+		if len(list) == 0 {
+			continue
+		}
+		d.clashes.Add(float64(len(list)))
+		examples := make([]string, 0, maxExamples)
+		for _, c := range list[:min(len(list), maxExamples)] {
+			examples = append(examples, c.name+" (taken by "+c.by+")")
+		}
+		level.Warn(d.logger).Log("msg", "Discovered backends left out: their name is taken", "mechanism", m.name,
+			"count", len(list), "examples", strings.Join(examples, "; "))
+	}
 }

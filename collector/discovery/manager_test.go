@@ -185,7 +185,7 @@ func TestFileDiscoveryWithTheRealManager(t *testing.T) {
 	if got := testutil.ToFloat64(r.clashes); got != 1 {
 		t.Errorf("probegate_discovery_name_clashes_total = %v after one clash seen three times, want 1", got)
 	}
-	if got := strings.Count(r.logs.String(), "its name is taken"); got != 1 {
+	if got := strings.Count(r.logs.String(), "their name is taken"); got != 1 {
 		t.Errorf("the clash was logged %d times, want once:\n%s", got, r.logs)
 	}
 	if targets := r.Targets(cfg); targets[0].URL != "http://127.0.0.1:9" {

@@ -1,7 +1,6 @@
 package discovery
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/prometheus/common/model"
 	sd "github.com/prometheus/prometheus/discovery"
-	"github.com/prometheus/prometheus/discovery/targetgroup"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/relabel"
 
@@ -65,39 +63,24 @@ func Configs(cfg *config.Config) map[string]sd.Configs {
 	return sets
 }
 
-// discovered is one mechanism's backends from its target groups, sorted
-// by name. A target that relabelling drops is left out; one that does not
-// make a backend is left out with an error naming it.
-func discovered(groups []*targetgroup.Group, cfg *config.Config) ([]pool.Target, []error) {
-	groups = slices.Clone(groups)
-	slices.SortFunc(groups, func(a, b *targetgroup.Group) int { return cmp.Compare(a.Source, b.Source) })
-	var (
-		targets []pool.Target
-		errs    []error
-	)
-	for _, g := range groups {
-		if g == nil {
-			continue
-		}
-		for _, t := range g.Targets {
-			target, keep, err := targetOf(g.Labels, t, cfg)
-			switch {
-			case err != nil:
-				errs = append(errs, fmt.Errorf("discovered target %s from %s: %w", t, g.Source, err))
-			case keep:
-				targets = append(targets, target)
-			}
-		}
-	}
-	slices.SortStableFunc(targets, func(a, b pool.Target) int { return cmp.Compare(a.Name, b.Name) })
-	return targets, errs
+// invalidTarget reports a target that is not a backend: its labels, its
+// source and why, with the password of every URL or address in them
+// redacted, since the report is logged.
+func invalidTarget(labels model.LabelSet, source string, err error) error {
+	return errors.New(config.RedactUserinfo(fmt.Sprintf("discovered target %s from %s: %v", labels, source, err)))
 }
 
 // targetOf relabels one discovered target, whose own labels override its
 // group's, and makes it a backend. keep is false when relabelling drops
 // it.
 func targetOf(group, own model.LabelSet, cfg *config.Config) (target pool.Target, keep bool, err error) {
-	lb := labels.NewBuilder(labels.EmptyLabels())
+	return makeTarget(labels.NewBuilder(labels.EmptyLabels()), group, own, cfg)
+}
+
+// makeTarget is targetOf with a builder to reuse: a source of a million
+// targets then allocates one builder, not a million.
+func makeTarget(lb *labels.Builder, group, own model.LabelSet, cfg *config.Config) (target pool.Target, keep bool, err error) {
+	lb.Reset(labels.EmptyLabels())
 	for n, v := range group {
 		lb.Set(string(n), string(v))
 	}
@@ -106,10 +89,11 @@ func targetOf(group, own model.LabelSet, cfg *config.Config) (target pool.Target
 	}
 	// The defaults go in before relabelling, as Prometheus does with
 	// __scheme__, so that rules can read and replace them.
-	for n, v := range map[string]string{schemeLabel: "http", probePathLabel: cfg.HealthProbe.Path} {
-		if lb.Get(n) == "" {
-			lb.Set(n, v)
-		}
+	if lb.Get(schemeLabel) == "" {
+		lb.Set(schemeLabel, "http")
+	}
+	if lb.Get(probePathLabel) == "" {
+		lb.Set(probePathLabel, cfg.HealthProbe.Path)
 	}
 	if !relabel.ProcessBuilder(lb, cfg.RelabelConfigs...) {
 		return pool.Target{}, false, nil
@@ -159,28 +143,30 @@ type clash struct {
 	by string
 }
 
-// merge is the pool's targets: the static ones, then each mechanism's in
-// the order of mechanisms. A discovered backend whose name is taken, by a
-// static backend or by one an earlier mechanism found, is left out and
-// reported; count has how many backends each mechanism added.
-func merge(static []pool.Target, found map[string][]pool.Target) (targets []pool.Target, count map[string]int, clashes []clash) {
+// merge is the pool's targets: the static ones, then each source's
+// backends in the order of sources. A discovered backend whose name is
+// taken, by a static backend or by one found before it, is moved to its
+// source's dropped targets and reported.
+func merge(static []pool.Target, sources []*source) (targets []pool.Target, clashes []clash) {
 	owner := make(map[string]string, len(static))
 	targets = slices.Clone(static)
 	for _, t := range static {
 		owner[t.Name] = "static"
 	}
-	count = make(map[string]int, len(mechanisms))
-	for _, m := range mechanisms {
-		count[m.name] = 0
-		for _, t := range found[m.name] {
-			if by, taken := owner[t.Name]; taken {
-				clashes = append(clashes, clash{name: t.Name, mechanism: m.name, by: by})
+	for _, s := range sources {
+		kept := s.backends[:0]
+		for _, r := range s.backends {
+			if by, taken := owner[r.target.Name]; taken {
+				clashes = append(clashes, clash{name: r.target.Name, mechanism: s.mechanism, by: by})
+				s.drop(r, dropNameClash)
 				continue
 			}
-			owner[t.Name] = m.name
-			targets = append(targets, t)
-			count[m.name]++
+			owner[r.target.Name] = s.mechanism
+			targets = append(targets, r.target)
+			kept = append(kept, r)
 		}
+		clear(s.backends[len(kept):])
+		s.backends = kept
 	}
-	return targets, count, clashes
+	return targets, clashes
 }

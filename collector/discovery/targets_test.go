@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -98,33 +99,90 @@ func TestTargetOf(t *testing.T) {
 	}
 }
 
-// TestDiscoveredSortsAndReports: a mechanism's backends come sorted by
-// name whatever the order of its groups, and a bad target is reported
-// without hiding the good ones.
-func TestDiscoveredSortsAndReports(t *testing.T) {
+// TestEvaluateSortsAndReports: a mechanism's backends come sorted by
+// name whatever the order of its groups, and a bad target is reported,
+// naming itself and its source, without hiding the good ones.
+func TestEvaluateSortsAndReports(t *testing.T) {
 	groups := []*targetgroup.Group{
 		{Source: "b", Targets: []model.LabelSet{{"__address__": "h:2"}, {"__address__": "bad"}}},
+		nil,
 		{Source: "a", Targets: []model.LabelSet{{"__address__": "h:1"}}},
 	}
-	targets, errs := discovered(groups, relabelled(t, ""))
-	if len(targets) != 2 || targets[0].Name != "h:1" || targets[1].Name != "h:2" {
-		t.Errorf("targets %+v, want h:1 then h:2", targets)
+	s := evaluate("file", groups, relabelled(t, ""), nil)
+	if names := backendNames(s); names != "h:1 h:2" {
+		t.Errorf("backends %s, want h:1 h:2", names)
 	}
-	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `"bad" is not host:port`) || !strings.Contains(errs[0].Error(), "from b") {
-		t.Errorf("errors %v, want one naming the bad target and its source", errs)
+	if s.total != 3 || s.counts[dropInvalid] != 1 || len(s.dropped) != 1 || len(s.examples) != 1 {
+		t.Fatalf("total %d, counts %v, dropped %d, examples %v; want 3 targets, one invalid", s.total, s.counts, len(s.dropped), s.examples)
+	}
+	if e := s.examples[0]; !strings.Contains(e, `"bad" is not host:port`) || !strings.Contains(e, "from b") || s.dropped[0].err != e {
+		t.Errorf("report %q, want one naming the bad target and its source", e)
+	}
+}
+
+// backendNames are a source's backends' names, space-separated.
+func backendNames(s *source) string {
+	var names []string
+	for _, r := range s.backends {
+		names = append(names, r.target.Name)
+	}
+	return strings.Join(names, " ")
+}
+
+// TestEvaluateIsBoundedByTheLimit: of more backends than
+// max_discovered_backends, the first by name stay, whatever their order
+// in the groups, and the rest are dropped as over the limit; relabel
+// drops and loops are told apart; however many targets are dropped, the
+// source keeps only maxShownDropped of them and maxExamples reports.
+func TestEvaluateIsBoundedByTheLimit(t *testing.T) {
+	cfg := relabelled(t, `[{source_labels: [env], regex: test, action: drop}]`)
+	cfg.MaxDiscoveredBackends = 3
+	var targets []model.LabelSet
+	for _, n := range []int{5, 1, 4, 2, 3, 6} {
+		targets = append(targets, model.LabelSet{"__address__": model.LabelValue(fmt.Sprintf("h%d:1", n))})
+	}
+	targets = append(targets, model.LabelSet{"__address__": "h0:1", "env": "test"}, model.LabelSet{"__address__": "self:9797"})
+	for i := range 2 * maxShownDropped {
+		targets = append(targets, model.LabelSet{"__address__": model.LabelValue(fmt.Sprintf("bad%d", i))})
+	}
+	isLoop := func(u string) bool { return u == "http://self:9797" }
+	s := evaluate("file", []*targetgroup.Group{{Source: "f", Targets: targets}}, cfg, isLoop)
+	if names := backendNames(s); names != "h1:1 h2:1 h3:1" {
+		t.Errorf("backends %s, want the first three by name", names)
+	}
+	want := map[string]int{dropLimit: 3, dropRelabel: 1, dropLoop: 1, dropInvalid: 2 * maxShownDropped}
+	if fmt.Sprint(s.counts) != fmt.Sprint(want) || s.total != len(targets) {
+		t.Errorf("counts %v of %d, want %v of %d", s.counts, s.total, want, len(targets))
+	}
+	if len(s.dropped) != maxShownDropped || len(s.examples) != maxExamples {
+		t.Errorf("kept %d dropped targets and %d examples, want %d and %d", len(s.dropped), len(s.examples), maxShownDropped, maxExamples)
+	}
+	limited := map[string]bool{}
+	for _, r := range s.dropped {
+		if r.reason == dropLimit {
+			limited[r.target.Name] = true
+		}
+	}
+	if len(limited) != 3 || !limited["h4:1"] || !limited["h5:1"] || !limited["h6:1"] {
+		t.Errorf("dropped for the limit %v, want h4:1, h5:1 and h6:1", limited)
 	}
 }
 
 // TestMergeStaticWins: a discovered backend named like a static one, or
-// like one an earlier mechanism found, is left out and reported; the
-// static backends come first.
+// like one an earlier mechanism found, is left out, reported and shown as
+// dropped for its name; the static backends come first.
 func TestMergeStaticWins(t *testing.T) {
 	static := []pool.Target{{Name: "pdb-1", URL: "http://static:1"}}
-	found := map[string][]pool.Target{
-		"file": {{Name: "pdb-1", URL: "http://file:1"}, {Name: "pdb-2", URL: "http://file:2"}},
-		"dns":  {{Name: "pdb-2", URL: "http://dns:2"}, {Name: "pdb-3", URL: "http://dns:3"}},
+	sourceOf := func(mechanism string, targets ...pool.Target) *source {
+		s := &source{mechanism: mechanism, counts: map[string]int{}}
+		for _, t := range targets {
+			s.backends = append(s.backends, &record{target: t})
+		}
+		return s
 	}
-	targets, count, clashes := merge(static, found)
+	file := sourceOf("file", pool.Target{Name: "pdb-1", URL: "http://file:1"}, pool.Target{Name: "pdb-2", URL: "http://file:2"})
+	dns := sourceOf("dns", pool.Target{Name: "pdb-2", URL: "http://dns:2"}, pool.Target{Name: "pdb-3", URL: "http://dns:3"})
+	targets, clashes := merge(static, []*source{file, dns})
 	var urls []string
 	for _, t := range targets {
 		urls = append(urls, t.URL)
@@ -132,11 +190,42 @@ func TestMergeStaticWins(t *testing.T) {
 	if got := strings.Join(urls, " "); got != "http://static:1 http://file:2 http://dns:3" {
 		t.Errorf("targets %s", got)
 	}
-	if count["file"] != 1 || count["dns"] != 1 {
-		t.Errorf("counts %v, want one backend each", count)
+	if backendNames(file) != "pdb-2" || backendNames(dns) != "pdb-3" {
+		t.Errorf("backends left %q and %q, want pdb-2 and pdb-3", backendNames(file), backendNames(dns))
+	}
+	for _, s := range []*source{file, dns} {
+		if s.counts[dropNameClash] != 1 || len(s.dropped) != 1 || s.dropped[0].reason != dropNameClash {
+			t.Errorf("%s: counts %v, dropped %d; want one name clash shown", s.mechanism, s.counts, len(s.dropped))
+		}
 	}
 	want := []clash{{"pdb-1", "file", "static"}, {"pdb-2", "dns", "file"}}
 	if len(clashes) != 2 || clashes[0] != want[0] || clashes[1] != want[1] {
 		t.Errorf("clashes %+v, want %+v", clashes, want)
+	}
+}
+
+// TestEvaluateRedactsUserinfo: a password in a discovered address or in
+// any other label never shows in the report of the target or in the
+// labels the view shows.
+func TestEvaluateRedactsUserinfo(t *testing.T) {
+	groups := []*targetgroup.Group{{Source: "f", Targets: []model.LabelSet{
+		{"__address__": "alice:hunter2@127.0.0.1:28001"},
+		{"__address__": "h:1", "__scheme__": "http://bob:s3cret@h", "origin": "https://carol:pa55@x/"},
+		{"__address__": "h:2", "backend": "dave:letmein@h"},
+	}}}
+	s := evaluate("file", groups, relabelled(t, ""), nil)
+	if len(s.dropped) != 3 {
+		t.Fatalf("dropped %d targets, want three", len(s.dropped))
+	}
+	for _, r := range s.dropped {
+		shown := r.err + fmt.Sprint(r.view().Labels)
+		for _, secret := range []string{"hunter2", "s3cret", "pa55", "letmein"} {
+			if strings.Contains(shown, secret) {
+				t.Errorf("report %q shows the password %s", shown, secret)
+			}
+		}
+		if !strings.Contains(r.err, "xxxxx") {
+			t.Errorf("report %q does not show where the password was", r.err)
+		}
 	}
 }

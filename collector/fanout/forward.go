@@ -123,9 +123,11 @@ func forwardedHeader(r *http.Request, allowed []string) (header http.Header, siz
 
 // relayedHeaders are the only headers of a backend's 4xx that reach the
 // client when it is relayed: what the client needs to read the body and
-// to retry. Never Set-Cookie, Server, Location, WWW-Authenticate or
+// to retry. The body is relayed as the backend sent it, so a compressed
+// one keeps its Content-Encoding; without it the client would read gzip
+// as text. Never Set-Cookie, Server, Location, WWW-Authenticate or
 // anything else of the backend's.
-var relayedHeaders = [...]string{"Content-Type", "Content-Language", "Retry-After"}
+var relayedHeaders = [...]string{"Content-Type", "Content-Encoding", "Content-Language", "Retry-After"}
 
 // copyRelayedHeader copies the relayed headers of a backend's answer.
 func copyRelayedHeader(dst, src http.Header) {

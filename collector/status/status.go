@@ -6,7 +6,6 @@
 package status
 
 import (
-	"bytes"
 	_ "embed"
 	"html/template"
 	"net/http"
@@ -71,18 +70,7 @@ func Handler(o Options) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		var buf bytes.Buffer
-		if err := page.Execute(&buf, newView(o, refresh)); err != nil {
-			http.Error(w, "render /status: "+err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-		w.WriteHeader(http.StatusOK)
-		if r.Method == http.MethodGet {
-			_, _ = w.Write(buf.Bytes())
-		}
+		render(w, r, page, newView(o, refresh))
 	})
 }
 

@@ -46,6 +46,7 @@ func SpecMetrics() []Metric {
 		{Name: "probegate_build_info"},
 		{Name: "probegate_discovered_backends"},
 		{Name: "probegate_discovery_name_clashes_total"},
+		{Name: "probegate_discovery_dropped_targets_total"},
 	}
 }
 

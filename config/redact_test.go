@@ -1,0 +1,26 @@
+package config
+
+import "testing"
+
+// TestRedactUserinfo: the password of a URL or a bare authority is
+// replaced wherever it stands in the text, as url.URL.Redacted replaces
+// it; text without one is unchanged.
+func TestRedactUserinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		"alice:hunter2@127.0.0.1:28001":                    "alice:xxxxx@127.0.0.1:28001",
+		"http://alice:hunter2@h:1/p?q=a@b":                 "http://alice:xxxxx@h:1/p?q=a@b",
+		"https://alice:p@ss:w@rd@h/x":                      "https://alice:xxxxx@h/x",
+		`{__address__="alice:hunter2@h:1", env="a b"}`:     `{__address__="alice:xxxxx@h:1", env="a b"}`,
+		"fetch http://u:pw@a/ and u2:pw2@[::1]:80 too":     "fetch http://u:xxxxx@a/ and u2:xxxxx@[::1]:80 too",
+		`__address__ "alice:hunter2@h:1" is not host:port`: `__address__ "alice:xxxxx@h:1" is not host:port`,
+		"alice@example.com":                                "alice@example.com",
+		"http://token@h/":                                  "http://token@h/",
+		"h:1/a@b":                                          "h:1/a@b",
+		"no credentials here":                              "no credentials here",
+		"":                                                 "",
+	} {
+		if got := RedactUserinfo(in); got != want {
+			t.Errorf("RedactUserinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
