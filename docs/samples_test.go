@@ -216,8 +216,16 @@ func checkOverlay(t *testing.T, dir, path string) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no kustomize base in ../deploy/kubernetes: %v", err)
 	}
-	for _, f := range files {
-		copyFile(t, f, filepath.Join(base, filepath.Base(f)))
+	components, err := filepath.Glob("../deploy/kubernetes/components/*/*.y*ml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(files, components...) {
+		to := filepath.Join(base, strings.TrimPrefix(f, "../deploy/kubernetes/"))
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		copyFile(t, f, to)
 	}
 	copyFile(t, "../deploy/kubernetes/probegate.yml", filepath.Join(overlay, "probegate.yml"))
 	var stderr bytes.Buffer
