@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -113,6 +114,41 @@ func TestFailingCheckFailsReadyWithItsError(t *testing.T) {
 	}
 	if c := resp.body.Checks["db"]; c.Status != "pass" {
 		t.Errorf("db check %+v, want pass", c)
+	}
+}
+
+// TestWarningCheckPassesWithStatusWarn: a check that returns a warning,
+// also wrapped, leaves /ready 200 with overall status pass, and shows
+// status "warn" with the warning's text as its output; a failing check
+// beside it still fails /ready.
+func TestWarningCheckPassesWithStatusWarn(t *testing.T) {
+	g := New(Options{})
+	g.Register("budget", func(context.Context) error {
+		return Warn("no live peer's budget holds either: staying ready")
+	})
+	g.Register("wrapped", func(context.Context) error {
+		return fmt.Errorf("peers: %w", Warn("wrapped warning"))
+	})
+	g.Register("db", pass)
+	resp := getReady(t, g, "")
+	if resp.code != http.StatusOK || resp.body.Status != "pass" || !g.Ready(t.Context()) {
+		t.Fatalf("got %d %s, want 200 with status pass", resp.code, resp.raw)
+	}
+	if c := resp.body.Checks["budget"]; c.Status != "warn" || c.Output != "no live peer's budget holds either: staying ready" {
+		t.Errorf("budget check %+v, want warn with the warning's text", c)
+	}
+	if c := resp.body.Checks["wrapped"]; c.Status != "warn" || c.Output != "wrapped warning" {
+		t.Errorf("wrapped check %+v, want warn with the warning's text", c)
+	}
+	if c := resp.body.Checks["db"]; c.Status != "pass" {
+		t.Errorf("db check %+v, want pass", c)
+	}
+
+	g = New(Options{})
+	g.Register("budget", func(context.Context) error { return Warn("warned") })
+	g.Register("db", func(context.Context) error { return errors.New("down") })
+	if resp := getReady(t, g, ""); resp.code != http.StatusServiceUnavailable || resp.body.Checks["budget"].Status != "warn" {
+		t.Errorf("a warning beside a failure: got %d %s, want 503 with the warning kept", resp.code, resp.raw)
 	}
 }
 

@@ -189,6 +189,9 @@ func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 			"expected", b.Expected, "current_healthy", b.CurrentHealthy, "desired_healthy", b.DesiredHealthy, "disruptions_allowed", b.DisruptionsAllowed)
 		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(name)))
 		writeJSON(w, http.StatusTooManyRequests, Refused{Error: budgetErr.Error() + "; retry later or use force", Budget: b})
+	case errors.Is(err, ErrContended):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, err.Error())
 	case err != nil:
 		a.storeUnavailable(w, err)
 	default:

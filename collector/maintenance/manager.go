@@ -139,6 +139,10 @@ func (m *Manager) synced(err error) {
 
 func (m *Manager) load(ctx context.Context) (State, error) {
 	st, err := m.store.Load(ctx)
+	if ctx.Err() != nil {
+		// Shutting down, or the client gave up: not the store's fault.
+		return st, err
+	}
 	m.count(opLoad, err)
 	if err != nil {
 		m.mu.Lock()
@@ -228,8 +232,8 @@ func (e *StoreError) Unwrap() error { return e.Err }
 // entries by a compare-and-swap on their revision; when another write came
 // first it judges again on the new entries. It returns a *BudgetError when
 // the backend is in service and no disruption is allowed (unless force),
-// also when conflicts went on past the retries, pool.ErrUnknownBackend, or
-// a *StoreError; in each case nothing changed.
+// pool.ErrUnknownBackend, a *StoreError, or ErrContended when every
+// attempt lost to another writer; in each case nothing changed.
 func (m *Manager) Enter(ctx context.Context, e pool.Maintenance, force bool) (Grant, error) {
 	st := m.base()
 	for range maxSwapAttempts {
@@ -269,10 +273,14 @@ func (m *Manager) Enter(ctx context.Context, e pool.Maintenance, force bool) (Gr
 		return Grant{Entry: entry, Forced: forced, Budget: after}, nil
 	}
 	// Every attempt lost to another writer: the budget is being spent
-	// right now, so this is a refusal to retry later.
-	budget, _, _ := m.pool.BudgetWith(m.base().Entries, e.Backend)
-	return Grant{}, &BudgetError{Budget: budget}
+	// right now, so this is a refusal to retry shortly.
+	return Grant{}, ErrContended
 }
+
+// ErrContended refuses a request whose every compare-and-swap lost to
+// another writer: the entries are changing right now, so it is to be
+// retried shortly, as a 429.
+var ErrContended = errors.New("the maintenance entries kept changing under concurrent requests; retry shortly")
 
 func (m *Manager) logEntered(e pool.Maintenance, forced bool, after pool.Budget) {
 	keyvals := []any{"backend", e.Backend, "reason", e.Reason, "by", e.By, "until", e.Until, "forced", forced,

@@ -1,0 +1,145 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// memRegistry is an in-memory Registry for unit tests.
+type memRegistry struct {
+	mu        sync.Mutex
+	views     map[string]ReplicaView
+	publishes int
+	withdrawn []string
+	down      bool
+}
+
+func (r *memRegistry) Publish(_ context.Context, v ReplicaView) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.down {
+		return errors.New("unreachable")
+	}
+	r.publishes++
+	r.views[v.Name] = v
+	return nil
+}
+
+func (r *memRegistry) Withdraw(_ context.Context, name string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.withdrawn = append(r.withdrawn, name)
+	delete(r.views, name)
+	return nil
+}
+
+func (r *memRegistry) Replicas(context.Context) ([]ReplicaView, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.down {
+		return nil, errors.New("unreachable")
+	}
+	views := make([]ReplicaView, 0, len(r.views))
+	for _, v := range r.views {
+		views = append(views, v)
+	}
+	slices.SortFunc(views, func(a, b ReplicaView) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		return 1
+	})
+	return views, nil
+}
+
+func (r *memRegistry) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.publishes
+}
+
+// TestReplicasPublishFollowAndWithdraw: a replica publishes its view at
+// once, again on a change and every 5 s otherwise; it follows its peers
+// (counted by state in probegate_replicas), says when their views are not
+// current, and withdraws its view when it stops.
+func TestReplicasPublishFollowAndWithdraw(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		begin := time.Now()
+		registry := &memRegistry{views: map[string]ReplicaView{
+			"r2": {Name: "r2", Ready: true, BudgetHolds: true, Draining: true},
+			"r3": {Name: "r3"},
+		}}
+		var ready atomic.Bool
+		ready.Store(true)
+		self := func(context.Context) ReplicaView {
+			return ReplicaView{Name: "r1", Ready: ready.Load(), BudgetHolds: ready.Load(), Expected: 3}
+		}
+		reg := prometheus.NewRegistry()
+		r := NewReplicas(registry, self, reg, nil, time.Now)
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		wg.Go(func() { r.Run(ctx) })
+		synctest.Wait()
+
+		if n := registry.count(); n != 1 {
+			t.Errorf("%d publications at start, want 1", n)
+		}
+		if live := r.Live(); len(live) != 3 || live[0].Name != "r1" || !live[0].Updated.Equal(begin) {
+			t.Errorf("live %+v, want r1 (published at %v), r2, r3", live, begin)
+		}
+		peers, fresh := r.Peers("r1")
+		if len(peers) != 2 || !fresh || slices.ContainsFunc(peers, func(v ReplicaView) bool { return v.Name == "r1" }) {
+			t.Errorf("peers %+v fresh %v, want r2 and r3, current", peers, fresh)
+		}
+		gauge := func(state string) float64 {
+			return testutil.ToFloat64(r.gauge.WithLabelValues(state))
+		}
+		if gauge("ready") != 1 || gauge("unready") != 1 || gauge("draining") != 1 {
+			t.Errorf("probegate_replicas ready %v unready %v draining %v, want 1 each", gauge("ready"), gauge("unready"), gauge("draining"))
+		}
+
+		time.Sleep(4500 * time.Millisecond)
+		synctest.Wait()
+		if n := registry.count(); n != 1 {
+			t.Errorf("%d publications after 4.5 s of an unchanged view, want 1", n)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n := registry.count(); n != 2 {
+			t.Errorf("%d publications after 5.5 s, want 2 (refreshed every 5 s)", n)
+		}
+		ready.Store(false)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n := registry.count(); n != 3 || gauge("unready") != 2 {
+			t.Errorf("after a change: %d publications, %v unready; want 3 and 2", n, gauge("unready"))
+		}
+
+		registry.mu.Lock()
+		registry.down = true
+		registry.mu.Unlock()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if _, fresh := r.Peers("r1"); fresh {
+			t.Error("peers' views reported current while the registry is unreachable")
+		}
+		registry.mu.Lock()
+		registry.down = false
+		registry.mu.Unlock()
+
+		cancel()
+		wg.Wait()
+		if registry.withdrawn == nil || registry.withdrawn[0] != "r1" {
+			t.Errorf("withdrawn %v, want r1", registry.withdrawn)
+		}
+	})
+}
