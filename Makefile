@@ -18,7 +18,7 @@ DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
              kubectl:kubernetes-client systemd-analyze:systemd chromium:chromium \
              etcd:etcd-server
 
-.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout bench-replicas bench-churn clean release
+.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout bench-replicas bench-churn fuzz clean release
 
 all: build
 
@@ -103,6 +103,27 @@ mixin-check:
 	     ! diff deploy/kubernetes/prometheusrule.yaml "$$tmp/deploy/kubernetes/prometheusrule.yaml"; then \
 	    echo "mixin-check: rules/, dashboards/ or deploy/kubernetes/prometheusrule.yaml differ from what mixin/ generates: run make rules dashboards prometheusrule"; exit 1; \
 	  fi
+
+# fuzz runs each fuzz target for FUZZTIME, one after the other; a target
+# is package:FuzzName. What a run finds lands in the package's
+# testdata/fuzz/FuzzName, where unit runs it from then on as an ordinary
+# test. FUZZFLAGS passes more flags, such as -parallel=1 on a busy machine.
+FUZZTIME  ?= 60s
+FUZZFLAGS ?=
+FUZZ_TARGETS := \
+	config:FuzzParse \
+	collector/fanout/merge:FuzzMergeNDJSON \
+	collector/fanout/merge:FuzzMergeJSONArray \
+	collector/discovery:FuzzTargetOf \
+	collector/fanout:FuzzBackendTarget \
+	collector/health:FuzzStateMachine
+
+fuzz:
+	@set -e; for target in $(FUZZ_TARGETS); do \
+	  pkg=$${target%%:*}; name=$${target##*:}; \
+	  echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./$$pkg/; \
+	done
 
 # bench runs every performance budget (docs/design.md, "Budgets"); each part
 # prints its numbers.

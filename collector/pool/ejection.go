@@ -46,7 +46,7 @@ func (p *Pool) eject(b *Backend, passive config.PassiveHealth) {
 	readmission := "probes"
 	if !b.readmittedByProbes(before) {
 		readmission = "window"
-		due := now.Add(window).UnixNano()
+		due := dueNanos(now.Add(window))
 		if current := p.readmitDue.Load(); current == 0 || due < current {
 			p.readmitDue.Store(due)
 			p.wakeReadmission()
@@ -149,8 +149,8 @@ func (p *Pool) readmitElapsed(now time.Time) {
 			changed = true
 			level.Info(p.logger).Log("msg", "Backend readmitted by passive health: the window elapsed and no probe can show recovery",
 				"backend", b.Name, "url", b.URL, "from", health.StateUnhealthy, "to", to, "window", window)
-		case !due.IsZero() && (next == 0 || due.UnixNano() < next):
-			next = due.UnixNano()
+		case !due.IsZero() && (next == 0 || dueNanos(due) < next):
+			next = dueNanos(due)
 		}
 	}
 	p.readmitDue.Store(next)

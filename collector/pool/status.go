@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -82,6 +83,20 @@ func (p *Pool) logChanges(previous, current []*Backend) {
 		return
 	}
 	slices.Sort(removed)
-	level.Info(p.logger).Log("msg", "Backends changed", "added", strings.Join(added, ","),
-		"removed", strings.Join(removed, ","), "changed", strings.Join(changed, ","), "backends", len(current))
+	level.Info(p.logger).Log("msg", "Backends changed", "added", someNames(added),
+		"removed", someNames(removed), "changed", someNames(changed), "backends", len(current))
+}
+
+// maxLoggedNames bounds the names a change lists: a discovery source that
+// swaps ten thousand backends costs a line of a few hundred bytes, not of
+// a few hundred kilobytes.
+const maxLoggedNames = 20
+
+// someNames is the first maxLoggedNames names, comma-separated, and how
+// many more there are.
+func someNames(names []string) string {
+	if len(names) <= maxLoggedNames {
+		return strings.Join(names, ",")
+	}
+	return strings.Join(names[:maxLoggedNames], ",") + fmt.Sprintf(" and %d more", len(names)-maxLoggedNames)
 }

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +106,20 @@ func TestReloadLogsWhatChanged(t *testing.T) {
 	want := `msg="Backends changed" added=d,e removed=c changed=b backends=4`
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("reload log lacks %q:\n%s", want, buf.String())
+	}
+
+	// A change of thousands of backends names the first few and counts
+	// the rest.
+	buf.Reset()
+	var many []string
+	for i := range 5000 {
+		many = append(many, fmt.Sprintf("n%04d", i))
+	}
+	if err := p.Apply(testTargets(many...), Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	line := buf.String()
+	if len(line) > 1000 || !strings.Contains(line, "n0019 and 4980 more") || !strings.Contains(line, "removed=a,b,d,e ") {
+		t.Errorf("the change of 5000 backends logged %d bytes: %.500s", len(line), line)
 	}
 }

@@ -80,7 +80,8 @@ func parseRefresh(s string) (time.Duration, error) {
 		return DefaultRefresh, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || time.Duration(n)*time.Second > maxRefresh {
+	// Compared in seconds: a huge n times a second would wrap.
+	if err != nil || n < 0 || n > int(maxRefresh/time.Second) {
 		return 0, &refreshError{s}
 	}
 	return time.Duration(n) * time.Second, nil

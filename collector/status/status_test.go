@@ -95,7 +95,9 @@ func TestPauseAndBadRefresh(t *testing.T) {
 	if body := get(t, h, "/status?refresh=30").Body.String(); !strings.Contains(body, `content="30"`) {
 		t.Error("refresh=30 does not reload every 30s")
 	}
-	for _, bad := range []string{"-1", "x", "3601"} {
+	// 18446744074 s is 2^64 ns and a third of a second: it must not wrap
+	// into the range.
+	for _, bad := range []string{"-1", "x", "3601", "18446744074"} {
 		rec := get(t, h, "/status?refresh="+bad)
 		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "whole seconds") {
 			t.Errorf("refresh=%s: %d %q", bad, rec.Code, rec.Body.String())

@@ -1,0 +1,37 @@
+package pool
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// TestReadmissionDuePastYear2262IsInTheFuture: a passive_health.window
+// long enough to end past 2262, where Unix nanoseconds overflow, leaves
+// the readmission due in the future, before and after a readmission pass,
+// so that the timer loop waits instead of firing at once for ever.
+func TestReadmissionDuePastYear2262IsInTheFuture(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	p := New(nil, func() time.Time { return now })
+	settings := ejectionTestSettings()
+	settings.Passive.Window = model.Duration(290 * 365 * 24 * time.Hour)
+	if err := p.Apply(unprobedTargets(2), settings); err != nil {
+		t.Fatal(err)
+	}
+	b := p.Backends()[0]
+	failTraffic(p, b, 3)
+	if !b.Health().Ejected {
+		t.Fatal("not ejected")
+	}
+	if due := p.readmitDue.Load(); due <= now.UnixNano() {
+		t.Fatalf("readmission due at %d ns, before now (%d): the timer would fire at once", due, now.UnixNano())
+	}
+	p.readmitElapsed(now)
+	if due := p.readmitDue.Load(); due <= now.UnixNano() {
+		t.Fatalf("after a pass, readmission due at %d ns, before now (%d)", due, now.UnixNano())
+	}
+	if !b.Health().Ejected {
+		t.Error("readmitted centuries early")
+	}
+}
