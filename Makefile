@@ -116,7 +116,9 @@ FUZZ_TARGETS := \
 	collector/fanout/merge:FuzzMergeJSONArray \
 	collector/discovery:FuzzTargetOf \
 	collector/fanout:FuzzBackendTarget \
-	collector/health:FuzzStateMachine
+	collector/health:FuzzStateMachine \
+	collector/maintenance:FuzzStoreReader \
+	collector/maintenance:FuzzMaintenanceRequest
 
 fuzz:
 	@set -e; for target in $(FUZZ_TARGETS); do \

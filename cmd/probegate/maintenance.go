@@ -20,6 +20,7 @@ import (
 
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
 )
 
 // maintenanceCLI is `probegate maintenance`, the command-line client of
@@ -94,7 +95,7 @@ func (c *maintenanceCLI) do(command string, stdout io.Writer) error {
 	}
 	base, err := url.Parse(c.url)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return usageError{fmt.Errorf("--url %q: want an http or https URL such as http://localhost:9797", c.url)}
+		return usageError{fmt.Errorf("--url %q: want an http or https URL such as http://localhost:9797", config.RedactURL(c.url))}
 	}
 	httpCfg := &commoncfg.DefaultHTTPClientConfig
 	if c.httpConfigFile != "" {

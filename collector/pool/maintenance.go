@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -177,7 +176,7 @@ func (p *Pool) scheduleExpiryLocked() {
 	var next int64
 	for _, m := range p.maint.byName {
 		if u := m.Until; !u.IsZero() {
-			if at := DueNanos(u); next == 0 || at < next {
+			if at := dueNanos(u); next == 0 || at < next {
 				next = at
 			}
 		}
@@ -187,23 +186,6 @@ func (p *Pool) scheduleExpiryLocked() {
 	case p.maint.wake <- struct{}{}:
 	default:
 	}
-}
-
-// lastNano is the latest time a Unix nanosecond count can hold, in 2262.
-var lastNano = time.Unix(0, math.MaxInt64)
-
-// DueNanos is t as Unix nanoseconds for a timer, saturated: a time after
-// 2262 (an entry stored with a ttl of centuries) is the largest count
-// rather than an overflowed, negative one, which would be due at once and
-// forever; a time before 1970 is 1, due at once.
-func DueNanos(t time.Time) int64 {
-	switch {
-	case t.After(lastNano):
-		return math.MaxInt64
-	case t.UnixNano() < 1:
-		return 1
-	}
-	return t.UnixNano()
 }
 
 // attachMaintenanceLocked puts every backend that has an entry in
