@@ -1,7 +1,6 @@
 # probegate in a container: a static binary on an empty base, run as a
-# non-root user. Build with the version stamped:
-#   docker build --build-arg VERSION=$(git describe --tags --always) \
-#     --build-arg REVISION=$(git rev-parse HEAD) -t probegate .
+# non-root user. The version is the VERSION file's unless VERSION is given:
+#   docker build --build-arg REVISION=$(git rev-parse HEAD) -t probegate:v$(cat VERSION) .
 # There is no HEALTHCHECK: orchestrators and balancers probe /ready (and
 # /health for liveness) themselves, on --web.health-listen-address.
 
@@ -12,7 +11,8 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-ARG VERSION=dev
+# Empty: the binary reports the VERSION file it was built from.
+ARG VERSION=
 ARG REVISION=unknown
 ARG BRANCH=unknown
 RUN CGO_ENABLED=0 go build -trimpath -o /out/probegate \

@@ -2,7 +2,9 @@
 GO       ?= go
 BINARY   := probegate
 PKG      := github.com/probegate/probegate
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The release version is the VERSION file; `make release VERSION=...` on the
+# command line overrides it, a VERSION in the environment does not.
+VERSION  := $(shell cat VERSION)
 LDFLAGS  := -X github.com/prometheus/common/version.Version=$(VERSION) \
             -X github.com/prometheus/common/version.Revision=$(shell git rev-parse HEAD 2>/dev/null) \
             -X github.com/prometheus/common/version.Branch=$(shell git rev-parse --abbrev-ref HEAD 2>/dev/null) \

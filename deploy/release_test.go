@@ -141,3 +141,70 @@ func TestMakeRelease(t *testing.T) {
 		}
 	}
 }
+
+// releaseVersion is the VERSION file, which must be a plain semantic
+// version: release files, tags (v + version) and images are named by it.
+func releaseVersion(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(deploytest.RepoRoot(t), "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.TrimSpace(string(data))
+	if !regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`).MatchString(v) || string(data) != v+"\n" {
+		t.Fatalf("VERSION holds %q, want one semantic version such as 0.5.0 and a newline", data)
+	}
+	return v
+}
+
+// TestMakeReleaseStampsTheVersionFile: without VERSION on the command
+// line, make release names its files after the VERSION file and stamps
+// that version into the binaries. (make -n prints the commands without
+// building; TestMakeRelease builds them.)
+func TestMakeReleaseStampsTheVersionFile(t *testing.T) {
+	v := releaseVersion(t)
+	cmd := exec.Command("make", "-n", "release", "RELEASE_DIR=dist-test")
+	cmd.Dir = deploytest.RepoRoot(t)
+	cmd.Env = append(os.Environ(), "VERSION=9.9.9") // An exported VERSION must not hide the file's.
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n release: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"dist-test/probegate-" + v + ".$os-$arch$ext",
+		"-X github.com/prometheus/common/version.Version=" + v + " ",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("make release does not use VERSION %s: no %q in\n%s", v, want, out)
+		}
+	}
+}
+
+// TestChangelogHasTheVersion: CHANGELOG.md is kept as the Prometheus
+// repositories keep theirs, and its newest section is the VERSION file's.
+func TestChangelogHasTheVersion(t *testing.T) {
+	v := releaseVersion(t)
+	data, err := os.ReadFile(filepath.Join(deploytest.RepoRoot(t), "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	heading := regexp.MustCompile(`^## (\S+) / (\d{4}-\d\d-\d\d)$`)
+	entry := regexp.MustCompile(`^\* \[(CHANGE|FEATURE|ENHANCEMENT|BUGFIX|SECURITY)\] \S`)
+	var sections []string
+	for i, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "## "):
+			m := heading.FindStringSubmatch(line)
+			if m == nil {
+				t.Errorf("CHANGELOG.md:%d: %q is not \"## VERSION / YYYY-MM-DD\"", i+1, line)
+				continue
+			}
+			sections = append(sections, m[1])
+		case strings.HasPrefix(line, "* ") && !entry.MatchString(line):
+			t.Errorf("CHANGELOG.md:%d: an entry does not start with [CHANGE], [FEATURE], [ENHANCEMENT], [BUGFIX] or [SECURITY]", i+1)
+		}
+	}
+	if len(sections) == 0 || sections[0] != v {
+		t.Errorf("CHANGELOG.md's newest section is %v, want VERSION %s", sections, v)
+	}
+}

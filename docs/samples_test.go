@@ -235,6 +235,36 @@ func checkOverlay(t *testing.T, dir, path string) {
 		data, _ := os.ReadFile(path)
 		t.Fatalf("kubectl kustomize of the overlay: %v\n%s\n%s", err, stderr.String(), data)
 	}
+	checkImageTags(t, path)
+}
+
+// checkImageTags: an overlay that pins probegate's image pins the release
+// of the VERSION file, tagged "v" + VERSION.
+func checkImageTags(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Images []struct {
+			Name   string `yaml:"name"`
+			NewTag string `yaml:"newTag"`
+		} `yaml:"images"`
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		t.Fatal(err)
+	}
+	version, err := os.ReadFile("../VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "v" + strings.TrimSpace(string(version))
+	for _, img := range k.Images {
+		if img.Name == "probegate" && img.NewTag != "" && img.NewTag != want {
+			t.Errorf("the overlay pins probegate to %s, not the release %s of the VERSION file", img.NewTag, want)
+		}
+	}
 }
 
 func copyFile(t *testing.T, from, to string) {

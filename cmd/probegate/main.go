@@ -11,9 +11,24 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
+
+	"github.com/probegate/probegate"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	defaultVersion()
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// defaultVersion sets the version from the VERSION file when the build did
+// not stamp one with -ldflags (go build, go install), so that --version,
+// probegate_build_info and /status show the release rather than nothing.
+// make build and make release stamp the same file's version.
+func defaultVersion() {
+	if version.Version == "" {
+		version.Version = probegate.Version()
+	}
+}
 
 // run parses the command line and runs one command, returning the exit code.
 func run(args []string, stdout, stderr io.Writer) int {

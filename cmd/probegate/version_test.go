@@ -70,3 +70,30 @@ func TestSimulateReadsThresholdsAsServeDoes(t *testing.T) {
 		t.Errorf("failures 1 from the environment: %s", got)
 	}
 }
+
+// TestDefaultVersionIsTheVersionFile: a build that stamps no version
+// (go build, go install) reports the VERSION file's, and a stamped one
+// keeps its own.
+func TestDefaultVersionIsTheVersionFile(t *testing.T) {
+	data, err := os.ReadFile("../../VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSpace(string(data))
+	saved := version.Version
+	t.Cleanup(func() { version.Version = saved })
+
+	version.Version = ""
+	defaultVersion()
+	var out, errOut bytes.Buffer
+	// `probegate version` prints what --version does, which exits.
+	if code := run([]string{"version"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "probegate, version "+want+" ") {
+		t.Errorf("unstamped build: exit %d, %q; want version %s from VERSION", code, out.String(), want)
+	}
+
+	version.Version = "1.2.3-stamped"
+	defaultVersion()
+	if version.Version != "1.2.3-stamped" {
+		t.Errorf("a stamped version became %q", version.Version)
+	}
+}

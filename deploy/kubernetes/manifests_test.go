@@ -695,3 +695,17 @@ func TestNetworkPolicy(t *testing.T) {
 		t.Error("any pod of the namespace may reach the main port")
 	}
 }
+
+// TestImageIsTheRelease: the base runs the release of the VERSION file,
+// tagged "v" + VERSION as the Prometheus images are, never a moving tag
+// such as latest.
+func TestImageIsTheRelease(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(deploytest.RepoRoot(t), "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "probegate:v" + strings.TrimSpace(string(data))
+	if got := render(t).container(t).Image; got != want {
+		t.Errorf("the Deployment runs %s, want %s (the VERSION file)", got, want)
+	}
+}
