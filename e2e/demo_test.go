@@ -4,6 +4,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +94,65 @@ func TestDemoShowsEveryStateWithinTenSeconds(t *testing.T) {
 	}
 	if !strings.Contains(p.output.String(), "Service discovery:") {
 		t.Errorf("the demo banner does not tell of the discovery file:\n%s", p.output.String())
+	}
+}
+
+// TestDemoBannerWorksAsPrinted runs the demo as make run leaves it, as
+// ./probegate in the working directory, and follows the banner: the
+// backends it counts are the ones /healthz shows once discovery has run,
+// /status answers, and the maintenance command works pasted into a shell
+// in that directory.
+func TestDemoBannerWorksAsPrinted(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink(binary(t), filepath.Join(dir, "probegate")); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	p := &probegateProcess{base: "http://" + addr}
+	p.cmd = exec.Command("./probegate", "demo", "--web.listen-address="+addr)
+	p.cmd.Dir = dir
+	p.output, p.done = startProcess(t, "probegate", p.cmd)
+	p.waitServing(t)
+
+	var banner string
+	waitFor(t, 5*time.Second, "the demo banner", func() bool {
+		banner = p.output.String()
+		return strings.Contains(banner, "Service discovery:")
+	})
+	m := regexp.MustCompile(`probegate demo: (\d+) (?:loopback )?backends`).FindStringSubmatch(banner)
+	if m == nil {
+		t.Fatalf("the banner does not count the backends:\n%s", banner)
+	}
+	counted, _ := strconv.Atoi(m[1])
+	// The pool is whole once the discovered backend has joined.
+	var pool map[string]healthzBackend
+	waitFor(t, 10*time.Second, "the discovered backend in /healthz", func() bool {
+		pool = getHealthz(t, p.base)
+		_, a := pool["discovered-a"]
+		_, b := pool["discovered-b"]
+		return a || b
+	})
+	if len(pool) != counted {
+		t.Errorf("the banner counts %d backends, /healthz shows %d", counted, len(pool))
+	}
+
+	if !strings.Contains(banner, p.base+"/status ") {
+		t.Errorf("the banner does not show %s/status:\n%s", p.base, banner)
+	}
+	if resp, err := http.Get(p.base + "/status"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /status: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+
+	line := regexp.MustCompile(`(?m)^  (\S+ maintenance list --url \S+)$`).FindStringSubmatch(banner)
+	if line == nil {
+		t.Fatalf("the banner has no maintenance list command:\n%s", banner)
+	}
+	sh := exec.Command("sh", "-c", line[1])
+	sh.Dir = dir
+	out, err := sh.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "healthy") {
+		t.Errorf("%s, pasted into a shell in the demo's directory: %v\n%s", line[1], err, out)
 	}
 }

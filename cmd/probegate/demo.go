@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -61,17 +62,23 @@ func demo(opts *options, stdout, stderr io.Writer) int {
 	// A reload in the demo has no file to read: it re-applies the demo pool.
 	load := func() (*config.Config, error) { return cfg, nil }
 	announce := func() {
-		printDemoBanner(stdout, opts.listenAddresses(), opts.TelemetryPath, cfg, stories)
+		printDemoBanner(stdout, opts.listenAddresses(), opts.TelemetryPath, cfg, stories, sd.listed)
 		sd.printBanner(stdout)
 	}
 	return runServer(opts, logger, cfg, load, announce)
 }
 
-// printDemoBanner tells the operator what to open.
-func printDemoBanner(w io.Writer, listen []string, telemetryPath string, cfg *config.Config, stories map[string]string) {
+// printDemoBanner tells the operator what to open. The demo's own
+// backends are those with a story; discovered is how many its discovery
+// file lists at a time; the rest came from --backend.
+func printDemoBanner(w io.Writer, listen []string, telemetryPath string, cfg *config.Config, stories map[string]string, discovered int) {
 	base := "http://" + browsable(listen[0])
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nprobegate demo: %d loopback backends, probed every %s on %s\n\n", len(cfg.Backends), cfg.HealthProbe.Interval, cfg.HealthProbe.Path)
+	fmt.Fprintf(&b, "\nprobegate demo: %d backends (%d listed and %d discovered on loopback", len(cfg.Backends)+discovered, len(stories), discovered)
+	if extra := len(cfg.Backends) - len(stories); extra > 0 {
+		fmt.Fprintf(&b, ", %d from --backend", extra)
+	}
+	fmt.Fprintf(&b, "), probed every %s on %s\n\n", cfg.HealthProbe.Interval, cfg.HealthProbe.Path)
 	names := make([]string, 0, len(cfg.Backends))
 	urls := map[string]string{}
 	for _, be := range cfg.Backends {
@@ -83,12 +90,13 @@ func printDemoBanner(w io.Writer, listen []string, telemetryPath string, cfg *co
 		fmt.Fprintf(&b, "  %-15s %-24s %s\n", n, urls[n], stories[n])
 	}
 	fmt.Fprintf(&b, "\nEvery backend starts unknown (in service, not yet probed); within a few seconds each\nreaches its state. Open:\n")
+	fmt.Fprintf(&b, "  %s/status          the status page: every backend, the budget, the last fan-out round\n", base)
 	fmt.Fprintf(&b, "  %s/healthz         every backend: state, in_service, reachable, verified\n", base)
 	fmt.Fprintf(&b, "  %s Prometheus metrics (probegate_backend_state ...)\n", padRight(base+telemetryPath, len(base)+16))
 	fmt.Fprintf(&b, "  %s/ready           readiness with the pool budget (/health for liveness)\n", base)
 	fmt.Fprintf(&b, "\nA fan-out round that skips the down backends; X-Backends shows it was partial:\n")
 	fmt.Fprintf(&b, "  curl -si %s/fanout%s\n", base, demoQueryPath)
-	printDemoMaintenance(&b, base)
+	printDemoMaintenance(&b, base, os.Args[0])
 	fmt.Fprintf(&b, "\nCtrl-C drains and stops.\n\n")
 	io.WriteString(w, b.String())
 }

@@ -21,7 +21,9 @@ const demoSwapEvery = 10 * time.Second
 // the other, so the tour shows backends joining and leaving the pool.
 type demoDiscovery struct {
 	path string
-	stop func()
+	// listed is how many backends the file lists at a time.
+	listed int
+	stop   func()
 }
 
 // startDemoDiscovery starts the two backends and the file that lists them
@@ -75,7 +77,7 @@ func startDemoDiscovery(probePath string) (*demoDiscovery, *file.SDConfig, error
 			}
 		}
 	})
-	d := &demoDiscovery{path: path, stop: func() {
+	d := &demoDiscovery{path: path, listed: 1, stop: func() {
 		close(done)
 		wg.Wait()
 		closeAll()
