@@ -77,6 +77,8 @@ const (
 	familyDesiredHealthy
 	familyDisruptionsAllowed
 	familyLastTransition
+	familyProbeDuration
+	familyLastProbeDuration
 	numFamilies
 )
 
@@ -107,7 +109,7 @@ func newExporter(backends *pool.Pool) *exporter {
 		urlLabel:       new("url"),
 		probePathLabel: new("probe_path"),
 	}
-	counter, gauge := dto.MetricType_COUNTER, dto.MetricType_GAUGE
+	counter, gauge, histogram := dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_HISTOGRAM
 	perState, perFailure, perFanout := len(e.states), len(e.failureReasons), len(e.fanoutReasons)
 	e.define(familyProbes, "probes_total", counter, 1,
 		"Probes finished per backend, of any class.")
@@ -131,6 +133,10 @@ func newExporter(backends *pool.Pool) *exporter {
 		"Unix time the last finished probe started; absent until the first probe finishes.")
 	e.define(familyLastTransition, "backend_last_transition_timestamp_seconds", gauge, 1,
 		"Unix time of the backend's last state change; absent until the first.")
+	e.define(familyProbeDuration, "backend_probe_duration_seconds", histogram, 1,
+		"Duration of the backend's health probes; absent for a backend that is not probed.")
+	e.define(familyLastProbeDuration, "backend_last_probe_duration_seconds", gauge, 1,
+		"Duration of the backend's last finished probe; absent until the first probe finishes.")
 	e.define(familyInfo, "backend_info", gauge, 1,
 		"Configured backend, with its base URL and probe path; always 1.", "url", "probe_path")
 	e.define(familyFanoutErrors, "fanout_backend_errors_total", counter, perFanout,
@@ -280,6 +286,10 @@ func (e *exporter) addBackend(s *exportScrape, b *pool.BackendSnapshot) {
 		// A timestamp of 0 would read as a probe 55 years ago; an absent
 		// series says "never probed" without tripping staleness alerts.
 		s.add(familyLastTimestamp, metricTimestamp(b.LastProbe.Time), only)
+		s.add(familyLastProbeDuration, b.LastProbe.Duration.Seconds(), only)
+	}
+	if b.ProbeDurations != nil {
+		s.addWritten(familyProbeDuration, b.ProbeDurations, only)
 	}
 	s.add(familyLastStatusCode, float64(statusCode), only)
 	if !b.Since.IsZero() {
@@ -307,6 +317,7 @@ type exportScrape struct {
 	families [numFamilies]*dto.MetricFamily
 	counters exportSlab[counterSample]
 	gauges   exportSlab[gaugeSample]
+	written  exportSlab[dto.Metric]
 	pairs    exportSlab[dto.LabelPair]
 	// labelSlab is carved into the label lists of the series.
 	labelSlab []*dto.LabelPair
@@ -344,6 +355,18 @@ func (s *exportScrape) add(f familyID, v float64, labels []*dto.LabelPair) {
 	}
 	m.Label = labels
 	s.families[f].Metric = append(s.families[f].Metric, m)
+}
+
+// addWritten appends the series m writes (a histogram, say) with labels
+// to family f. A metric that fails to write is left out: the ones this
+// exporter holds never fail.
+func (s *exportScrape) addWritten(f familyID, m prometheus.Metric, labels []*dto.LabelPair) {
+	out := s.written.next()
+	if err := m.Write(out); err != nil {
+		return
+	}
+	out.Label = labels
+	s.families[f].Metric = append(s.families[f].Metric, out)
 }
 
 // pair returns a label pair pointing at name and value, which must not
@@ -411,7 +434,7 @@ type dtoSeries struct {
 func (s *dtoSeries) Desc() *prometheus.Desc { return s.desc }
 
 func (s *dtoSeries) Write(out *dto.Metric) error {
-	out.Label, out.Counter, out.Gauge = s.metric.Label, s.metric.Counter, s.metric.Gauge
+	out.Label, out.Counter, out.Gauge, out.Histogram = s.metric.Label, s.metric.Counter, s.metric.Gauge, s.metric.Histogram
 	return nil
 }
 

@@ -430,11 +430,13 @@ const exporterTestPoolSeries = 5 + 5
 // exporterTestBackendSeries is the number of series per backend once
 // probed: probes, one per failure reason, refusals, one per state, in
 // service, reachable, verified, one transition count per state, status
-// code, timestamp, info, one per fan-out reason, ejections and the last
-// transition's timestamp (a probed backend left unknown).
+// code, timestamp, info, one per fan-out reason, ejections, the last
+// transition's timestamp (a probed backend left unknown), the probe
+// duration histogram (one metric, however many buckets) and the last
+// probe's duration.
 func exporterTestBackendSeries() int {
 	states := len(health.States())
-	return 1 + len(health.FailureReasons()) + 1 + states + 3 + states + 2 + 1 + len(pool.FanoutReasons()) + 1 + 1
+	return 1 + len(health.FailureReasons()) + 1 + states + 3 + states + 2 + 1 + len(pool.FanoutReasons()) + 1 + 1 + 2
 }
 
 // TestExporterSeriesCount pins the number of series per backend, which the
@@ -583,7 +585,57 @@ func TestGathererServesValidExposition(t *testing.T) {
 			t.Errorf("url label %q, want the invalid byte replaced", l.GetValue())
 		}
 	}
-	if got, want := len(families), int(numFamilies)-2; got != want {
-		t.Errorf("%d families before any probe, want %d (all but the last probe and last transition timestamps)", got, want)
+	if got, want := len(families), int(numFamilies)-3; got != want {
+		t.Errorf("%d families before any probe, want %d (all but the last probe's timestamp and duration and the last transition's timestamp)", got, want)
 	}
+}
+
+// TestExporterProbeDurations checks the per-backend latency series: the
+// histogram's classic buckets, sum and count and the last probe's
+// duration for a probed backend, and no latency series at all for one
+// that is not probed.
+func TestExporterProbeDurations(t *testing.T) {
+	cfg := exporterTestConfig("probed", "unprobed")
+	off := false
+	cfg.Backends[1].HealthProbe.Enabled = &off
+	p := exporterTestPool(t, cfg)
+	probed := p.Backends()[0]
+	for i, d := range []time.Duration{2 * time.Millisecond, 20 * time.Millisecond, 300 * time.Millisecond, 3 * time.Second} {
+		r := health.StatusResult(200)
+		r.Time, r.Duration = exporterTestEpoch.Add(time.Duration(i)*time.Second), d
+		probed.Record(r)
+	}
+	got := exporterTestText(t, NewExporter(p), "probegate_backend_probe_duration_seconds", "probegate_backend_last_probe_duration_seconds")
+	exporterTestCompare(t, got, `
+# TYPE probegate_backend_last_probe_duration_seconds gauge
+probegate_backend_last_probe_duration_seconds{backend="probed"} 3
+# TYPE probegate_backend_probe_duration_seconds histogram
+probegate_backend_probe_duration_seconds_bucket{backend="probed",le="0.005"} 1
+probegate_backend_probe_duration_seconds_bucket{backend="probed",le="0.025"} 2
+probegate_backend_probe_duration_seconds_bucket{backend="probed",le="0.1"} 2
+probegate_backend_probe_duration_seconds_bucket{backend="probed",le="0.5"} 3
+probegate_backend_probe_duration_seconds_bucket{backend="probed",le="+Inf"} 4
+probegate_backend_probe_duration_seconds_sum{backend="probed"} 3.322
+probegate_backend_probe_duration_seconds_count{backend="probed"} 4
+`)
+
+	// The native buckets reach a scrape that asks for protobuf.
+	families, err := NewGatherer(p, nil).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "probegate_backend_probe_duration_seconds" {
+			continue
+		}
+		if len(f.GetMetric()) != 1 {
+			t.Fatalf("%d histograms, want the probed backend's only", len(f.GetMetric()))
+		}
+		h := f.GetMetric()[0].GetHistogram()
+		if h.GetSchema() != 3 || len(h.GetPositiveSpan()) == 0 || h.GetSampleCount() != 4 {
+			t.Errorf("native histogram schema %d, %d spans, count %d; want schema 3 (factor 1.1), spans, 4 samples", h.GetSchema(), len(h.GetPositiveSpan()), h.GetSampleCount())
+		}
+		return
+	}
+	t.Error("the gatherer exports no probegate_backend_probe_duration_seconds")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/config"
@@ -42,6 +43,7 @@ type Backend struct {
 	transitions [health.NumStates]uint64
 	traffic     trafficStats
 	downtime    downtime
+	stats       probeStats
 	// maintenance is set while an operator holds the backend out of
 	// service; health keeps stepping underneath (maintenance.go).
 	maintenance *Maintenance
@@ -70,6 +72,9 @@ type BackendSnapshot struct {
 	// Maintenance is the backend's maintenance entry, nil when it has none.
 	// While it is set, Health.State is StateMaintenance.
 	Maintenance *Maintenance
+	// ProbeDurations is the live histogram of the backend's probe
+	// durations, not a copy; nil when the backend is not probed.
+	ProbeDurations prometheus.Histogram
 }
 
 func (b *Backend) thresholds() health.Thresholds {
@@ -95,6 +100,7 @@ func (b *Backend) Record(r health.Result) {
 	b.last = r
 	b.probed = true
 	b.probes++
+	b.stats.recordLocked(r)
 	switch r.Class {
 	case health.ClassFailed:
 		b.failures[r.Reason]++
@@ -157,6 +163,8 @@ func (b *Backend) Snapshot() BackendSnapshot {
 		Since:        b.downtime.since,
 		DownSince:    b.downtime.downSince,
 		Downtime:     b.downtime.total,
+
+		ProbeDurations: b.stats.durations,
 	}
 	if b.probed {
 		last := b.last
@@ -186,6 +194,7 @@ func (b *Backend) inheritLocked(prev *Backend) {
 	b.probes, b.failures, b.refusals = prev.probes, prev.failures, prev.refusals
 	b.transitions, b.traffic = prev.transitions, prev.traffic
 	b.downtime = prev.downtime
+	b.stats = prev.stats
 	b.maintenance = prev.maintenance
 }
 

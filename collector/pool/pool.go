@@ -156,6 +156,7 @@ func (p *Pool) buildBackend(t Target, previous *Backend) (*Backend, error) {
 		logger:       p.logger,
 		now:          p.now,
 		onTransition: p.noteFailOpen,
+		stats:        newProbeStats(t.Probe.Enabled),
 	}
 	if previous != nil && previous.SameIdentity(b) {
 		if reflect.DeepEqual(previous.clientConfig, t.ClientConfig) {

@@ -1,0 +1,53 @@
+package pool
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/probegate/probegate/collector/health"
+)
+
+// probeDurationBuckets are the classic buckets of a backend's probe
+// duration histogram. They are few on purpose: each is a series per
+// backend on /metrics, and the native buckets carry the resolution for
+// whoever scrapes them. The bounds tell a loopback or same-zone answer
+// from a slow one and a near-timeout one.
+var probeDurationBuckets = []float64{0.005, 0.025, 0.1, 0.5}
+
+// probeStats is what a backend keeps about its probes beyond the state
+// machine and the counters: their durations as a histogram. It is
+// guarded by the backend's mutex, except the histogram, which is safe for
+// concurrent use by itself.
+type probeStats struct {
+	// durations is nil for a backend that is not probed: a feature that
+	// is off exports no series.
+	durations prometheus.Histogram
+}
+
+// newProbeStats returns the probe stats of a backend, probed or not.
+func newProbeStats(probed bool) probeStats {
+	if !probed {
+		return probeStats{}
+	}
+	return probeStats{durations: prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "probegate_backend_probe_duration_seconds",
+		Help:    "Duration of the backend's health probes.",
+		Buckets: probeDurationBuckets,
+		// Native buckets at the resolution Prometheus recommends, at most
+		// 40 of them (each costs about 100 bytes a backend): a backend
+		// whose latency wanders widely is kept at a coarser schema.
+		NativeHistogramBucketFactor:     1.1,
+		NativeHistogramMaxBucketNumber:  40,
+		NativeHistogramMinResetDuration: time.Hour,
+	})}
+}
+
+// recordLocked adds one probe result. It does not allocate once the
+// histogram has the result's native bucket. The caller holds the
+// backend's mutex.
+func (s *probeStats) recordLocked(r health.Result) {
+	if s.durations != nil {
+		s.durations.Observe(r.Duration.Seconds())
+	}
+}
