@@ -79,6 +79,7 @@ const (
 	familyLastTransition
 	familyProbeDuration
 	familyLastProbeDuration
+	familyCertExpiry
 	numFamilies
 )
 
@@ -137,6 +138,8 @@ func newExporter(backends *pool.Pool) *exporter {
 		"Duration of the backend's health probes; absent for a backend that is not probed.")
 	e.define(familyLastProbeDuration, "backend_last_probe_duration_seconds", gauge, 1,
 		"Duration of the backend's last finished probe; absent until the first probe finishes.")
+	e.define(familyCertExpiry, "backend_tls_cert_expiry_timestamp_seconds", gauge, 1,
+		"Unix time the earliest certificate of the chain the backend presented on its last probe over TLS expires; absent for a backend not probed over TLS.")
 	e.define(familyInfo, "backend_info", gauge, 1,
 		"Configured backend, with its base URL and probe path; always 1.", "url", "probe_path")
 	e.define(familyFanoutErrors, "fanout_backend_errors_total", counter, perFanout,
@@ -287,6 +290,9 @@ func (e *exporter) addBackend(s *exportScrape, b *pool.BackendSnapshot) {
 		// series says "never probed" without tripping staleness alerts.
 		s.add(familyLastTimestamp, metricTimestamp(b.LastProbe.Time), only)
 		s.add(familyLastProbeDuration, b.LastProbe.Duration.Seconds(), only)
+	}
+	if !b.TLSCertExpiry.IsZero() {
+		s.add(familyCertExpiry, metricTimestamp(b.TLSCertExpiry), only)
 	}
 	if b.ProbeDurations != nil {
 		s.addWritten(familyProbeDuration, b.ProbeDurations, only)

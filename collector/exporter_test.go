@@ -585,8 +585,8 @@ func TestGathererServesValidExposition(t *testing.T) {
 			t.Errorf("url label %q, want the invalid byte replaced", l.GetValue())
 		}
 	}
-	if got, want := len(families), int(numFamilies)-3; got != want {
-		t.Errorf("%d families before any probe, want %d (all but the last probe's timestamp and duration and the last transition's timestamp)", got, want)
+	if got, want := len(families), int(numFamilies)-4; got != want {
+		t.Errorf("%d families before any probe, want %d (all but the last probe's timestamp and duration, the last transition's timestamp and the certificate expiry)", got, want)
 	}
 }
 
@@ -638,4 +638,24 @@ probegate_backend_probe_duration_seconds_count{backend="probed"} 4
 		return
 	}
 	t.Error("the gatherer exports no probegate_backend_probe_duration_seconds")
+}
+
+// TestExporterCertExpiry checks the certificate expiry of a backend
+// probed over TLS: the last TLS probe's, kept through a probe that failed
+// before any handshake; a backend never probed over TLS has no series.
+func TestExporterCertExpiry(t *testing.T) {
+	p := exporterTestPool(t, exporterTestConfig("tls", "plain"))
+	bs := p.Backends()
+	for _, expiry := range []time.Time{exporterTestEpoch.Add(30 * 24 * time.Hour), exporterTestEpoch.Add(10 * 24 * time.Hour)} {
+		r := health.StatusResult(200)
+		r.TLSCertExpiry = expiry
+		bs[0].Record(r)
+	}
+	bs[0].Record(health.TransportResult("connect: connection refused"))
+	exporterTestRecord(bs[1], 0, 200)
+	got := exporterTestText(t, NewExporter(p), "probegate_backend_tls_cert_expiry_timestamp_seconds")
+	exporterTestCompare(t, got, `
+# TYPE probegate_backend_tls_cert_expiry_timestamp_seconds gauge
+probegate_backend_tls_cert_expiry_timestamp_seconds{backend="tls"} 1.700864e+09
+`)
 }

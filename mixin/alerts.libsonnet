@@ -36,6 +36,22 @@
     sel: config.probegateSelector,
   },
 
+  // durationSeconds is a Prometheus duration of whole units (14d, 1w2d,
+  // 36h) in seconds, for comparisons PromQL cannot write with a duration.
+  local durationSeconds(d) =
+    local units = { y: 365 * 86400, w: 7 * 86400, d: 86400, h: 3600, m: 60, s: 1 };
+    local bad = 'mixin: %s is not a duration of whole units such as 14d or 1w2d' % std.manifestJson(d);
+    local step(acc, c) =
+      if std.objectHas(units, c) then
+        assert acc.digits != '' : bad;
+        { total: acc.total + std.parseInt(acc.digits) * units[c], digits: '' }
+      else
+        assert std.member('0123456789', c) : bad;
+        acc { digits: acc.digits + c };
+    local parsed = std.foldl(step, std.stringChars(d), { total: 0, digits: '' });
+    assert std.isString(d) && parsed.digits == '' && parsed.total > 0 : bad;
+    parsed.total,
+
   prometheusAlerts+:: {
     groups+: [
       {
@@ -161,6 +177,15 @@
             withBackendInfo('probegate_backend_state{%(sel)s, state="maintenance"} == 1' % vars),
             'A backend has been in maintenance for a long time.',
             'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate {{ $labels.instance }} has been in maintenance, out of service, for %(for)s. If the work is done, end it with probegate maintenance stop {{ $labels.backend }}; give the next one a --ttl.' % { 'for': config.alertFor.ProbegateBackendMaintenanceLong },
+          ),
+          // The value is the time left, negative once the chain expired;
+          // probegate exports the expiry only for backends probed over TLS.
+          alert(
+            'ProbegateBackendCertExpiringSoon',
+            'warning',
+            withBackendInfo('probegate_backend_tls_cert_expiry_timestamp_seconds{%(sel)s} - time() < %(warning)d' % vars { warning: durationSeconds(config.certExpiryWarning) }),
+            'The TLS certificate a backend presents expires soon.',
+            'The certificate chain backend {{ $labels.backend }} ({{ $labels.url }}) of probegate {{ $labels.instance }} presents to its probes expires in {{ $value | humanizeDuration }}, less than %(warning)s: renew it before its probes, and its clients, fail the handshake.' % { warning: config.certExpiryWarning },
           ),
         ],
       },

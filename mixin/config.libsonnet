@@ -37,7 +37,13 @@
       ProbegateReadinessBudgetGuardsNothing: '15m',
       ProbegateConfigReloadFailed: '10m',
       ProbegateBackendMaintenanceLong: $._config.maintenanceLongFor,
+      ProbegateBackendCertExpiringSoon: '15m',
     },
+
+    // A backend whose TLS certificate chain, as its last probe over TLS saw
+    // it, expires within this Prometheus duration (14d, 36h, 1w2d)
+    // fires ProbegateBackendCertExpiringSoon: time to renew it.
+    certExpiryWarning: '14d',
 
     // A backend in maintenance longer than this was most likely forgotten
     // there: ProbegateBackendMaintenanceLong tells someone (severity info).

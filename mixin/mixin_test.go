@@ -181,3 +181,26 @@ func TestReadmeCommandsFromACleanFolder(t *testing.T) {
 		checkOutputs(t, filepath.Join(dir, "out"), `cluster="eu-1"`)
 	})
 }
+
+// TestCertExpiryWarningIsADuration: certExpiryWarning is spliced into the
+// alert in seconds, compound durations included, and a value that is not
+// a duration fails the build naming it.
+func TestCertExpiryWarningIsADuration(t *testing.T) {
+	out, err := jsonnet(t, "-S", "-m", t.TempDir(), "--tla-code", `config={certExpiryWarning: "1w2d"}`,
+		filepath.Join("mixin", "build", "rules.jsonnet"))
+	if err != nil {
+		t.Fatalf("1w2d was refused: %v\n%s", err, out)
+	}
+	rules, err := jsonnet(t, "-e", `local m = (import 'mixin/mixin.libsonnet') + {_config+:: {certExpiryWarning: '1w2d'}};
+		[r.expr for g in m.prometheusAlerts.groups for r in g.rules if std.objectHas(r, 'alert') && r.alert == 'ProbegateBackendCertExpiringSoon'][0]`)
+	if err != nil || !strings.Contains(rules, "- time() < 777600") {
+		t.Errorf("the alert does not compare with 9 days in seconds (%v):\n%s", err, rules)
+	}
+	for _, bad := range []string{`"2 weeks"`, `"500ms"`, `"14"`, `14`} {
+		out, err := jsonnet(t, "-S", "-m", t.TempDir(), "--tla-code", "config={certExpiryWarning: "+bad+"}",
+			filepath.Join("mixin", "build", "rules.jsonnet"))
+		if err == nil || !strings.Contains(out, "is not a duration of whole units") {
+			t.Errorf("certExpiryWarning %s: want an error naming the value, got %v\n%s", bad, err, out)
+		}
+	}
+}

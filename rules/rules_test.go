@@ -36,6 +36,7 @@ var specAlerts = map[string]struct{ backend, probePath bool }{
 	"ProbegateReadinessBudgetGuardsNothing":     {},
 	"ProbegateConfigReloadFailed":               {},
 	"ProbegateBackendMaintenanceLong":           {backend: true},
+	"ProbegateBackendCertExpiringSoon":          {backend: true},
 }
 
 var (

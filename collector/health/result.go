@@ -72,6 +72,10 @@ type Result struct {
 	Duration time.Duration
 	// Err describes a timeout or transport error; empty otherwise.
 	Err string
+	// TLSCertExpiry is the earliest NotAfter of the certificate chain the
+	// backend presented, zero when the probe saw no TLS handshake's
+	// result (a plaintext probe, or one that failed before it).
+	TLSCertExpiry time.Time
 }
 
 // Answered reports whether the backend answered the probe: the result

@@ -75,6 +75,9 @@ type BackendSnapshot struct {
 	// ProbeDurations is the live histogram of the backend's probe
 	// durations, not a copy; nil when the backend is not probed.
 	ProbeDurations prometheus.Histogram
+	// TLSCertExpiry is the earliest NotAfter of the certificate chain the
+	// last probe over TLS saw; zero for a backend not probed over TLS.
+	TLSCertExpiry time.Time
 }
 
 func (b *Backend) thresholds() health.Thresholds {
@@ -165,6 +168,7 @@ func (b *Backend) Snapshot() BackendSnapshot {
 		Downtime:     b.downtime.total,
 
 		ProbeDurations: b.stats.durations,
+		TLSCertExpiry:  b.stats.certExpiry,
 	}
 	if b.probed {
 		last := b.last

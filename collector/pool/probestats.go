@@ -16,13 +16,18 @@ import (
 var probeDurationBuckets = []float64{0.005, 0.025, 0.1, 0.5}
 
 // probeStats is what a backend keeps about its probes beyond the state
-// machine and the counters: their durations as a histogram. It is
+// machine and the counters: their durations as a histogram and the
+// certificate expiry of the last probe over TLS. It is
 // guarded by the backend's mutex, except the histogram, which is safe for
 // concurrent use by itself.
 type probeStats struct {
 	// durations is nil for a backend that is not probed: a feature that
 	// is off exports no series.
 	durations prometheus.Histogram
+	// certExpiry is the earliest NotAfter of the certificate chain the
+	// last probe over TLS saw, zero until one did. A probe that fails
+	// before the handshake keeps it: the certificate did not change.
+	certExpiry time.Time
 }
 
 // newProbeStats returns the probe stats of a backend, probed or not.
@@ -49,5 +54,8 @@ func newProbeStats(probed bool) probeStats {
 func (s *probeStats) recordLocked(r health.Result) {
 	if s.durations != nil {
 		s.durations.Observe(r.Duration.Seconds())
+	}
+	if !r.TLSCertExpiry.IsZero() {
+		s.certExpiry = r.TLSCertExpiry
 	}
 }

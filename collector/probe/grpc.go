@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/probegate/probegate/collector/health"
@@ -40,7 +41,9 @@ func newGRPC(b *pool.Backend) (Func, func(), error) {
 		return nil, nil, err
 	}
 	creds := insecure.NewCredentials()
+	overTLS := false
 	if u, _ := url.Parse(b.URL); u.Scheme == "https" {
+		overTLS = true
 		cc := b.ClientConfig()
 		tlsConfig, err := commoncfg.NewTLSConfig(&cc.TLSConfig)
 		if err != nil {
@@ -69,13 +72,28 @@ func newGRPC(b *pool.Backend) (Func, func(), error) {
 			// sees a fresh attempt instead of one a whole backoff old.
 			defer conn.ResetConnectBackoff()
 		}
-		resp, err := client.Check(ctx, req)
-		if err != nil {
-			return grpcErrorResult(ctx, err, timeout)
+		if !overTLS {
+			return grpcCheck(ctx, client, req, timeout)
 		}
-		return health.GRPCResult(resp.GetStatus().String())
+		// The peer tells which certificates the connection presented; a
+		// plaintext probe does without the option it costs.
+		var p peer.Peer
+		r := grpcCheck(ctx, client, req, timeout, grpc.Peer(&p))
+		if info, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+			r.TLSCertExpiry = certExpiry(&info.State)
+		}
+		return r
 	}
 	return probe, func() { conn.Close() }, nil
+}
+
+// grpcCheck sends one health check and classifies its outcome.
+func grpcCheck(ctx context.Context, client healthpb.HealthClient, req *healthpb.HealthCheckRequest, timeout time.Duration, opts ...grpc.CallOption) health.Result {
+	resp, err := client.Check(ctx, req, opts...)
+	if err != nil {
+		return grpcErrorResult(ctx, err, timeout)
+	}
+	return health.GRPCResult(resp.GetStatus().String())
 }
 
 // grpcErrorResult classifies a failed health check. UNIMPLEMENTED (the

@@ -97,6 +97,14 @@ func httpProbe(ctx context.Context, client *http.Client, req *http.Request, time
 	if err != nil {
 		return errorResult(ctx, "", err, timeout)
 	}
+	r := readAnswer(ctx, resp, timeout, body)
+	r.TLSCertExpiry = certExpiry(resp.TLS)
+	return r
+}
+
+// readAnswer reads at most MaxBodyBytes of an answer's body within ctx's
+// deadline and classifies the answer.
+func readAnswer(ctx context.Context, resp *http.Response, timeout time.Duration, body *regexp.Regexp) health.Result {
 	// net/http bounds reading an ordinary body by the request's context,
 	// but hands back the connection itself as the body of a 101 Switching
 	// Protocols, with no deadline at all: closing the body when the probe
@@ -108,6 +116,7 @@ func httpProbe(ctx context.Context, client *http.Client, req *http.Request, time
 	// abandoned: closing an unfinished body closes the connection.
 	limited := io.LimitReader(resp.Body, MaxBodyBytes)
 	var content []byte
+	var err error
 	if body != nil {
 		content, err = io.ReadAll(limited)
 	} else {
