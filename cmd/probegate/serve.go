@@ -137,6 +137,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		return 1
 	}
 	api.Register(mux)
+	mountDebugProbe(mux, opts, backends)
 	if err := s.mountLandingPage(mux); err != nil {
 		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
 		return 1

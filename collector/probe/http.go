@@ -27,6 +27,27 @@ const MaxBodyBytes = 64 << 10
 // probe path with the configured headers through the backend's client,
 // never following a redirect, and match the body when asked to.
 func newHTTP(b *pool.Backend) (Func, error) {
+	p, err := newHTTPProbe(b)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) health.Result {
+		return httpProbe(ctx, p.client, p.req, p.timeout, p.body, nil)
+	}, nil
+}
+
+// httpProbeSpec is what an HTTP probe of a backend sends and expects,
+// prepared once.
+type httpProbeSpec struct {
+	client  *http.Client
+	req     *http.Request
+	timeout time.Duration
+	// body, when not nil, must match the body of an ok answer.
+	body *regexp.Regexp
+}
+
+// newHTTPProbe prepares the HTTP probe of a backend.
+func newHTTPProbe(b *pool.Backend) (*httpProbeSpec, error) {
 	req, err := NewHTTPRequest(b.URL + b.Probe.Path)
 	if err != nil {
 		return nil, err
@@ -48,10 +69,7 @@ func newHTTP(b *pool.Backend) (Func, error) {
 			return nil, fmt.Errorf("expect_body_regexp: %w", err)
 		}
 	}
-	client, timeout := b.Client, time.Duration(b.Probe.Timeout)
-	return func(ctx context.Context) health.Result {
-		return httpProbe(ctx, client, req, timeout, body)
-	}, nil
+	return &httpProbeSpec{client: b.Client, req: req, timeout: time.Duration(b.Probe.Timeout), body: body}, nil
 }
 
 // NewHTTPRequest builds the request template a backend's probes send. It
@@ -79,13 +97,15 @@ func NewHTTPRequest(rawURL string) (*http.Request, error) {
 // included, ends by the deadline. timeout is the probe timeout, for the
 // messages. The template is copied, never modified.
 func HTTP(ctx context.Context, client *http.Client, req *http.Request, timeout time.Duration) health.Result {
-	return httpProbe(ctx, client, req, timeout, nil)
+	return httpProbe(ctx, client, req, timeout, nil, nil)
 }
 
 // httpProbe is HTTP that also matches the body of an ok answer against
 // body, when not nil: a body that does not match turns the ok status into
-// a failed, answered result with reason body_mismatch.
-func httpProbe(ctx context.Context, client *http.Client, req *http.Request, timeout time.Duration, body *regexp.Regexp) health.Result {
+// a failed, answered result with reason body_mismatch. A debug probe
+// passes seen to keep the answer's head and the start of its body; the
+// prober passes nil.
+func httpProbe(ctx context.Context, client *http.Client, req *http.Request, timeout time.Duration, body *regexp.Regexp, seen *seenAnswer) health.Result {
 	// The client's transport directly: a probe never follows a redirect
 	// whatever the client's CheckRedirect says, and skips the header
 	// copies http.Client makes in case it does.
@@ -97,14 +117,18 @@ func httpProbe(ctx context.Context, client *http.Client, req *http.Request, time
 	if err != nil {
 		return errorResult(ctx, "", err, timeout)
 	}
-	r := readAnswer(ctx, resp, timeout, body)
+	if seen != nil {
+		seen.head = resp
+	}
+	r := readAnswer(ctx, resp, timeout, body, seen)
 	r.TLSCertExpiry = certExpiry(resp.TLS)
 	return r
 }
 
 // readAnswer reads at most MaxBodyBytes of an answer's body within ctx's
-// deadline and classifies the answer.
-func readAnswer(ctx context.Context, resp *http.Response, timeout time.Duration, body *regexp.Regexp) health.Result {
+// deadline and classifies the answer; seen, when not nil, keeps the start
+// of the body.
+func readAnswer(ctx context.Context, resp *http.Response, timeout time.Duration, body *regexp.Regexp, seen *seenAnswer) health.Result {
 	// net/http bounds reading an ordinary body by the request's context,
 	// but hands back the connection itself as the body of a 101 Switching
 	// Protocols, with no deadline at all: closing the body when the probe
@@ -117,12 +141,15 @@ func readAnswer(ctx context.Context, resp *http.Response, timeout time.Duration,
 	limited := io.LimitReader(resp.Body, MaxBodyBytes)
 	var content []byte
 	var err error
-	if body != nil {
+	if body != nil || seen != nil {
 		content, err = io.ReadAll(limited)
 	} else {
 		_, err = io.Copy(io.Discard, limited)
 	}
 	resp.Body.Close()
+	if seen != nil {
+		seen.keepBody(content)
+	}
 	if err != nil {
 		return errorResult(ctx, fmt.Sprintf("reading the body after status %d: ", resp.StatusCode), err, timeout)
 	}

@@ -1,0 +1,39 @@
+package admin
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestGuard(t *testing.T) {
+	reached := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	cases := []struct {
+		name   string
+		guard  Guard
+		remote string
+		code   int
+		says   string
+	}{
+		{"disabled", Guard{}, "127.0.0.1:5000", http.StatusForbidden, "--web.enable-admin-api"},
+		{"enabled", Guard{Enabled: true}, "10.1.2.3:5000", http.StatusTeapot, ""},
+		{"loopback only, from loopback", Guard{Enabled: true, LoopbackOnly: true}, "[::1]:5000", http.StatusTeapot, ""},
+		{"loopback only, from IPv4-mapped loopback", Guard{Enabled: true, LoopbackOnly: true}, "[::ffff:127.0.0.1]:5000", http.StatusTeapot, ""},
+		{"loopback only, from elsewhere", Guard{Enabled: true, LoopbackOnly: true}, "10.1.2.3:5000", http.StatusForbidden, "loopback clients only"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/api/v1/backends", nil)
+			req.RemoteAddr = tc.remote
+			rec := httptest.NewRecorder()
+			tc.guard.Wrap(reached).ServeHTTP(rec, req)
+			if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.says) {
+				t.Errorf("status %d %q, want %d saying %q", rec.Code, rec.Body.String(), tc.code, tc.says)
+			}
+			if tc.code == http.StatusForbidden && rec.Header().Get("Content-Type") != "application/json" {
+				t.Errorf("a refusal of type %q, want JSON", rec.Header().Get("Content-Type"))
+			}
+		})
+	}
+}

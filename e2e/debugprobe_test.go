@@ -1,0 +1,35 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestDebugProbeIsAdminAPI: the debug probe of the real binary answers
+// 403 without --web.enable-admin-api, and with it probes the backend and
+// reports the answer; a second one within the second is refused.
+func TestDebugProbeIsAdminAPI(t *testing.T) {
+	backend := okBackend(t)
+	off := startProbegate(t, "--backend", "a="+backend.URL, "--storage.path="+t.TempDir())
+	if code, _, body := apiCall(t, "GET", off.base+"/api/v1/backends/a/probe", ""); code != http.StatusForbidden || !strings.Contains(body, "--web.enable-admin-api") {
+		t.Errorf("without the flag: %d %s", code, body)
+	}
+
+	on := startProbegate(t, "--backend", "a="+backend.URL, "--web.enable-admin-api", "--storage.path="+t.TempDir())
+	code, _, body := apiCall(t, "GET", on.base+"/api/v1/backends/a/probe", "")
+	var rep struct {
+		Class    string `json:"class"`
+		Status   int    `json:"status"`
+		Response struct {
+			Body string `json:"body"`
+		} `json:"response"`
+	}
+	if err := json.Unmarshal([]byte(body), &rep); err != nil || code != http.StatusOK || rep.Class != "ok" || rep.Status != 200 || rep.Response.Body != "ok\n" {
+		t.Errorf("with the flag: %d %s (%v)", code, body, err)
+	}
+	if code, header, _ := apiCall(t, "GET", on.base+"/api/v1/backends/a/probe?format=text", ""); code != http.StatusTooManyRequests || header.Get("Retry-After") != "1" {
+		t.Errorf("a second debug probe at once: %d, Retry-After %q; want 429, 1", code, header.Get("Retry-After"))
+	}
+}
