@@ -20,7 +20,7 @@ DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
              kubectl:kubernetes-client systemd-analyze:systemd chromium:chromium \
              etcd:etcd-server
 
-.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout bench-replicas bench-churn fuzz clean release
+.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout bench-replicas bench-churn bench-record fuzz clean release
 
 all: build
 
@@ -131,10 +131,15 @@ fuzz:
 
 # bench runs every performance budget (docs/design.md, "Budgets"); each part
 # prints its numbers.
-bench: bench-state bench-probe bench-metrics bench-ready bench-fanout bench-replicas bench-churn
+bench: bench-state bench-record bench-probe bench-metrics bench-ready bench-fanout bench-replicas bench-churn
 
 bench-state:
 	$(GO) test -run '^$$' -bench 'BenchmarkStep' -benchmem ./collector/health/
+
+# bench-record: recording one probe result (state machine, counters,
+# latency histogram, history ring) must report 0 allocs/op.
+bench-record:
+	$(GO) test -run '^$$' -bench '^BenchmarkRecordProbe$$' -benchmem ./collector/pool/
 
 bench-probe:
 	$(GO) test -run '^$$' -bench '^BenchmarkProbing5000$$' -benchtime 1x -timeout 10m ./collector/probe/

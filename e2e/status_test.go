@@ -8,12 +8,27 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/net/html"
 )
+
+// demoHistory is the classes each demo backend's probes can have.
+var demoHistory = map[string][]string{
+	"healthy":        {"ok"},
+	"dead":           {"failed"},
+	"wrong-path":     {"refused"},
+	"flapping-proxy": {"refused", "failed"},
+	"overloaded":     {"failed"},
+}
+
+// demoHistoryShown is how many results every demo backend's history strip
+// shows before the page is checked and photographed.
+const demoHistoryShown = 12
 
 // demoSettled is the state every demo backend settles in.
 var demoSettled = map[string]string{
@@ -67,6 +82,13 @@ func text(n *html.Node) string {
 // statusRow is what a backend's row of the rendered status page says.
 type statusRow struct {
 	dataState, stateText, inService string
+	// results is the history strip's count of results (data-results),
+	// historyClasses the class of every cell holding one, historyCells
+	// the number of cells in all, availability its text.
+	results        string
+	historyClasses []string
+	historyCells   int
+	availability   string
 }
 
 // statusRows reads every backend row of a rendered status page.
@@ -89,6 +111,17 @@ func statusRows(t *testing.T, dom []byte) map[string]statusRow {
 					row.stateText = text(c)
 				case "in-service":
 					row.inService = text(c)
+				case "history":
+					row.results = attr(c, "data-results")
+				}
+			}
+			if c.Type == html.ElementNode && attr(c, "data-field") == "availability" {
+				row.availability = text(c)
+			}
+			if c.Type == html.ElementNode && c.Parent != nil && attr(c.Parent, "class") == "strip" {
+				row.historyCells++
+				if class := attr(c, "data-class"); class != "" {
+					row.historyClasses = append(row.historyClasses, class)
 				}
 			}
 		}
@@ -99,8 +132,9 @@ func statusRows(t *testing.T, dom []byte) map[string]statusRow {
 
 // TestStatusPageInChromium renders /status of the real demo in headless
 // Chromium once every demo backend has settled, and checks that each row
-// shows the state /healthz reports, as text and as data; it keeps a
-// screenshot of the page in e2e/artifacts.
+// shows the state /healthz reports, as text and as data, and a history
+// strip of its results; it keeps a screenshot of the page in
+// e2e/artifacts.
 func TestStatusPageInChromium(t *testing.T) {
 	p := startProbegate(t, "demo")
 	var healthz map[string]healthzBackend
@@ -108,6 +142,16 @@ func TestStatusPageInChromium(t *testing.T) {
 		healthz = getHealthz(t, p.base)
 		for name, state := range demoSettled {
 			if healthz[name].State != state {
+				return false
+			}
+		}
+		return true
+	})
+
+	waitFor(t, 30*time.Second, "every demo backend's history strip showing results", func() bool {
+		rows := statusRows(t, []byte(getBody(t, p.base+"/status?refresh=0")))
+		for name := range demoSettled {
+			if n, _ := strconv.Atoi(rows[name].results); n < demoHistoryShown {
 				return false
 			}
 		}
@@ -131,6 +175,25 @@ func TestStatusPageInChromium(t *testing.T) {
 		}
 		if !ok || row.dataState != b.State || row.stateText != b.State || row.inService != want {
 			t.Errorf("row of %s = %+v, want state %s (as data and text) and in service %s", name, row, b.State, want)
+		}
+	}
+	// Every row draws a full strip of its results, in its backend's
+	// classes, and the recent transitions name the demo's ejections.
+	for name, classes := range demoHistory {
+		row := rows[name]
+		if row.historyCells != 60 || len(row.historyClasses) < demoHistoryShown || row.availability == "" {
+			t.Errorf("history of %s: %d cells, %d results, availability %q; want 60 cells, at least %d results", name, row.historyCells, len(row.historyClasses), row.availability, demoHistoryShown)
+		}
+		for _, class := range row.historyClasses {
+			if !slices.Contains(classes, class) {
+				t.Errorf("history of %s has a %s result, want only %v: %v", name, class, classes, row.historyClasses)
+				break
+			}
+		}
+	}
+	for _, want := range []string{`data-transition-backend="dead" data-from="unknown" data-to="unhealthy"`, `data-transition-backend="healthy" data-from="unknown" data-to="healthy"`} {
+		if !bytes.Contains(dom, []byte(want)) {
+			t.Errorf("the recent transitions lack %s", want)
 		}
 	}
 	if !bytes.Contains(dom, []byte(`data-control="resume"`)) {

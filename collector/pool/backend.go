@@ -29,9 +29,11 @@ type Backend struct {
 	clientConfig config.HTTPClientConfig
 	logger       log.Logger
 	// now is the pool's clock (time.Now when nil); onTransition, when
-	// set, is told after every state change.
-	now          func() time.Time
-	onTransition func()
+	// set, is told after every state change, which transitionLog (the
+	// pool's) records when set.
+	now           func() time.Time
+	onTransition  func()
+	transitionLog *transitionLog
 
 	mu          sync.Mutex
 	health      health.Health
@@ -78,6 +80,9 @@ type BackendSnapshot struct {
 	// TLSCertExpiry is the earliest NotAfter of the certificate chain the
 	// last probe over TLS saw; zero for a backend not probed over TLS.
 	TLSCertExpiry time.Time
+	// History is the backend's last probe results, oldest first; only
+	// Pool.SnapshotWithHistory fills it.
+	History []ProbeRecord
 }
 
 func (b *Backend) thresholds() health.Thresholds {
@@ -112,7 +117,7 @@ func (b *Backend) Record(r health.Result) {
 	}
 	inMaintenance := b.maintenance != nil
 	if to != from && !inMaintenance {
-		b.noteTransitionLocked(before, b.health, b.clock())
+		b.noteProbeTransitionLocked(before, b.health, b.clock(), &r)
 	}
 	verified := b.health.Verified
 	b.mu.Unlock()
@@ -152,6 +157,11 @@ func (b *Backend) logTransition(from, to health.State, verified bool, r health.R
 func (b *Backend) Snapshot() BackendSnapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.snapshotLocked()
+}
+
+// snapshotLocked is Snapshot for a caller that holds b.mu.
+func (b *Backend) snapshotLocked() BackendSnapshot {
 	s := BackendSnapshot{
 		Name:         b.Name,
 		URL:          b.URL,

@@ -51,6 +51,8 @@ type Pool struct {
 	applied bool
 	// maint holds the maintenance entries (maintenance.go).
 	maint maintenanceEntries
+	// transitionLog is the last state changes of every backend.
+	transitionLog *transitionLog
 }
 
 // Snapshot is a consistent view of the pool for /healthz and /metrics.
@@ -65,6 +67,9 @@ type Snapshot struct {
 	PanicThreshold float64
 	// PassiveHealth is whether passive health judges fan-out traffic.
 	PassiveHealth bool
+	// Transitions is the pool's last state changes, newest first; only
+	// SnapshotWithHistory fills it.
+	Transitions []Transition
 }
 
 // New returns an empty pool. A nil logger logs nothing and a nil now is
@@ -76,7 +81,8 @@ func New(logger log.Logger, now func() time.Time) *Pool {
 	if now == nil {
 		now = time.Now
 	}
-	return &Pool{logger: logger, now: now, clients: httpclient.NewCache(), readmitWake: make(chan struct{}, 1), maint: newMaintenanceEntries()}
+	return &Pool{logger: logger, now: now, clients: httpclient.NewCache(), readmitWake: make(chan struct{}, 1), maint: newMaintenanceEntries(),
+		transitionLog: &transitionLog{}}
 }
 
 // Apply makes the pool the given targets, in their order, under the given
@@ -157,6 +163,8 @@ func (p *Pool) buildBackend(t Target, previous *Backend) (*Backend, error) {
 		now:          p.now,
 		onTransition: p.noteFailOpen,
 		stats:        newProbeStats(t.Probe.Enabled),
+		// The log is the pool's, kept across reloads.
+		transitionLog: p.transitionLog,
 	}
 	if previous != nil && previous.SameIdentity(b) {
 		if reflect.DeepEqual(previous.clientConfig, t.ClientConfig) {
@@ -275,6 +283,10 @@ func (p *Pool) Budget() Budget {
 
 // Snapshot copies every backend and the pool-wide numbers at one moment.
 func (p *Pool) Snapshot() Snapshot {
+	return p.snapshot(false)
+}
+
+func (p *Pool) snapshot(withHistory bool) Snapshot {
 	now := p.now()
 	p.expireMaintenance(now)
 	p.mu.RLock()
@@ -282,7 +294,11 @@ func (p *Pool) Snapshot() Snapshot {
 	s := Snapshot{Backends: make([]BackendSnapshot, len(p.backends)), Time: now,
 		PanicThreshold: p.settings.PanicThreshold, PassiveHealth: p.settings.Passive.Enabled}
 	for i, b := range p.backends {
-		s.Backends[i] = b.Snapshot()
+		if withHistory {
+			s.Backends[i] = b.snapshotWithHistory()
+		} else {
+			s.Backends[i] = b.Snapshot()
+		}
 		if p.settings.Passive.Enabled {
 			s.Backends[i].Traffic.Window = b.windowCounts(now, time.Duration(p.settings.Passive.Window))
 		}

@@ -16,8 +16,9 @@ import (
 var probeDurationBuckets = []float64{0.005, 0.025, 0.1, 0.5}
 
 // probeStats is what a backend keeps about its probes beyond the state
-// machine and the counters: their durations as a histogram and the
-// certificate expiry of the last probe over TLS. It is
+// machine and the counters: their durations as a histogram, the
+// certificate expiry of the last probe over TLS, and the last results for
+// the status page. It is
 // guarded by the backend's mutex, except the histogram, which is safe for
 // concurrent use by itself.
 type probeStats struct {
@@ -28,6 +29,7 @@ type probeStats struct {
 	// last probe over TLS saw, zero until one did. A probe that fails
 	// before the handshake keeps it: the certificate did not change.
 	certExpiry time.Time
+	history    probeHistory
 }
 
 // newProbeStats returns the probe stats of a backend, probed or not.
@@ -58,4 +60,5 @@ func (s *probeStats) recordLocked(r health.Result) {
 	if !r.TLSCertExpiry.IsZero() {
 		s.certExpiry = r.TLSCertExpiry
 	}
+	s.history.add(r)
 }

@@ -18,10 +18,18 @@ type downtime struct {
 	total time.Duration
 }
 
-// noteTransitionLocked records a state change at now: it counts the state
-// entered, remembers when, and opens or closes a stretch out of service.
-// The caller holds b.mu.
+// noteTransitionLocked records a state change at now that no probe caused
+// (see noteProbeTransitionLocked). The caller holds b.mu.
 func (b *Backend) noteTransitionLocked(before, after health.Health, now time.Time) {
+	b.noteProbeTransitionLocked(before, after, now, nil)
+}
+
+// noteProbeTransitionLocked records a state change at now, caused by the
+// probe result r when not nil: it counts the state entered, remembers
+// when, opens or closes a stretch out of service, and adds it to the
+// pool's log of transitions. The caller holds b.mu.
+func (b *Backend) noteProbeTransitionLocked(before, after health.Health, now time.Time, r *health.Result) {
+	b.logTransitionLocked(before, after, now, r)
 	b.transitions[after.State]++
 	b.downtime.since = now
 	switch {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/fanout"
-	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
 )
@@ -114,6 +113,9 @@ type view struct {
 
 	Backends []backendRow
 	Round    *roundView
+	// Transitions are the pool's last state changes, newest first.
+	Transitions   []transitionView
+	HistoryLength int
 
 	Store      *storeView
 	Replicas   []replicaView
@@ -143,6 +145,7 @@ type backendRow struct {
 	Failures             uint64
 	Window               *pool.WindowCounts
 	Maintenance          string
+	History              historyView
 }
 
 type probeView struct {
@@ -162,7 +165,7 @@ type roundView struct {
 }
 
 func newView(o Options, refresh time.Duration) view {
-	s := o.Pool.Snapshot()
+	s := o.Pool.SnapshotWithHistory()
 	now := s.Time
 	v := view{
 		Instance: o.Instance, Version: o.Version, MetricsPath: o.MetricsPath,
@@ -176,6 +179,8 @@ func newView(o Options, refresh time.Duration) view {
 		Budget: s.Budget, BudgetHolds: s.Budget.Holds(),
 		PassiveHealth: s.PassiveHealth,
 		Backends:      make([]backendRow, len(s.Backends)),
+		Transitions:   newTransitionViews(s.Transitions, now),
+		HistoryLength: pool.HistoryLength,
 	}
 	for i := range s.Backends {
 		b := &s.Backends[i]
@@ -186,6 +191,7 @@ func newView(o Options, refresh time.Duration) view {
 			Downtime: human(b.DowntimeAt(now)),
 			Probes:   b.Probes, Refusals: b.Refusals,
 			Maintenance: "—",
+			History:     newHistoryView(b.History),
 		}
 		if m := b.Maintenance; m != nil {
 			row.Maintenance = m.Reason + " (by " + m.By + ")"
@@ -202,7 +208,7 @@ func newView(o Options, refresh time.Duration) view {
 		}
 		if p := b.LastProbe; p != nil {
 			row.LastProbe = &probeView{
-				Ago: human(now.Sub(p.Time)), Result: probeResult(*p), Class: p.Class.String(),
+				Ago: human(now.Sub(p.Time)), Result: resultText(p.Reason, p.StatusCode, p.Status), Class: p.Class.String(),
 				Duration: human(p.Duration), Error: p.Err,
 			}
 		}
@@ -250,15 +256,6 @@ func replicasOf(o Options, now time.Time) []replicaView {
 		rows = append(rows, replicaView{ReplicaView: r, Updated: human(now.Sub(r.Updated)) + " ago"})
 	}
 	return rows
-}
-
-// probeResult is a probe's HTTP status, or its failure reason when it got
-// no HTTP answer.
-func probeResult(r health.Result) string {
-	if r.Answered() {
-		return strconv.Itoa(r.StatusCode)
-	}
-	return r.Reason.String()
 }
 
 // redact hides a password in a URL's user information.
