@@ -150,8 +150,10 @@ func TestHostileHeadersThatNeverEnd(t *testing.T) {
 		if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport || !strings.Contains(r.Err, "headers exceeded") {
 			t.Fatalf("got %+v, want a transport failure for too large a header", r)
 		}
-		if r.Duration > timeout/2 {
-			t.Errorf("the probe took %v, want well within its %v timeout", r.Duration, timeout)
+		// The header limit ends it, not the timeout; how much sooner depends
+		// on the machine's load, which a unit test does not measure.
+		if r.Duration >= timeout {
+			t.Errorf("the probe took %v, its whole %v timeout: the header limit did not end it", r.Duration, timeout)
 		}
 		if n := written.Load(); n > 64<<20 {
 			t.Errorf("the backend wrote %d MiB of headers", n>>20)
