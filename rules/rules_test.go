@@ -17,7 +17,7 @@ import (
 
 // defaultSelector is the mixin's default _config.probegateSelector as a
 // matcher: every selector of a generated rule must carry it.
-var defaultSelector = lint.Matcher{Label: "job", Op: "=", Value: `"probegate"`}
+var defaultSelector = lint.Matcher{Label: "job", Op: "=", Value: "probegate"}
 
 const runbookURLPattern = "https://github.com/probegate/probegate/blob/main/mixin/runbook.md#%s"
 
@@ -82,7 +82,7 @@ func checkExpr(t *testing.T, rule, expr string, recorded map[string]bool) lint.E
 		return parsed
 	}
 	for _, sel := range parsed.Selectors {
-		if !lint.SpecSeriesName(sel.Metric) && !recorded[sel.Metric] && !scrapeSeries[sel.Metric] {
+		if !lint.DocumentedSeriesName(sel.Metric) && !recorded[sel.Metric] && !scrapeSeries[sel.Metric] {
 			t.Errorf("%s: %q is neither a probegate metric, a scrape series nor a recording rule", rule, sel.Metric)
 		}
 		if !sel.Has(defaultSelector.Label, defaultSelector.Op, defaultSelector.Value) {
