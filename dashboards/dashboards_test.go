@@ -15,15 +15,15 @@ import (
 
 const datasourceUID = "${datasource}"
 
-// dashboardSpec is what each generated file must be. The uids are part of
+// wantDashboard is what each generated file must be. The uids are part of
 // the contract: links and bookmarks use them, so they never change.
-type dashboardSpec struct {
+type wantDashboard struct {
 	uid, title string
 	variables  []string // query variables besides datasource, in order
 	panels     []string // titles that must be there
 }
 
-var want = map[string]dashboardSpec{
+var want = map[string]wantDashboard{
 	"probegate-overview.json": {
 		uid:       "probegate-overview",
 		title:     "probegate / Overview",

@@ -21,9 +21,9 @@ var defaultSelector = lint.Matcher{Label: "job", Op: "=", Value: "probegate"}
 
 const runbookURLPattern = "https://github.com/probegate/probegate/blob/main/mixin/runbook.md#%s"
 
-// specAlerts are the alerts the mixin promises (mixin/README.md), and which labels
+// promisedAlerts are the alerts the mixin promises (mixin/README.md), and which labels
 // their description must name besides the instance.
-var specAlerts = map[string]struct{ backend, probePath bool }{
+var promisedAlerts = map[string]struct{ backend, probePath bool }{
 	"ProbegateDown":                             {},
 	"ProbegateProbePathMisconfigured":           {backend: true, probePath: true},
 	"ProbegatePoolProbePathMisconfigured":       {},
@@ -97,7 +97,7 @@ func checkExpr(t *testing.T, rule, expr string, recorded map[string]bool) lint.E
 	return parsed
 }
 
-func TestAlertsCoverSpecSection10(t *testing.T) {
+func TestEveryPromisedAlertIsDefined(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range loadRules(t, "probegate-alerts.yaml") {
 		if r.Alert == "" {
@@ -105,7 +105,7 @@ func TestAlertsCoverSpecSection10(t *testing.T) {
 		}
 		seen[r.Alert] = true
 	}
-	for name := range specAlerts {
+	for name := range promisedAlerts {
 		if !seen[name] {
 			t.Errorf("alert %s, which the mixin promises, is missing", name)
 		}
@@ -133,7 +133,7 @@ func TestAlertsFollowConventions(t *testing.T) {
 		if summary == "" || strings.Contains(summary, "{{") || !strings.HasSuffix(summary, ".") {
 			t.Errorf("%s: summary %q is not one static sentence", name, summary)
 		}
-		wants := specAlerts[name]
+		wants := promisedAlerts[name]
 		mustName := []string{"{{ $labels.instance }}"}
 		if wants.backend {
 			mustName = append(mustName, "{{ $labels.backend }}")
