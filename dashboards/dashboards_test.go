@@ -15,15 +15,15 @@ import (
 
 const datasourceUID = "${datasource}"
 
-// dashboardSpec is what each generated file must be. The uids are part of
+// wantDashboard is what each generated file must be. The uids are part of
 // the contract: links and bookmarks use them, so they never change.
-type dashboardSpec struct {
+type wantDashboard struct {
 	uid, title string
 	variables  []string // query variables besides datasource, in order
 	panels     []string // titles that must be there
 }
 
-var want = map[string]dashboardSpec{
+var want = map[string]wantDashboard{
 	"probegate-overview.json": {
 		uid:       "probegate-overview",
 		title:     "probegate / Overview",
@@ -139,7 +139,7 @@ func TestVariables(t *testing.T) {
 			// choosing a job lists only its instances.
 			for _, before := range names[:len(names)-1] {
 				for _, s := range parsed.Selectors {
-					if !s.Has(before, "=~", `"$`+before+`"`) {
+					if !s.Has(before, "=~", "$"+before) {
 						t.Errorf("%s: variable %s is not narrowed by $%s", name, v.Name, before)
 					}
 				}
@@ -164,7 +164,7 @@ func parse(t *testing.T, where, expr string, recorded map[string]bool) lint.Expr
 		t.Errorf("%s: queries no metric: %s", where, expr)
 	}
 	for _, s := range parsed.Selectors {
-		if !lint.SpecSeriesName(s.Metric) && !recorded[s.Metric] {
+		if !lint.DocumentedSeriesName(s.Metric) && !recorded[s.Metric] {
 			t.Errorf("%s: %q is neither a documented probegate metric nor a recording rule", where, s.Metric)
 		}
 	}
@@ -207,7 +207,7 @@ func TestPanels(t *testing.T) {
 				parsed := parse(t, where, target.Expr, recorded)
 				for _, s := range parsed.Selectors {
 					for _, v := range want[name].variables {
-						if !s.Has(v, "=~", `"$`+v+`"`) {
+						if !s.Has(v, "=~", "$"+v) {
 							t.Errorf("%s: selector of %s lacks %s=~\"$%s\"", where, s.Metric, v, v)
 						}
 					}
@@ -362,7 +362,7 @@ func checkSelectorExcept(t *testing.T, dashboards map[string]lint.Dashboard, exc
 // TestDefaultSelectorInEveryQuery: the committed dashboards carry the
 // default _config.probegateSelector in every query and variable.
 func TestDefaultSelectorInEveryQuery(t *testing.T) {
-	checkSelector(t, load(t), lint.Matcher{Label: "job", Op: "=", Value: `"probegate"`})
+	checkSelector(t, load(t), lint.Matcher{Label: "job", Op: "=", Value: "probegate"})
 }
 
 // TestCustomSelectorInEveryQuery generates the dashboards with the
@@ -371,8 +371,8 @@ func TestDefaultSelectorInEveryQuery(t *testing.T) {
 // cluster's probegate only.
 func TestCustomSelectorInEveryQuery(t *testing.T) {
 	checkSelector(t, generate(t, `{probegateSelector: 'job="edge-lb", cluster="eu-1"'}`),
-		lint.Matcher{Label: "job", Op: "=", Value: `"edge-lb"`},
-		lint.Matcher{Label: "cluster", Op: "=", Value: `"eu-1"`})
+		lint.Matcher{Label: "job", Op: "=", Value: "edge-lb"},
+		lint.Matcher{Label: "cluster", Op: "=", Value: "eu-1"})
 }
 
 // generate builds the dashboards from the mixin with config merged into
@@ -417,13 +417,13 @@ func TestMultiClusterDashboards(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: variable cluster: %v", name, err)
 		}
-		if label != "k8s_cluster" || len(parsed.Selectors) != 1 || !parsed.Selectors[0].Has("job", "=", `"probegate"`) {
+		if label != "k8s_cluster" || len(parsed.Selectors) != 1 || !parsed.Selectors[0].Has("job", "=", "probegate") {
 			t.Errorf("%s: variable cluster is %s, want the k8s_cluster values under job=\"probegate\"", name, vars[1].Definition)
 		}
 	}
 	checkSelectorExcept(t, dashboards, "variable cluster",
-		lint.Matcher{Label: "job", Op: "=", Value: `"probegate"`},
-		lint.Matcher{Label: "k8s_cluster", Op: "=", Value: `"$cluster"`})
+		lint.Matcher{Label: "job", Op: "=", Value: "probegate"},
+		lint.Matcher{Label: "k8s_cluster", Op: "=", Value: "$cluster"})
 }
 
 // TestRatioPanelsShowNoNaN: a panel of ratios queries only recorded

@@ -17,13 +17,13 @@ import (
 
 // defaultSelector is the mixin's default _config.probegateSelector as a
 // matcher: every selector of a generated rule must carry it.
-var defaultSelector = lint.Matcher{Label: "job", Op: "=", Value: `"probegate"`}
+var defaultSelector = lint.Matcher{Label: "job", Op: "=", Value: "probegate"}
 
 const runbookURLPattern = "https://github.com/probegate/probegate/blob/main/mixin/runbook.md#%s"
 
-// specAlerts are the alerts the mixin promises (mixin/README.md), and which labels
+// promisedAlerts are the alerts the mixin promises (mixin/README.md), and which labels
 // their description must name besides the instance.
-var specAlerts = map[string]struct{ backend, probePath bool }{
+var promisedAlerts = map[string]struct{ backend, probePath bool }{
 	"ProbegateDown":                             {},
 	"ProbegateProbePathMisconfigured":           {backend: true, probePath: true},
 	"ProbegatePoolProbePathMisconfigured":       {},
@@ -83,7 +83,7 @@ func checkExpr(t *testing.T, rule, expr string, recorded map[string]bool) lint.E
 		return parsed
 	}
 	for _, sel := range parsed.Selectors {
-		if !lint.SpecSeriesName(sel.Metric) && !recorded[sel.Metric] && !scrapeSeries[sel.Metric] {
+		if !lint.DocumentedSeriesName(sel.Metric) && !recorded[sel.Metric] && !scrapeSeries[sel.Metric] {
 			t.Errorf("%s: %q is neither a probegate metric, a scrape series nor a recording rule", rule, sel.Metric)
 		}
 		if !sel.Has(defaultSelector.Label, defaultSelector.Op, defaultSelector.Value) {
@@ -98,7 +98,7 @@ func checkExpr(t *testing.T, rule, expr string, recorded map[string]bool) lint.E
 	return parsed
 }
 
-func TestAlertsCoverSpecSection10(t *testing.T) {
+func TestEveryPromisedAlertIsDefined(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range loadRules(t, "probegate-alerts.yaml") {
 		if r.Alert == "" {
@@ -106,7 +106,7 @@ func TestAlertsCoverSpecSection10(t *testing.T) {
 		}
 		seen[r.Alert] = true
 	}
-	for name := range specAlerts {
+	for name := range promisedAlerts {
 		if !seen[name] {
 			t.Errorf("alert %s, which the mixin promises, is missing", name)
 		}
@@ -134,7 +134,7 @@ func TestAlertsFollowConventions(t *testing.T) {
 		if summary == "" || strings.Contains(summary, "{{") || !strings.HasSuffix(summary, ".") {
 			t.Errorf("%s: summary %q is not one static sentence", name, summary)
 		}
-		wants := specAlerts[name]
+		wants := promisedAlerts[name]
 		mustName := []string{"{{ $labels.instance }}"}
 		if wants.backend {
 			mustName = append(mustName, "{{ $labels.backend }}")

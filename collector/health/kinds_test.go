@@ -50,10 +50,10 @@ func TestParseSimulatedResultKinds(t *testing.T) {
 	}
 }
 
-// TestKindsReplaySpecBehaviours replays the state machine behaviours that
-// apply to tcp and grpc with their own answers: the state machine is the
-// same, only the classification differs.
-func TestKindsReplaySpecBehaviours(t *testing.T) {
+// TestTCPAndGRPCAnswersDriveTheStateMachine replays the state machine
+// behaviours that apply to tcp and grpc with their own answers: the state
+// machine is the same, only the classification differs.
+func TestTCPAndGRPCAnswersDriveTheStateMachine(t *testing.T) {
 	cases := []struct {
 		name   string
 		inputs []string
@@ -76,7 +76,7 @@ func TestKindsReplaySpecBehaviours(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			steps := stepAll(t, spec3Thresholds, c.inputs...)
+			steps := stepAll(t, fallThreeRiseTwo, c.inputs...)
 			last := steps[len(steps)-1]
 			if last.State != c.state || last.Reachable() != c.reachable || last.Verified != c.verified {
 				t.Errorf("after %v: state %v reachable %v verified %v, want %v %v %v",

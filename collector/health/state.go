@@ -32,16 +32,6 @@ func States() []State {
 	return []State{StateUnknown, StateHealthy, StateUnhealthy, StateProbeUnsupported, StateMaintenance}
 }
 
-// ParseState is the inverse of State.String.
-func ParseState(name string) (State, bool) {
-	for s, n := range stateNames {
-		if n == name {
-			return State(s), true
-		}
-	}
-	return 0, false
-}
-
 // Thresholds are the configured fall (Failures) and rise (Successes) counts.
 type Thresholds struct {
 	Failures  int

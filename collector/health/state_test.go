@@ -41,7 +41,9 @@ func repeatInputs(n int, inputs ...string) []string {
 	return out
 }
 
-var spec3Thresholds = Thresholds{Failures: 3, Successes: 2}
+// fallThreeRiseTwo are the default thresholds: out after three failures,
+// back after two successes.
+var fallThreeRiseTwo = Thresholds{Failures: 3, Successes: 2}
 
 // TestStateMachineBehaviours is one case for each numbered behaviour of the
 // state machine in docs/design.md, thresholds 3/2.
@@ -184,7 +186,7 @@ func TestStateMachineBehaviours(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			steps := stepAll(t, spec3Thresholds, c.inputs...)
+			steps := stepAll(t, fallThreeRiseTwo, c.inputs...)
 			if c.check != nil {
 				for i, h := range steps {
 					c.check(t, i, h)
@@ -239,7 +241,7 @@ func TestClassification(t *testing.T) {
 func TestStepIsAPureValueFunction(t *testing.T) {
 	h := Health{State: StateHealthy, Verified: true}
 	before := h
-	_ = h.Step(StatusResult(503), spec3Thresholds)
+	_ = h.Step(StatusResult(503), fallThreeRiseTwo)
 	if h != before {
 		t.Errorf("Step changed its receiver: %+v -> %+v", before, h)
 	}
@@ -248,7 +250,7 @@ func TestStepIsAPureValueFunction(t *testing.T) {
 // TestEjectionNeedsOKProbes: an ejected backend whose probe path
 // refuses is not readmitted by refusals, only by successes ok results.
 func TestEjectionNeedsOKProbes(t *testing.T) {
-	th := spec3Thresholds
+	th := fallThreeRiseTwo
 	h := Health{State: StateHealthy, Verified: true}.Eject()
 	if h.InService() {
 		t.Fatal("ejected backend still in service")

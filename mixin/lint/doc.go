@@ -1,9 +1,9 @@
-// Package lint checks the PromQL the monitoring mixin generates without
-// depending on the Prometheus server module: a small parser that accepts the
-// shape of PromQL (balanced brackets, terminated strings, known functions,
-// label matchers, grouping clauses) and reports every vector selector, range
-// and aggregation it saw, plus the list of metric names the documentation
-// promises. promtool checks the rule files with the real parser; this
-// package is what the dashboards get, and what tells a typo in a metric name
-// from a metric that exists.
+// Package lint reads the rule files and dashboards the monitoring mixin
+// generates and reports what their PromQL queries: every vector selector
+// with its matchers, every range and every aggregation. It parses with
+// Prometheus's own parser, so an expression Prometheus would reject is an
+// error here too, and it stands in for the Grafana variables a dashboard
+// uses where PromQL wants a duration. It also lists the metric names the
+// documentation promises, which is what tells a typo in a metric name from
+// a metric that exists.
 package lint

@@ -3,6 +3,8 @@ package lint
 import (
 	"fmt"
 	"strings"
+
+	"github.com/prometheus/common/model"
 )
 
 // LabelValues splits Grafana's label_values(selector, label) variable query
@@ -19,7 +21,7 @@ func LabelValues(query string) (selector, label string, err error) {
 		return "", "", fmt.Errorf("query %q has no selector", query)
 	}
 	selector, label = strings.TrimSpace(inner[:comma]), strings.TrimSpace(inner[comma+1:])
-	if !labelPattern.MatchString(label) {
+	if !model.LegacyValidation.IsValidLabelName(label) {
 		return "", "", fmt.Errorf("query %q: %q is not a label name", query, label)
 	}
 	return selector, label, nil

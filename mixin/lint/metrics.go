@@ -1,6 +1,10 @@
 package lint
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/prometheus/common/model"
+)
 
 // Metric is one documented metric family.
 type Metric struct {
@@ -8,9 +12,10 @@ type Metric struct {
 	Histogram bool
 }
 
-// SpecMetrics lists every documented metric family (docs/operations.md), the names the
-// rules and dashboards may query besides the mixin's own recording rules.
-func SpecMetrics() []Metric {
+// DocumentedMetrics lists every metric family docs/operations.md documents,
+// the names the rules and dashboards may query besides the mixin's own
+// recording rules.
+func DocumentedMetrics() []Metric {
 	return []Metric{
 		{Name: "probegate_probes_total"},
 		{Name: "probegate_probe_failures_total"},
@@ -56,11 +61,11 @@ func SpecMetrics() []Metric {
 // histogramSuffixes are the series names a histogram family exposes.
 var histogramSuffixes = []string{"_bucket", "_sum", "_count"}
 
-// SpecSeriesName reports whether name is a series name the documentation
+// DocumentedSeriesName reports whether name is a series name the documentation
 // promises: a family's name, or for a histogram one of its _bucket, _sum and
 // _count series.
-func SpecSeriesName(name string) bool {
-	for _, m := range SpecMetrics() {
+func DocumentedSeriesName(name string) bool {
+	for _, m := range DocumentedMetrics() {
 		if !m.Histogram {
 			if name == m.Name {
 				return true
@@ -84,7 +89,7 @@ func IsRecordingRuleName(name string) bool {
 		return false
 	}
 	for _, p := range parts {
-		if p == "" || !labelPattern.MatchString(p) {
+		if !model.LegacyValidation.IsValidLabelName(p) {
 			return false
 		}
 	}

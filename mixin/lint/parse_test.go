@@ -17,18 +17,17 @@ func TestParseReportsSelectorsRangesAndAggregations(t *testing.T) {
 	}
 	want := Expr{
 		Selectors: []Selector{
-			{Metric: "probegate_probe_failures_total", Matchers: []Matcher{{"job", "=", `"probegate"`}, {"reason", "!~", `"http_.*"`}}},
+			{Metric: "probegate_probe_failures_total", Matchers: []Matcher{{"job", "=", "probegate"}, {"reason", "!~", "http_.*"}}},
 			{Metric: "probegate_probes_total"},
 			{Metric: "x_bucket"},
 		},
 		Ranges:       []string{"5m", "$__rate_interval"},
 		Aggregations: []Aggregation{{"sum", true}, {"sum", true}, {"max", true}},
-		Functions:    []string{"rate", "rate", "histogram_quantile"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Parse:\n got %+v\nwant %+v", got, want)
 	}
-	if !got.Selectors[0].Has("job", "=", `"probegate"`) || got.Selectors[1].Has("job", "=", `"probegate"`) {
+	if !got.Selectors[0].Has("job", "=", "probegate") || got.Selectors[1].Has("job", "=", "probegate") {
 		t.Error("Selector.Has disagrees with the matchers")
 	}
 }
@@ -47,6 +46,7 @@ func TestParseAcceptsPromQLShapes(t *testing.T) {
 		"sum(up) # a comment\n",
 		`1e3 * 2.5 + .5`,
 		"up{job=`raw`}",
+		`rate(up[${__rate_interval}] offset $__interval)`,
 	} {
 		if _, err := Parse(expr); err != nil {
 			t.Errorf("Parse(%q): %v", expr, err)
@@ -54,27 +54,25 @@ func TestParseAcceptsPromQLShapes(t *testing.T) {
 	}
 }
 
-func TestParseRejectsWhatIsNotPromQL(t *testing.T) {
+func TestParseRejectsWhatPrometheusRejects(t *testing.T) {
 	for _, tc := range []struct{ expr, want string }{
-		{`sum(rate(up[5m])`, `expected ")"`},
-		{`sum(up))`, `unexpected ")"`},
-		{`up{job="a"`, `expected , or }`},
-		{`up{job="a}`, `unterminated string`},
-		{`rate(up[5m)`, `unterminated range`},
-		{`rate(up[5m)])`, `bracket inside range`},
-		{`rate(up[5m]])`, `unbalanced ]`},
-		{`rate(up[five])`, `bad range`},
-		{`rat(up[5m])`, `unknown function "rat"`},
-		{`up{job:"a"}`, `expected a label name`},
-		{`up{job=a}`, `expected a quoted value`},
-		{`up{job~"a"}`, `unexpected character`},
-		{`up +`, `unexpected ""`},
-		{`up and`, `unexpected ""`},
-		{`sum by (job, ) up`, `expected "("`},
-		{`sum by ("job") (up)`, `expected a label name`},
-		{`{}`, `empty selector`},
-		{`up{job=~$job}`, `unexpected character '$'`},
-		{`up and by`, `keyword "by"`},
+		{`sum(rate(up[5m])`, `unclosed left parenthesis`},
+		{`sum(up))`, `unexpected right parenthesis`},
+		{`up{job="a"`, `unexpected end of input inside braces`},
+		{`up{job="a}`, `unterminated quoted string`},
+		{`rate(up[5m)`, `unexpected ")" in subquery or range`},
+		{`rate(up[5m]])`, `unexpected right bracket`},
+		{`rate(up[five])`, `unexpected character in duration expression`},
+		{`rat(up[5m])`, `unknown function with name "rat"`},
+		{`up{job:"a"}`, `unexpected character inside braces: ':'`},
+		{`up{job=a}`, `unexpected identifier "a" in label matching, expected string`},
+		{`up +`, `unexpected end of input`},
+		{`sum by (job, ) up`, `unexpected identifier "up" in aggregation`},
+		{`{}`, `vector selector must contain at least one non-empty matcher`},
+		{`rate(up)`, `expected type range vector in call to function "rate"`},
+		{`sum(up[5m])`, `expected type instant vector in aggregation expression`},
+		{`up{job="a"} offset $__range $__range`, `1:29: parse error: unexpected duration "$__range"`},
+		{`rate(up[$__rate_interval]) + rate(up[5m)`, `1:40: parse error: unexpected ")"`},
 	} {
 		_, err := Parse(tc.expr)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -83,18 +81,93 @@ func TestParseRejectsWhatIsNotPromQL(t *testing.T) {
 	}
 }
 
-func TestParseReportsBareAggregations(t *testing.T) {
-	got, err := Parse(`sum(rate(up[5m])) / count without (instance) (up)`)
+func TestParseNamesTheDurationVariables(t *testing.T) {
+	for _, expr := range []string{`up{job=~$job}`, `rate(up[$window])`, `rate(up[$__interval_ms])`} {
+		_, err := Parse(expr)
+		if err == nil || !strings.Contains(err.Error(), "be one of $__interval, $__range, $__rate_interval") {
+			t.Errorf("Parse(%q) = %v, want an error naming the variables that may stand for a duration", expr, err)
+		}
+	}
+}
+
+func TestParseReportsVariablesAsWritten(t *testing.T) {
+	got, err := Parse(`max_over_time(rate(up{a="$__interval", b="${__range}", c="999993ms", d="${job}"}[$__rate_interval])[${__range}:$__interval])`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Aggregation{{"sum", false}, {"count", true}}
+	want := Expr{
+		Selectors: []Selector{{Metric: "up", Matchers: []Matcher{
+			{"a", "=", "$__interval"}, {"b", "=", "${__range}"}, {"c", "=", "$__rate_interval"}, {"d", "=", "${job}"},
+		}}},
+		Ranges: []string{"$__range:$__interval", "$__rate_interval"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Parse:\n got %+v\nwant %+v", got, want)
+	}
+	// A duration is reported in PromQL's own notation.
+	if got, err := Parse(`rate(up[90s]) + max_over_time(up[1h:])`); err != nil || !reflect.DeepEqual(got.Ranges, []string{"1m30s", "1h:"}) {
+		t.Errorf("Ranges = %q, %v; want [1m30s 1h:]", got.Ranges, err)
+	}
+}
+
+func TestStandInsAreAsLongAsTheirReferences(t *testing.T) {
+	for name, d := range durationVariables {
+		if ref, text := "$"+name, standIn(d, 0); len(text) > len(ref) {
+			t.Errorf("the stand-in %s of %s is longer than the reference: error positions would shift", text, ref)
+		}
+	}
+}
+
+func TestParseReportsBareAggregations(t *testing.T) {
+	got, err := Parse(`sum(rate(up[5m])) / count without (instance) (up) + sum by () (up)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Aggregation{{"sum", false}, {"count", true}, {"sum", false}}
 	if !reflect.DeepEqual(got.Aggregations, want) {
 		t.Errorf("Aggregations = %+v, want %+v", got.Aggregations, want)
 	}
 }
 
-func TestSpecSeriesName(t *testing.T) {
+func TestParseLeavesOutTheNameMatcher(t *testing.T) {
+	got, err := Parse(`up{job="a"} + {__name__="up", job="b"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Selector{
+		{Metric: "up", Matchers: []Matcher{{"job", "=", "a"}}},
+		{Matchers: []Matcher{{"__name__", "=", "up"}, {"job", "=", "b"}}},
+	}
+	if !reflect.DeepEqual(got.Selectors, want) {
+		t.Errorf("Selectors = %+v, want %+v", got.Selectors, want)
+	}
+}
+
+func TestMatcherMatches(t *testing.T) {
+	for _, tc := range []struct {
+		m     Matcher
+		value string
+		want  bool
+	}{
+		{Matcher{"job", "=", "probegate"}, "probegate", true},
+		{Matcher{"job", "=", "probegate"}, "eu1-probegate", false},
+		{Matcher{"job", "!=", "probegate"}, "eu1-probegate", true},
+		{Matcher{"job", "=~", "probe.*"}, "probegate", true},
+		{Matcher{"job", "=~", "probe"}, "probegate", false}, // anchored at both ends
+		{Matcher{"job", "!~", "eu1-.*"}, "probegate", true},
+	} {
+		if got, err := tc.m.Matches(tc.value); err != nil || got != tc.want {
+			t.Errorf("%s matches %q = %v, %v; want %v", tc.m, tc.value, got, err, tc.want)
+		}
+	}
+	for _, m := range []Matcher{{"job", "~", "a"}, {"job", "=~", "("}} {
+		if _, err := m.Matches("a"); err == nil {
+			t.Errorf("%+v.Matches accepted it", m)
+		}
+	}
+}
+
+func TestDocumentedSeriesName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"probegate_backend_state":                 true,
 		"probegate_probe_duration_seconds_bucket": true,
@@ -104,8 +177,8 @@ func TestSpecSeriesName(t *testing.T) {
 		"probegate_backend_stat":                  false,
 		"up":                                      false,
 	} {
-		if got := SpecSeriesName(name); got != want {
-			t.Errorf("SpecSeriesName(%q) = %v, want %v", name, got, want)
+		if got := DocumentedSeriesName(name); got != want {
+			t.Errorf("DocumentedSeriesName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
