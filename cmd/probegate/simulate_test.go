@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestSimulateJSONHasExactlyTheSpecFields(t *testing.T) {
+func TestSimulateJSONHasExactlyTheDocumentedFields(t *testing.T) {
 	var out bytes.Buffer
 	s := simulation{failures: 3, successes: 2, output: "json", inputs: []string{"200", "404", "503", "timeout", "error", "503"}}
 	if err := s.run(&out); err != nil {
