@@ -55,9 +55,12 @@ func WriteJSON(w http.ResponseWriter, code int, v any) {
 	enc.Encode(v)
 }
 
+// Error is the body of every error answer of the admin API.
+type Error struct {
+	Error string `json:"error"`
+}
+
 // WriteError answers with {"error": msg}.
 func WriteError(w http.ResponseWriter, code int, msg string) {
-	WriteJSON(w, code, struct {
-		Error string `json:"error"`
-	}{msg})
+	WriteJSON(w, code, Error{Error: msg})
 }

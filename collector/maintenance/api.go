@@ -16,6 +16,7 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/common/model"
 
+	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/pool"
 )
 
@@ -80,24 +81,10 @@ func NewAPI(m *Manager, opts APIOptions, logger log.Logger) *API {
 // cross-origin browser requests, so that a page a browser visits cannot
 // take backends out.
 func (a *API) Register(mux *http.ServeMux) {
-	mux.Handle(BackendsPath, a.gated(http.HandlerFunc(a.list)))
-	mux.Handle(maintenancePattern, a.gated(http.NewCrossOriginProtection().Handler(http.HandlerFunc(a.maintenance))))
-	mux.Handle(ReplicasPath, a.gated(http.HandlerFunc(a.replicas)))
-}
-
-// gated answers 403 while the admin API is disabled.
-func (a *API) gated(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.opts.Enabled {
-			writeError(w, http.StatusForbidden, "the admin API is disabled; start probegate with --web.enable-admin-api to enable it")
-			return
-		}
-		if a.opts.LoopbackOnly && !fromLoopback(r) {
-			writeError(w, http.StatusForbidden, "the admin API answers loopback clients only here")
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
+	guard := admin.Guard{Enabled: a.opts.Enabled, LoopbackOnly: a.opts.LoopbackOnly}
+	mux.Handle(BackendsPath, guard.Wrap(http.HandlerFunc(a.list)))
+	mux.Handle(maintenancePattern, guard.Wrap(http.NewCrossOriginProtection().Handler(http.HandlerFunc(a.maintenance))))
+	mux.Handle(ReplicasPath, guard.Wrap(http.HandlerFunc(a.replicas)))
 }
 
 // onlyGet answers 405 to anything but GET and HEAD.
@@ -106,7 +93,7 @@ func onlyGet(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	w.Header().Set("Allow", "GET, HEAD")
-	writeError(w, http.StatusMethodNotAllowed, "use GET")
+	admin.WriteError(w, http.StatusMethodNotAllowed, "use GET")
 	return false
 }
 
@@ -131,7 +118,7 @@ func (a *API) ListBackends() List {
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) {
 	if onlyGet(w, r) {
-		writeJSON(w, http.StatusOK, a.ListBackends())
+		admin.WriteJSON(w, http.StatusOK, a.ListBackends())
 	}
 }
 
@@ -140,10 +127,10 @@ func (a *API) replicas(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.opts.Replicas == nil {
-		writeError(w, http.StatusNotFound, "replica views need maintenance.store: etcd, where replicas share their state")
+		admin.WriteError(w, http.StatusNotFound, "replica views need maintenance.store: etcd, where replicas share their state")
 		return
 	}
-	writeJSON(w, http.StatusOK, ReplicaList{Replicas: a.opts.Replicas()})
+	admin.WriteJSON(w, http.StatusOK, ReplicaList{Replicas: a.opts.Replicas()})
 }
 
 func (a *API) maintenance(w http.ResponseWriter, r *http.Request) {
@@ -155,24 +142,24 @@ func (a *API) maintenance(w http.ResponseWriter, r *http.Request) {
 		a.exit(w, r, name)
 	default:
 		w.Header().Set("Allow", "POST, DELETE")
-		writeError(w, http.StatusMethodNotAllowed, "use POST to start a maintenance, DELETE to end it")
+		admin.WriteError(w, http.StatusMethodNotAllowed, "use POST to start a maintenance, DELETE to end it")
 	}
 }
 
 func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 	force, err := parseForce(r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		admin.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	req, err := ParseRequest(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		admin.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	entry, err := req.Entry(a.now(), a.opts.MaxTTL)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		admin.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	entry.Backend = name
@@ -181,21 +168,21 @@ func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 	var budgetErr *BudgetError
 	switch {
 	case errors.Is(err, pool.ErrUnknownBackend):
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no backend named %q", name))
+		admin.WriteError(w, http.StatusNotFound, fmt.Sprintf("no backend named %q", name))
 	case errors.As(err, &budgetErr):
 		a.manager.metrics.refusals.Inc()
 		b := budgetErr.Budget
 		level.Info(a.logger).Log("msg", "Maintenance refused by the readiness budget", "backend", name, "by", entry.By,
 			"expected", b.Expected, "current_healthy", b.CurrentHealthy, "desired_healthy", b.DesiredHealthy, "disruptions_allowed", b.DisruptionsAllowed)
 		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(name)))
-		writeJSON(w, http.StatusTooManyRequests, Refused{Error: budgetErr.Error() + "; retry later or use force", Budget: b})
+		admin.WriteJSON(w, http.StatusTooManyRequests, Refused{Error: budgetErr.Error() + "; retry later or use force", Budget: b})
 	case errors.Is(err, ErrContended):
 		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusTooManyRequests, err.Error())
+		admin.WriteError(w, http.StatusTooManyRequests, err.Error())
 	case err != nil:
 		a.storeUnavailable(w, err)
 	default:
-		writeJSON(w, http.StatusOK, Entered{Backend: name, State: "maintenance", Forced: grant.Forced,
+		admin.WriteJSON(w, http.StatusOK, Entered{Backend: name, State: "maintenance", Forced: grant.Forced,
 			Maintenance: grant.Entry, Readiness: grant.Budget})
 	}
 }
@@ -203,7 +190,7 @@ func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 // storeUnavailable answers 503 for a request the store could not take.
 func (a *API) storeUnavailable(w http.ResponseWriter, err error) {
 	w.Header().Set("Retry-After", strconv.Itoa(storeRetryAfter))
-	writeError(w, http.StatusServiceUnavailable, err.Error())
+	admin.WriteError(w, http.StatusServiceUnavailable, err.Error())
 }
 
 func parseForce(r *http.Request) (bool, error) {
@@ -260,12 +247,6 @@ func (req Request) Entry(now time.Time, maxTTL time.Duration) (pool.Maintenance,
 	return m, nil
 }
 
-// fromLoopback reports whether the client connects from a loopback address.
-func fromLoopback(r *http.Request) bool {
-	ip, ok := clientIP(r)
-	return ok && ip.IsLoopback()
-}
-
 // clientIP is the address the request came from, without its port.
 func clientIP(r *http.Request) (netip.Addr, bool) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -307,7 +288,7 @@ func (a *API) exit(w http.ResponseWriter, r *http.Request, name string) {
 	existed, saved, err := a.manager.Exit(r.Context(), name)
 	switch {
 	case errors.Is(err, pool.ErrUnknownBackend):
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no backend named %q and no maintenance entry for it", name))
+		admin.WriteError(w, http.StatusNotFound, fmt.Sprintf("no backend named %q and no maintenance entry for it", name))
 		return
 	case err != nil:
 		a.storeUnavailable(w, err)
@@ -322,17 +303,5 @@ func (a *API) exit(w http.ResponseWriter, r *http.Request, name string) {
 	if existed {
 		level.Info(a.logger).Log("msg", "Maintenance ended by request", "backend", name, "by", a.requester(r), "saved", saved)
 	}
-	writeJSON(w, http.StatusOK, view)
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
-}
-
-func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, Error{Error: msg})
+	admin.WriteJSON(w, http.StatusOK, view)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/internal/testclock"
@@ -105,7 +106,7 @@ func TestAPIDisabledForbids(t *testing.T) {
 		{"POST", "/api/v1/backends/a/maintenance"}, {"DELETE", "/api/v1/backends/a/maintenance"},
 	} {
 		w := f.do(request{method: req[0], target: req[1], body: `{"reason":"x"}`})
-		var e Error
+		var e admin.Error
 		if w.Code != http.StatusForbidden || json.Unmarshal(w.Body.Bytes(), &e) != nil || !strings.Contains(e.Error, "--web.enable-admin-api") {
 			t.Errorf("%s %s: %d %s", req[0], req[1], w.Code, w.Body)
 		}
@@ -334,7 +335,7 @@ func TestAPIStoreDownAnswers503(t *testing.T) {
 		{method: "DELETE", target: "/api/v1/backends/c/maintenance"},
 	} {
 		w := f.do(r)
-		var e Error
+		var e admin.Error
 		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "5" || json.Unmarshal(w.Body.Bytes(), &e) != nil {
 			t.Fatalf("%s %s: %d Retry-After %q %s", r.method, r.target, w.Code, w.Header().Get("Retry-After"), w.Body)
 		}

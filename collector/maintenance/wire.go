@@ -102,8 +102,3 @@ type ReplicaView struct {
 type ReplicaList struct {
 	Replicas []ReplicaView `json:"replicas"`
 }
-
-// Error is the body of every error answer.
-type Error struct {
-	Error string `json:"error"`
-}
