@@ -73,6 +73,10 @@ func Default() *Config {
 			ForwardHeaders:        DefaultForwardHeaders(),
 			MaxRequestHeaderBytes: 16 << 10,
 			MaxConcurrent:         256,
+			MinContributors:       IntOrPercent{Value: 1},
+			MaxHops:               3,
+			MaxBufferedBytes:      256 << 20,
+			OutlierDetection:      DefaultOutlierDetection(),
 		},
 		PassiveHealth: PassiveHealth{
 			Enabled:           false,
@@ -188,6 +192,61 @@ type Fanout struct {
 	MaxRequestHeaderBytes Bytes `yaml:"max_request_header_bytes"`
 	// MaxConcurrent bounds the rounds in flight at once.
 	MaxConcurrent int `yaml:"max_concurrent"`
+	// MinContributors is the quorum: a round with fewer contributions
+	// answers 503. A percentage is of the configured backends, rounded up.
+	MinContributors IntOrPercent `yaml:"min_contributors"`
+	// ExposeMissing adds X-Backends-Missing, each missing backend and why,
+	// to every answer.
+	ExposeMissing bool `yaml:"expose_missing"`
+	// MaxHops is how many probegates a request may have passed through
+	// (counted in its Via) before one refuses it as a loop.
+	MaxHops int `yaml:"max_hops"`
+	// MaxBufferedBytes bounds the answer buffers of all rounds in flight
+	// together.
+	MaxBufferedBytes Bytes `yaml:"max_buffered_bytes"`
+	// OutlierDetection ejects a backend that does much worse than its
+	// peers in the same rounds.
+	OutlierDetection OutlierDetection `yaml:"outlier_detection"`
+}
+
+// OutlierDetection judges each backend against the median of its peers
+// over the fan-out rounds of one window.
+type OutlierDetection struct {
+	Enabled bool `yaml:"enabled"`
+	// Enforcing false is a dry run: what would be ejected is counted and
+	// logged, and nothing changes.
+	Enforcing bool           `yaml:"enforcing"`
+	Window    model.Duration `yaml:"window"`
+	// MinRounds is how many rounds a backend needs in the window before it
+	// is judged or serves as a peer.
+	MinRounds int `yaml:"min_rounds"`
+	// FailureGap ejects a backend whose failure ratio exceeds its peers'
+	// median by more than this.
+	FailureGap float64 `yaml:"failure_gap"`
+	// LatencyFactor and LatencyFloor eject a backend whose p90 latency
+	// exceeds both LatencyFactor times its peers' median p90 and the floor.
+	LatencyFactor float64        `yaml:"latency_factor"`
+	LatencyFloor  model.Duration `yaml:"latency_floor"`
+	// BaseEjection times the backend's consecutive ejections, capped at
+	// MaxEjection, is how long an ejection lasts.
+	BaseEjection model.Duration `yaml:"base_ejection"`
+	MaxEjection  model.Duration `yaml:"max_ejection"`
+}
+
+// DefaultOutlierDetection is the outlier_detection block an empty one
+// means: off, enforcing once enabled.
+func DefaultOutlierDetection() OutlierDetection {
+	return OutlierDetection{
+		Enabled:       false,
+		Enforcing:     true,
+		Window:        model.Duration(30 * time.Second),
+		MinRounds:     20,
+		FailureGap:    0.5,
+		LatencyFactor: 3,
+		LatencyFloor:  model.Duration(50 * time.Millisecond),
+		BaseEjection:  model.Duration(30 * time.Second),
+		MaxEjection:   model.Duration(5 * time.Minute),
+	}
 }
 
 // DefaultForwardHeaders are the client headers a fan-out forwards unless

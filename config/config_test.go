@@ -34,7 +34,10 @@ func TestDefaultIsTheDocumentedConfiguration(t *testing.T) {
 		Pool:        Pool{PanicThreshold: 0},
 		Gate:        Gate{Drain: 0, ShutdownTimeout: seconds(30), CheckInterval: seconds(1)},
 		Fanout: Fanout{Timeout: seconds(30), Merge: "json_array", MaxRequestBytes: 1 << 20, MaxResponseBytes: 64 << 20,
-			ForwardHeaders: DefaultForwardHeaders(), MaxRequestHeaderBytes: 16 << 10, MaxConcurrent: 256},
+			ForwardHeaders: DefaultForwardHeaders(), MaxRequestHeaderBytes: 16 << 10, MaxConcurrent: 256,
+			MinContributors: IntOrPercent{Value: 1}, MaxHops: 3, MaxBufferedBytes: 256 << 20,
+			OutlierDetection: OutlierDetection{Enforcing: true, Window: seconds(30), MinRounds: 20, FailureGap: 0.5,
+				LatencyFactor: 3, LatencyFloor: seconds(0.05), BaseEjection: seconds(30), MaxEjection: seconds(300)}},
 		PassiveHealth: PassiveHealth{Enabled: false, Window: seconds(30), MaxFailures: 5, MinSuccessRatio: 0,
 			MinRequests: 10, MaxEjectedPercent: 50},
 		Maintenance: Maintenance{Store: "file", MaxTTL: seconds(8760 * 3600), Etcd: Etcd{
@@ -118,7 +121,10 @@ func TestLoadValidFull(t *testing.T) {
 		t.Errorf("gate = %+v, want %+v", c.Gate, want)
 	}
 	if want := (Fanout{Enabled: true, Timeout: seconds(20), Merge: "ndjson", MaxRequestBytes: 512 << 10, MaxResponseBytes: 32 << 20,
-		ForwardHeaders: []string{"Accept", "Authorization"}, MaxRequestHeaderBytes: 8 << 10, MaxConcurrent: 64}); !reflect.DeepEqual(c.Fanout, want) {
+		ForwardHeaders: []string{"Accept", "Authorization"}, MaxRequestHeaderBytes: 8 << 10, MaxConcurrent: 64,
+		MinContributors: IntOrPercent{Value: 50, Percent: true}, ExposeMissing: true, MaxHops: 2, MaxBufferedBytes: 128 << 20,
+		OutlierDetection: OutlierDetection{Enabled: true, Enforcing: false, Window: seconds(60), MinRounds: 10, FailureGap: 0.25,
+			LatencyFactor: 4, LatencyFloor: seconds(0.02), BaseEjection: seconds(10), MaxEjection: seconds(120)}}); !reflect.DeepEqual(c.Fanout, want) {
 		t.Errorf("fanout = %+v, want %+v", c.Fanout, want)
 	}
 	if want := (PassiveHealth{Enabled: true, Window: seconds(60), MaxFailures: 7, MinSuccessRatio: 0.8, MinRequests: 20, MaxEjectedPercent: 34}); c.PassiveHealth != want {

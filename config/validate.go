@@ -157,6 +157,17 @@ func (v *validator) fanout() {
 	v.positiveBytes("fanout.max_response_bytes", f.MaxResponseBytes)
 	v.positiveBytes("fanout.max_request_header_bytes", f.MaxRequestHeaderBytes)
 	v.atLeastOne("fanout.max_concurrent", f.MaxConcurrent)
+	v.intOrPercent("fanout.min_contributors", &f.MinContributors)
+	if f.MinContributors.Value == 0 {
+		v.add("fanout.min_contributors", "%s would accept a round nobody contributed to: want at least 1 or 1%%", f.MinContributors)
+	}
+	v.atLeastOne("fanout.max_hops", f.MaxHops)
+	v.positiveBytes("fanout.max_buffered_bytes", f.MaxBufferedBytes)
+	if f.MaxBufferedBytes > 0 && f.MaxBufferedBytes < f.MaxResponseBytes {
+		v.add("fanout.max_buffered_bytes", "%s is less than one answer may take (%s): no answer of the largest size fanout.max_response_bytes allows could ever contribute",
+			f.MaxBufferedBytes, v.where("fanout.max_response_bytes"))
+	}
+	v.outlierDetection(f.OutlierDetection)
 	for i, name := range f.ForwardHeaders {
 		if msg := checkForwardHeader(name); msg != "" {
 			v.add(joinIndex("fanout.forward_headers", i), "%s", msg)
@@ -191,6 +202,25 @@ func IsHopByHop(name string) bool {
 		return true
 	}
 	return false
+}
+
+func (v *validator) outlierDetection(o OutlierDetection) {
+	const prefix = "fanout.outlier_detection."
+	v.positive(prefix+"window", o.Window)
+	v.atLeastOne(prefix+"min_rounds", o.MinRounds)
+	if !(o.FailureGap > 0 && o.FailureGap <= 1) {
+		v.add(prefix+"failure_gap", "%v is not a gap between failure ratios: want more than 0 and at most 1", o.FailureGap)
+	}
+	if !(o.LatencyFactor > 1) {
+		v.add(prefix+"latency_factor", "%v would eject backends no slower than their peers: want more than 1", o.LatencyFactor)
+	}
+	if o.LatencyFloor < 0 {
+		v.add(prefix+"latency_floor", "%s is negative: want 0s or more", o.LatencyFloor)
+	}
+	v.positive(prefix+"base_ejection", o.BaseEjection)
+	if o.MaxEjection < o.BaseEjection {
+		v.add(prefix+"max_ejection", "%s is shorter than %s (%s)", o.MaxEjection, prefix+"base_ejection", o.BaseEjection)
+	}
 }
 
 func (v *validator) passiveHealth() {
