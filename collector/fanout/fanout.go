@@ -132,7 +132,6 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	selected, skippedBackends, configured, _ := f.pool.Selection()
-	skipped := backendNames(skippedBackends)
 	answers := f.ask(r, selected, target, header, body, s)
 
 	contributed := 0
@@ -149,19 +148,24 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	abandoned := r.Context().Err() != nil
-	f.observe(start, contributed, configured, abandoned, answers, skipped)
+	f.observe(start, contributed, configured, abandoned, answers, backendNames(skippedBackends))
 	if abandoned {
 		return
 	}
 
 	w.Header().Set("X-Backends", backendsHeader(contributed, configured))
+	missing := missingBackends(answers, skippedBackends)
+	if s.fanout.ExposeMissing {
+		w.Header().Set("X-Backends-Missing", missingHeader(missing))
+	}
 	// A client that does not read its answer holds it for no longer than
 	// the backends were given.
 	if timeout := time.Duration(s.fanout.Timeout); timeout > 0 {
 		_ = http.NewResponseController(w).SetWriteDeadline(f.now().Add(timeout))
 	}
+	quorum := max(s.fanout.MinContributors.Of(configured), 1)
 	switch {
-	case contributed > 0:
+	case contributed >= quorum:
 		w.Header().Set("Content-Type", s.merger.ContentType())
 		if r.Method == http.MethodHead {
 			w.WriteHeader(http.StatusOK)
@@ -171,11 +175,11 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(merged)))
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(merged)
-	case relay != nil:
+	case contributed == 0 && relay != nil:
 		// Nobody contributed and a backend refused the request: the
-		// query is the client's to fix, so it gets the refusal as is.
+		// query is the client's to fix, so it gets the refusal as is,
+		// whatever the quorum.
 		copyRelayedHeader(w.Header(), relay.header)
-		w.Header().Set("X-Backends", backendsHeader(contributed, configured))
 		if r.Method != http.MethodHead {
 			w.Header().Set("Content-Length", strconv.Itoa(len(relay.body)))
 		}
@@ -183,8 +187,13 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodHead {
 			_, _ = w.Write(relay.body)
 		}
+	case contributed == 0 && quorum == 1:
+		writeNoAnswer(w, r, missing)
 	default:
-		writeNoAnswer(w, r, answers, skipped)
+		if f.metrics != nil {
+			f.metrics.QuorumFailures.Inc()
+		}
+		writeNoQuorum(w, r, contributed, configured, quorum, s.fanout.MinContributors, missing)
 	}
 }
 

@@ -22,6 +22,9 @@ type Metrics struct {
 	// Rejected counts rounds refused because fanout.max_concurrent rounds
 	// were in flight.
 	Rejected prometheus.Counter
+	// QuorumFailures counts rounds answered 503 because fewer backends
+	// contributed than fanout.min_contributors asks for.
+	QuorumFailures prometheus.Counter
 }
 
 // NewMetrics creates the fan-out's metrics and registers them with reg.
@@ -49,6 +52,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "probegate_fanout_rejected_total",
 		Help: "Fan-out requests refused with 503 because fanout.max_concurrent rounds were in flight; no backend was asked.",
 	})
-	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, m.Rejected)
+	m.QuorumFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "probegate_fanout_quorum_failures_total",
+		Help: "Fan-out requests answered 503 because fewer backends contributed than fanout.min_contributors asks for.",
+	})
+	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, m.Rejected, m.QuorumFailures)
 	return m
 }

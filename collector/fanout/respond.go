@@ -2,8 +2,11 @@ package fanout
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/probegate/probegate/config"
 )
 
 // fanoutError is the JSON body of a fan-out answer that is probegate's own.
@@ -27,26 +30,35 @@ func (f *Fanout) refuse(w http.ResponseWriter, status int, message string) {
 
 // writeNoAnswer is the 502 of a round to which nobody contributed and
 // nobody refused the query: it names each backend and why, the skipped
-// (out of service, not asked) ones too.
-func writeNoAnswer(w http.ResponseWriter, r *http.Request, answers []backendAnswer, skipped []string) {
-	e := fanoutError{Error: "no backend contributed to the fan-out"}
-	if len(answers)+len(skipped) == 0 {
+// (not asked) ones too.
+func writeNoAnswer(w http.ResponseWriter, r *http.Request, missing []missingBackend) {
+	e := fanoutError{Error: "no backend contributed to the fan-out", Backends: missingResults(missing)}
+	if len(missing) == 0 {
 		e.Error = "no backends are configured"
 	}
-	for _, a := range answers {
-		e.Backends = append(e.Backends, fanoutBackendResult{
-			Backend: a.backend.Name, Reason: a.outcome.Reason.String(), Status: a.status,
-		})
-	}
-	for _, name := range skipped {
-		e.Backends = append(e.Backends, fanoutBackendResult{Backend: name, Reason: skippedReason})
-	}
+	writeRoundError(w, r, http.StatusBadGateway, e)
+}
+
+// writeNoQuorum is the 503 of a round with fewer contributions than
+// fanout.min_contributors asks for: a partial answer the client said it
+// cannot use. It names each missing backend and why.
+func writeNoQuorum(w http.ResponseWriter, r *http.Request, contributed, configured, quorum int, setting config.IntOrPercent, missing []missingBackend) {
+	writeRoundError(w, r, http.StatusServiceUnavailable, fanoutError{
+		Error: fmt.Sprintf("%d of %d backends contributed, fewer than the %d fanout.min_contributors (%s) asks for",
+			contributed, configured, quorum, setting),
+		Backends: missingResults(missing),
+	})
+}
+
+// writeRoundError answers a round with probegate's own JSON error; a HEAD
+// gets the head alone.
+func writeRoundError(w http.ResponseWriter, r *http.Request, status int, e fanoutError) {
 	if r.Method == http.MethodHead {
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadGateway)
+		w.WriteHeader(status)
 		return
 	}
-	writeFanoutError(w, http.StatusBadGateway, e)
+	writeFanoutError(w, status, e)
 }
 
 // writeFanoutError answers with probegate's own JSON error.

@@ -38,7 +38,7 @@ func TestNoAnswer502NamesSkippedBackends(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatalf("502 body %q is not JSON: %v", rec.Body.String(), err)
 	}
-	want := []fanoutBackendResult{{Backend: "b0", Reason: "transport"}, {Backend: "b1", Reason: "http_5xx", Status: 503}, {Backend: "b2", Reason: "skipped"}}
+	want := []fanoutBackendResult{{Backend: "b0", Reason: "transport"}, {Backend: "b1", Reason: "http_5xx", Status: 503}, {Backend: "b2", Reason: "unhealthy"}}
 	if fmt.Sprint(got.Backends) != fmt.Sprint(want) {
 		t.Errorf("502 backends %+v; want %+v", got.Backends, want)
 	}
