@@ -51,6 +51,9 @@ func (s *server) discoveryUpdated() {
 // discovery results, and has discovery follow cfg's sources. It is called
 // with applyMu held.
 func (s *server) applyTargets(cfg *config.Config) error {
+	if err := refuseSelfTargets(s.self.Load(), cfg); err != nil {
+		return err
+	}
 	if err := s.pool.Apply(s.sd.Targets(cfg), pool.SettingsOf(cfg)); err != nil {
 		return err
 	}

@@ -68,6 +68,9 @@ type server struct {
 	sd *discovery.Discovery
 	// maint is maintenance, its store and the replica views.
 	maint *maintenanceService
+	// self recognises a backend that leads back to probegate's own
+	// fan-out; nil until the listeners are open.
+	self atomic.Pointer[fanout.Self]
 
 	// reloads makes SIGHUP and POST /-/reload one reload at a time: a
 	// request that arrives while one runs shares its result, so a storm of
@@ -106,6 +109,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	s.running.Store(cfg)
 	s.prober = probe.NewProber(backends, logger, s.metrics.ObserveProbe)
 	s.fanout = fanout.New(backends, cfg.Fanout, fanout.NewMetrics(reg), logger, time.Now)
+	s.fanout.SetReplicaName(opts.replicaName())
 	s.metrics.ObserveReload(true, time.Now())
 
 	gateOptions := gateTimings(cfg.Gate)
@@ -146,6 +150,12 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	listeners, err := opts.mainListeners()
 	if err != nil {
 		level.Error(logger).Log("msg", "Cannot listen", "err", err)
+		return 1
+	}
+	s.self.Store(selfPredicate(listeners))
+	if err := refuseSelfTargets(s.self.Load(), cfg); err != nil {
+		closeAll(listeners)
+		level.Error(logger).Log("msg", "Invalid configuration", "err", err)
 		return 1
 	}
 	healthSrv, healthListener, err := opts.healthServer(g.Wrap(g.HealthHandler()), g.Wrap(g.ReadyHandler()))

@@ -38,6 +38,9 @@ type Fanout struct {
 	logger  log.Logger
 	now     func() time.Time
 
+	// replica is this probegate's name in the Via of what it forwards.
+	replica string
+
 	settings  atomic.Pointer[settings]
 	lastRound atomic.Pointer[RoundSummary]
 	// inFlight counts the rounds being served, for fanout.max_concurrent.
@@ -59,9 +62,21 @@ func New(backends *pool.Pool, cfg config.Fanout, metrics *Metrics, logger log.Lo
 	if now == nil {
 		now = time.Now
 	}
-	f := &Fanout{pool: backends, metrics: metrics, logger: logger, now: now}
+	f := &Fanout{pool: backends, metrics: metrics, logger: logger, now: now, replica: defaultReplica}
 	f.Update(cfg)
 	return f
+}
+
+// defaultReplica is the name in Via of a Fanout not told its own.
+const defaultReplica = "probegate"
+
+// SetReplicaName sets the name this probegate goes by in the Via of what
+// it forwards, and by which it recognises a request it forwarded itself.
+// Call it before serving.
+func (f *Fanout) SetReplicaName(name string) {
+	if name != "" {
+		f.replica = name
+	}
 }
 
 // Update applies reloaded fan-out settings to the rounds that start after
@@ -107,7 +122,11 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.refuse(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	header, size := forwardedHeader(r, s.fanout.ForwardHeaders)
+	if why := loopRefusal(r, f.replica, s.fanout.MaxHops); why != "" {
+		f.refuseLoop(w, why)
+		return
+	}
+	header, size := forwardedHeader(r, s.fanout.ForwardHeaders, f.replica)
 	if limit := int(s.fanout.MaxRequestHeaderBytes); limit > 0 && size > limit {
 		f.refuse(w, http.StatusRequestHeaderFieldsTooLarge,
 			fmt.Sprintf("the forwarded request headers take %d bytes, more than fanout.max_request_header_bytes (%d)", size, limit))
@@ -268,6 +287,18 @@ func (f *Fanout) acquire(limit int) bool {
 		return false
 	}
 	return true
+}
+
+// refuseLoop answers 508 Loop Detected to a request that came back
+// through this probegate or has passed fanout.max_hops of them. It asks no
+// backend, and counts as a request so that the loop shows in the request
+// rate.
+func (f *Fanout) refuseLoop(w http.ResponseWriter, why string) {
+	if f.metrics != nil {
+		f.metrics.Requests.Inc()
+		f.metrics.RejectedLoop.Inc()
+	}
+	f.refuse(w, http.StatusLoopDetected, why)
 }
 
 // rejectLocally answers a round refused because fanout.max_concurrent

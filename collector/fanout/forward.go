@@ -100,10 +100,11 @@ func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byt
 // -Proto set afresh from this request (what httputil.ProxyRequest's
 // SetXForwarded does), so that a client cannot forge them. Nothing else of
 // the client's goes on: no cookie, no Forwarded or X-Real-IP, no
-// credential unless listed. size is the forwarded client headers' size,
-// counted as on the wire.
-func forwardedHeader(r *http.Request, allowed []string) (header http.Header, size int) {
-	header = make(http.Header, len(allowed)+3)
+// credential unless listed. Via is the client's with this replica's hop
+// appended (loop.go). size is the forwarded client headers' size, the
+// client's Via included, counted as on the wire.
+func forwardedHeader(r *http.Request, allowed []string, replica string) (header http.Header, size int) {
+	header = make(http.Header, len(allowed)+4)
 	for _, name := range allowed {
 		name = textproto.CanonicalMIMEHeaderKey(name)
 		values := r.Header[name]
@@ -116,6 +117,11 @@ func forwardedHeader(r *http.Request, allowed []string) (header http.Header, siz
 		}
 	}
 	dropConnectionListed(header, r.Header)
+	via := r.Header.Values("Via")
+	for _, v := range via {
+		size += len("Via: \r\n") + len(v)
+	}
+	header.Set("Via", forwardedVia(via, replica))
 	out := &http.Request{Header: header}
 	(&httputil.ProxyRequest{In: r, Out: out}).SetXForwarded()
 	return header, size

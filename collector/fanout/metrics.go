@@ -20,8 +20,10 @@ type Metrics struct {
 	// Duration is the duration of a whole round.
 	Duration prometheus.Histogram
 	// Rejected counts rounds refused because fanout.max_concurrent rounds
-	// were in flight.
-	Rejected prometheus.Counter
+	// were in flight, RejectedLoop requests refused because they went
+	// round a loop of probegates: probegate_fanout_rejected_total with
+	// reason max_concurrent and loop.
+	Rejected, RejectedLoop prometheus.Counter
 	// QuorumFailures counts rounds answered 503 because fewer backends
 	// contributed than fanout.min_contributors asks for.
 	QuorumFailures prometheus.Counter
@@ -48,14 +50,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: durationBuckets,
 		}),
 	}
-	m.Rejected = prometheus.NewCounter(prometheus.CounterOpts{
+	rejected := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "probegate_fanout_rejected_total",
-		Help: "Fan-out requests refused with 503 because fanout.max_concurrent rounds were in flight; no backend was asked.",
-	})
+		Help: "Fan-out requests refused before any backend was asked, by reason: max_concurrent (503, fanout.max_concurrent rounds in flight) or loop (508, the request came back through a probegate it passed or passed fanout.max_hops of them).",
+	}, []string{"reason"})
+	m.Rejected = rejected.WithLabelValues("max_concurrent")
+	m.RejectedLoop = rejected.WithLabelValues("loop")
 	m.QuorumFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "probegate_fanout_quorum_failures_total",
 		Help: "Fan-out requests answered 503 because fewer backends contributed than fanout.min_contributors asks for.",
 	})
-	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, m.Rejected, m.QuorumFailures)
+	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, rejected, m.QuorumFailures)
 	return m
 }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+
+	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/config"
+)
+
+// selfPredicate recognises the backend URLs that lead back to one of
+// listeners under the fan-out's path, on this host's addresses and names.
+func selfPredicate(listeners []net.Listener) *fanout.Self {
+	addrs := make([]net.Addr, len(listeners))
+	for i, l := range listeners {
+		addrs[i] = l.Addr()
+	}
+	var local []netip.Addr
+	if ifaddrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range ifaddrs {
+			if n, ok := a.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(n.IP); ok {
+					local = append(local, ip.Unmap())
+				}
+			}
+		}
+	}
+	var names []string
+	if host, err := os.Hostname(); err == nil {
+		names = append(names, host)
+	}
+	return fanout.NewSelf(addrs, local, names)
+}
+
+// refuseSelfTargets names every static backend of cfg whose URL leads
+// back to probegate's own fan-out: each round would ask probegate itself,
+// and that round would ask it again.
+func refuseSelfTargets(self *fanout.Self, cfg *config.Config) error {
+	var errs []error
+	for _, b := range cfg.Backends {
+		if self.Targets(b.URL) {
+			errs = append(errs, fmt.Errorf("backend %q: %s points at probegate's own listener under %s: every fan-out round would ask probegate itself",
+				b.Name, config.RedactURL(b.URL), fanout.Path))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,86 @@
+package fanout
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// This file keeps a request from going round a ring of probegates: each
+// one appends "1.1 <replica name> (probegate)" to the Via of what it
+// forwards (RFC 9110, section 7.6.3; the comment marks probegate's hops
+// among other proxies'), and refuses a request whose Via already names it
+// or holds fanout.max_hops probegate hops. One client request therefore
+// causes at most max_hops rounds, through any ring.
+
+// viaComment marks a Via entry as a probegate hop.
+const viaComment = "(probegate)"
+
+// viaEntry is this replica's entry in Via.
+func viaEntry(replica string) string {
+	return "1.1 " + replica + " " + viaComment
+}
+
+// viaHops counts the probegate hops in the Via values of a request, and
+// reports whether one of them is replica.
+func viaHops(values []string, replica string) (hops int, self bool) {
+	for _, v := range values {
+		for entry := range viaEntries(v) {
+			protocolAndBy, comment, _ := strings.Cut(entry, "(")
+			if strings.TrimSpace(comment) != viaComment[1:] {
+				continue
+			}
+			hops++
+			fields := strings.Fields(protocolAndBy)
+			if len(fields) == 2 && fields[1] == replica {
+				self = true
+			}
+		}
+	}
+	return hops, self
+}
+
+// viaEntries yields the comma-separated entries of one Via value, each
+// trimmed; a comma inside a comment, (like, this), does not split.
+func viaEntries(v string) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		depth, start := 0, 0
+		for i := 0; i <= len(v); i++ {
+			switch {
+			case i == len(v) || (v[i] == ',' && depth == 0):
+				if e := strings.TrimSpace(v[start:i]); e != "" && !yield(e) {
+					return
+				}
+				start = i + 1
+			case v[i] == '(':
+				depth++
+			case v[i] == ')' && depth > 0:
+				depth--
+			case v[i] == '\\' && depth > 0:
+				i++ // A quoted pair inside a comment.
+			}
+		}
+	}
+}
+
+// forwardedVia is the Via a backend request carries: the client's, with
+// this replica's entry appended.
+func forwardedVia(values []string, replica string) string {
+	entry := viaEntry(replica)
+	if len(values) == 0 {
+		return entry
+	}
+	return strings.Join(values, ", ") + ", " + entry
+}
+
+// loopRefusal says why a request must not start a round, or returns "".
+func loopRefusal(r *http.Request, replica string, maxHops int) string {
+	hops, self := viaHops(r.Header.Values("Via"), replica)
+	switch {
+	case self:
+		return "the request has been through this probegate (" + replica + ") already: a backend leads back to it"
+	case maxHops > 0 && hops >= maxHops:
+		return "the request has been through " + strconv.Itoa(hops) + " probegates, the most fanout.max_hops allows"
+	}
+	return ""
+}

@@ -1,0 +1,128 @@
+package fanout
+
+import (
+	"net"
+	"net/netip"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Self recognises a backend URL that points at one of probegate's own
+// listeners under Path. Such a backend sends each round it is asked in
+// back to probegate as a new round, which asks it again: a static one is
+// refused when the configuration is applied and a discovered one dropped.
+// Via (loop.go) stops any loop Self cannot see, such as one through a host
+// name that only DNS knows is this host, at its first repeated hop.
+//
+// Self is pure: the addresses it compares with are given, and it resolves
+// no name. A nil *Self recognises nothing.
+type Self struct {
+	listeners []netip.AddrPort
+	// local are this host's addresses, which a listener on an unspecified
+	// address (":9797") accepts on.
+	local []netip.Addr
+	// names are the host names that mean this host.
+	names []string
+}
+
+// NewSelf returns the predicate for probegate listening on listeners,
+// on a host with the addresses local and the names hostnames (localhost
+// is always one).
+func NewSelf(listeners []net.Addr, local []netip.Addr, hostnames []string) *Self {
+	s := &Self{local: local, names: []string{"localhost"}}
+	for _, a := range listeners {
+		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+			s.listeners = append(s.listeners, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
+		}
+	}
+	for _, h := range hostnames {
+		if h = normalHost(h); h != "" {
+			s.names = append(s.names, h)
+		}
+	}
+	return s
+}
+
+// Targets reports whether a request to rawURL, or to a path under it,
+// reaches one of the listeners at Path or under it.
+func (s *Self) Targets(rawURL string) bool {
+	if s == nil {
+		return false
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if p := path.Clean("/" + u.Path); p != Path && !strings.HasPrefix(p, Path+"/") {
+		return false
+	}
+	port, ok := urlPort(u)
+	if !ok {
+		return false
+	}
+	host := normalHost(u.Hostname())
+	addr, err := netip.ParseAddr(host)
+	isAddr := err == nil
+	for _, l := range s.listeners {
+		if l.Port() != port {
+			continue
+		}
+		switch {
+		case !isAddr:
+			if s.isName(host) {
+				return true
+			}
+		case addr.Unmap() == l.Addr():
+			return true
+		case l.Addr().IsUnspecified() && s.isLocal(addr.Unmap()):
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Self) isName(host string) bool {
+	for _, n := range s.names {
+		if host == n || (n == "localhost" && strings.HasSuffix(host, ".localhost")) {
+			return true
+		}
+	}
+	return false
+}
+
+// isLocal reports whether addr reaches a listener on an unspecified
+// address: a loopback or unspecified address, or one of the host's.
+func (s *Self) isLocal(addr netip.Addr) bool {
+	if addr.IsLoopback() || addr.IsUnspecified() {
+		return true
+	}
+	for _, l := range s.local {
+		if l.Unmap() == addr {
+			return true
+		}
+	}
+	return false
+}
+
+// urlPort is the port a request to u connects to.
+func urlPort(u *url.URL) (uint16, bool) {
+	if p := u.Port(); p != "" {
+		n, err := strconv.ParseUint(p, 10, 16)
+		return uint16(n), err == nil
+	}
+	switch u.Scheme {
+	case "http":
+		return 80, true
+	case "https":
+		return 443, true
+	}
+	return 0, false
+}
+
+// normalHost is a host name as names compare: lower case, without the
+// root's trailing dot.
+func normalHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
