@@ -110,6 +110,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	s.prober = probe.NewProber(backends, logger, s.metrics.ObserveProbe)
 	s.fanout = fanout.New(backends, cfg.Fanout, fanout.NewMetrics(reg), logger, time.Now)
 	s.fanout.SetReplicaName(opts.replicaName())
+	applyMemoryLimit(logger, cfg.Fanout)
 	s.metrics.ObserveReload(true, time.Now())
 
 	gateOptions := gateTimings(cfg.Gate)
@@ -323,6 +324,7 @@ func (s *server) apply() error {
 	}
 	s.gate.SetTimings(gateTimings(cfg.Gate))
 	s.fanout.Update(cfg.Fanout)
+	applyMemoryLimit(s.logger, cfg.Fanout)
 	return nil
 }
 

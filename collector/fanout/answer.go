@@ -28,7 +28,7 @@ type backendAnswer struct {
 }
 
 // askOne sends the request to one backend and judges its answer.
-func (f *Fanout) askOne(ctx context.Context, client *http.Request, b *pool.Backend, target string, header http.Header, body []byte, s *settings) backendAnswer {
+func (f *Fanout) askOne(ctx context.Context, client *http.Request, b *pool.Backend, target string, header http.Header, body []byte, s *settings, mem *roundBuffers) backendAnswer {
 	var reqBody io.Reader
 	if client.Method == http.MethodPost {
 		reqBody = bytes.NewReader(body)
@@ -62,7 +62,7 @@ func (f *Fanout) askOne(ctx context.Context, client *http.Request, b *pool.Backe
 			a.contributed = true
 			return a
 		}
-		data, err := readDecoded(resp, limit)
+		data, err := readDecoded(resp, limit, mem)
 		if err != nil {
 			return bodyErrorAnswer(client, a, err)
 		}
@@ -75,7 +75,7 @@ func (f *Fanout) askOne(ctx context.Context, client *http.Request, b *pool.Backe
 		a.outcome.Erred, a.outcome.Reason = true, pool.FanoutHTTP4xx
 		// Relayed as is, so read as sent: a compressed refusal stays
 		// compressed, with its Content-Encoding.
-		if data, err := readLimited(resp.Body, resp.ContentLength, limit); err == nil {
+		if data, err := readLimited(resp.Body, resp.ContentLength, limit, mem); err == nil {
 			a.header, a.body, a.relayable = resp.Header, data, true
 		}
 	default:
@@ -109,11 +109,16 @@ func errorAnswer(client *http.Request, b *pool.Backend, err error) backendAnswer
 }
 
 // bodyErrorAnswer turns an answer whose body could not be read into a
-// non-contribution: too large or not gzip as announced (the backend did
+// non-contribution: past the buffer budget (local), too large or not gzip
+// as announced (the backend did
 // answer 2xx, which passive health counts as a success), or a timeout or
 // transport error mid-body.
 func bodyErrorAnswer(client *http.Request, a backendAnswer, err error) backendAnswer {
 	switch {
+	case errors.Is(err, errBufferBudget):
+		// probegate's own limit: the backend did nothing wrong.
+		a.outcome = pool.Outcome{Erred: true, Reason: pool.FanoutLocal}
+		return a
 	case errors.Is(err, errResponseTooLarge):
 		a.outcome.Erred, a.outcome.Reason = true, pool.FanoutTooLarge
 		return a

@@ -45,6 +45,9 @@ type Fanout struct {
 	lastRound atomic.Pointer[RoundSummary]
 	// inFlight counts the rounds being served, for fanout.max_concurrent.
 	inFlight atomic.Int64
+	// buffers is what the rounds in flight buffer, for
+	// fanout.max_buffered_bytes.
+	buffers bufferBudget
 }
 
 // settings is one configuration generation of the fan-out.
@@ -137,13 +140,21 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.inFlight.Add(-1)
+	// Everything the round buffers is given back once its answer is
+	// written.
+	mem := &roundBuffers{budget: &f.buffers, limit: int64(s.fanout.MaxBufferedBytes)}
+	defer mem.release()
 	var body []byte
 	if r.Method == http.MethodPost {
 		var err error
-		if body, err = readRequestBody(w, r, int64(s.fanout.MaxRequestBytes)); err != nil {
+		if body, err = readRequestBody(w, r, int64(s.fanout.MaxRequestBytes), mem); err != nil {
 			status := http.StatusBadRequest
-			if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			switch tooLarge := (*http.MaxBytesError)(nil); {
+			case errors.As(err, &tooLarge):
 				status = http.StatusRequestEntityTooLarge
+			case errors.Is(err, errBufferBudget):
+				status = http.StatusServiceUnavailable
+				w.Header().Set("Retry-After", "1")
 			}
 			f.refuse(w, status, err.Error())
 			return
@@ -151,7 +162,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	selected, skippedBackends, configured, _ := f.pool.Selection()
-	answers := f.ask(r, selected, target, header, body, s)
+	answers := f.ask(r, selected, target, header, body, s, mem)
 
 	contributed := 0
 	bodies := make([][]byte, 0, len(answers))
@@ -190,10 +201,11 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		merged := s.merger.Merge(bodies)
-		w.Header().Set("Content-Length", strconv.Itoa(len(merged)))
+		// Written piece by piece from the answers' buffers: a merged
+		// copy would double what the round holds.
+		w.Header().Set("Content-Length", strconv.Itoa(s.merger.Size(bodies)))
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(merged)
+		_ = s.merger.WriteTo(w, bodies)
 	case contributed == 0 && relay != nil:
 		// Nobody contributed and a backend refused the request: the
 		// query is the client's to fix, so it gets the refusal as is,
@@ -220,7 +232,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // of them, bounded by fanout.timeout and the client's context. Each answer
 // is counted and fed to passive health as soon as it is in. The answers are
 // in the order of selected, which is config order.
-func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, header http.Header, body []byte, s *settings) []backendAnswer {
+func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, header http.Header, body []byte, s *settings, mem *roundBuffers) []backendAnswer {
 	var ctx context.Context
 	var cancel context.CancelFunc
 	if timeout := time.Duration(s.fanout.Timeout); timeout > 0 {
@@ -246,7 +258,7 @@ func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, h
 			if b.Authenticates() {
 				h = unauthenticated
 			}
-			answers[i] = f.askOne(ctx, r, b, target, h, body, s)
+			answers[i] = f.askOne(ctx, r, b, target, h, body, s, mem)
 			f.pool.RecordTraffic(b, answers[i].outcome)
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/textproto"
@@ -29,61 +28,29 @@ var errGzipBody = errors.New("body is not valid gzip")
 // Accept-Encoding is not forwarded), but a backend may gzip anyway: such a
 // body is decoded, and the limit applies to the decoded bytes, so a gzip
 // bomb is cut off like any other oversized answer.
-func readDecoded(resp *http.Response, limit int64) ([]byte, error) {
+func readDecoded(resp *http.Response, limit int64, mem *roundBuffers) ([]byte, error) {
 	if resp.Uncompressed || !strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
-		return readLimited(resp.Body, resp.ContentLength, limit)
+		return readLimited(resp.Body, resp.ContentLength, limit, mem)
 	}
 	zr, err := gzip.NewReader(resp.Body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errGzipBody, err)
 	}
-	return readLimited(zr, -1, limit)
-}
-
-// readLimited reads a body of at most limit bytes (0: no limit), whose
-// length is contentLength or -1 when unknown. It stops reading at the
-// limit, so a backend streaming without end costs limit bytes of memory,
-// not what it sends.
-func readLimited(body io.Reader, contentLength, limit int64) ([]byte, error) {
-	if limit > 0 && contentLength > limit {
-		return nil, errResponseTooLarge
-	}
-	if limit > 0 {
-		body = io.LimitReader(body, limit+1)
-	}
-	// With the length known, one allocation with room for the final read
-	// that sees the end of the body.
-	size := 512
-	if contentLength >= 0 {
-		size = int(contentLength) + 1
-	}
-	buf := make([]byte, 0, size)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if limit > 0 && int64(len(buf)) > limit {
-			return nil, errResponseTooLarge
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+	return readLimited(zr, -1, limit, mem)
 }
 
 // readRequestBody buffers a POST body of at most limit bytes (0: no limit)
-// so that it can be sent to every backend.
-func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+// so that it can be sent to every backend. The buffer comes from the
+// round's budget like the answers'.
+func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64, mem *roundBuffers) ([]byte, error) {
 	body := r.Body
 	if limit > 0 {
 		body = http.MaxBytesReader(w, r.Body, limit)
 	}
-	data, err := io.ReadAll(body)
+	data, err := readLimited(body, r.ContentLength, 0, mem)
+	if errors.Is(err, errBufferBudget) {
+		return nil, err
+	}
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {

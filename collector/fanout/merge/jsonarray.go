@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 )
 
 // JSONArray expects every backend to answer one JSON array and
@@ -34,9 +35,22 @@ func (JSONArray) Validate(body []byte) error {
 }
 
 // Merge implements Merger: one array of every element.
-func (JSONArray) Merge(bodies [][]byte) []byte {
-	out := make([]byte, 0, mergedSize(bodies))
-	out = append(out, '[')
+func (JSONArray) Merge(bodies [][]byte) []byte { return jsonArrayPieces.merged(bodies) }
+
+// Size implements Merger.
+func (JSONArray) Size(bodies [][]byte) int { return jsonArrayPieces.size(bodies) }
+
+// WriteTo implements Merger.
+func (JSONArray) WriteTo(w io.Writer, bodies [][]byte) error {
+	return jsonArrayPieces.writeTo(w, bodies)
+}
+
+// jsonArrayPieces are "[", the elements of each array with "," between
+// arrays that have any, and "]".
+var jsonArrayPieces pieces = func(bodies [][]byte, yield func([]byte) bool) {
+	if !yield(openBracket) {
+		return
+	}
 	first := true
 	for _, body := range bodies {
 		array := bytes.TrimSpace(body)
@@ -44,20 +58,13 @@ func (JSONArray) Merge(bodies [][]byte) []byte {
 		if len(elements) == 0 {
 			continue
 		}
-		if !first {
-			out = append(out, ',')
+		if !first && !yield(comma) {
+			return
 		}
 		first = false
-		out = append(out, elements...)
+		if !yield(elements) {
+			return
+		}
 	}
-	return append(out, ']')
-}
-
-// mergedSize bounds the size of the merged bodies, separators included.
-func mergedSize(bodies [][]byte) int {
-	size := 2
-	for _, b := range bodies {
-		size += len(b) + 1
-	}
-	return size
+	yield(closeBracket)
 }

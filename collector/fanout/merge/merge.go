@@ -10,6 +10,7 @@ package merge
 
 import (
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -24,7 +25,50 @@ type Merger interface {
 	Validate(body []byte) error
 	// Merge joins bodies that passed Validate, in the order given.
 	Merge(bodies [][]byte) []byte
+	// Size is the length of what Merge returns, without merging.
+	Size(bodies [][]byte) int
+	// WriteTo writes what Merge returns to w without copying the bodies
+	// into one buffer.
+	WriteTo(w io.Writer, bodies [][]byte) error
 }
+
+// pieces is how a format merges: it yields the pieces of the merged
+// answer, slices of the bodies and separators, in order, until yield
+// returns false. Merge, Size and WriteTo all walk it, so they cannot
+// disagree.
+type pieces func(bodies [][]byte, yield func([]byte) bool)
+
+// merged is what Merge returns.
+func (p pieces) merged(bodies [][]byte) []byte {
+	out := make([]byte, 0, p.size(bodies))
+	p(bodies, func(b []byte) bool { out = append(out, b...); return true })
+	return out
+}
+
+// size is the length of the merged answer.
+func (p pieces) size(bodies [][]byte) int {
+	n := 0
+	p(bodies, func(b []byte) bool { n += len(b); return true })
+	return n
+}
+
+// writeTo writes the merged answer to w, stopping at the first error.
+func (p pieces) writeTo(w io.Writer, bodies [][]byte) error {
+	var err error
+	p(bodies, func(b []byte) bool {
+		_, err = w.Write(b)
+		return err == nil
+	})
+	return err
+}
+
+// The separators the formats put between pieces.
+var (
+	openBracket  = []byte{'['}
+	closeBracket = []byte{']'}
+	comma        = []byte{','}
+	newline      = []byte{'\n'}
+)
 
 // Default is the name of the format used when fanout.merge is not set.
 const Default = "json_array"

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -152,4 +153,24 @@ func FuzzMergeJSONArray(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSizeAndWriteToAgreeWithMerge: the streamed answer and its
+// Content-Length are exactly what Merge builds.
+func TestSizeAndWriteToAgreeWithMerge(t *testing.T) {
+	for _, m := range all() {
+		for _, bodies := range [][]string{nil, {`[1,2]`, ` [] `, "\n[\"b\"]\n"}, {"{\"a\":1}\n\n{\"b\":2}\r\n", "", "[3]"}} {
+			valid := mergeTestBodies()
+			for _, b := range bodies {
+				if m.Validate([]byte(b)) == nil {
+					valid = append(valid, []byte(b))
+				}
+			}
+			want := m.Merge(valid)
+			var buf bytes.Buffer
+			if err := m.WriteTo(&buf, valid); err != nil || buf.String() != string(want) || m.Size(valid) != len(want) {
+				t.Errorf("%s of %q: WriteTo %q (%v), Size %d; want %q, %d", m.Name(), bodies, buf.String(), err, m.Size(valid), want, len(want))
+			}
+		}
+	}
 }

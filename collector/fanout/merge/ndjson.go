@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 )
 
 // NDJSON expects newline-delimited JSON and concatenates the lines.
@@ -28,18 +29,26 @@ func (NDJSON) Validate(body []byte) error {
 }
 
 // Merge implements Merger: every non-blank line, each ending in a newline.
-func (NDJSON) Merge(bodies [][]byte) []byte {
-	out := make([]byte, 0, mergedSize(bodies))
+func (NDJSON) Merge(bodies [][]byte) []byte { return ndjsonPieces.merged(bodies) }
+
+// Size implements Merger.
+func (NDJSON) Size(bodies [][]byte) int { return ndjsonPieces.size(bodies) }
+
+// WriteTo implements Merger.
+func (NDJSON) WriteTo(w io.Writer, bodies [][]byte) error { return ndjsonPieces.writeTo(w, bodies) }
+
+// ndjsonPieces are every non-blank line, trimmed, each followed by a
+// newline.
+var ndjsonPieces pieces = func(bodies [][]byte, yield func([]byte) bool) {
 	for _, body := range bodies {
 		for len(body) > 0 {
 			var line []byte
 			line, body = nextLine(body)
-			if len(line) > 0 {
-				out = append(append(out, line...), '\n')
+			if len(line) > 0 && (!yield(line) || !yield(newline)) {
+				return
 			}
 		}
 	}
-	return out
 }
 
 // nextLine splits off the first line of body, without its line ending and
