@@ -229,8 +229,8 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // ask sends the request to every selected backend at once and waits for all
-// of them, bounded by fanout.timeout and the client's context. Each answer
-// is counted and fed to passive health as soon as it is in. The answers are
+// of them, bounded by fanout.timeout and the client's context. The answers
+// are counted and fed to passive health when all are in (charge). The answers are
 // in the order of selected, which is config order.
 func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, header http.Header, body []byte, s *settings, mem *roundBuffers) []backendAnswer {
 	var ctx context.Context
@@ -259,11 +259,37 @@ func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, h
 				h = unauthenticated
 			}
 			answers[i] = f.askOne(ctx, r, b, target, h, body, s, mem)
-			f.pool.RecordTraffic(b, answers[i].outcome)
 		})
 	}
 	wg.Wait()
+	f.charge(answers)
 	return answers
+}
+
+// charge hands each answer's outcome to the pool once the round is in. A
+// failure is charged to its backend only when another backend asked in
+// the same round succeeded, or when it was the only one asked: when every
+// backend fails alike, the query is the likelier culprit (or an outage,
+// which the probes judge), so such a round charges nobody and is counted.
+func (f *Fanout) charge(answers []backendAnswer) {
+	succeeded, failed := false, false
+	for _, a := range answers {
+		switch o := a.outcome; {
+		case o.Failed:
+			failed = true
+		case o.Reason != pool.FanoutLocal || !o.Erred:
+			succeeded = true
+		}
+	}
+	correlated := failed && !succeeded && len(answers) > 1
+	if correlated && f.metrics != nil {
+		f.metrics.CorrelatedFailures.Inc()
+	}
+	for i := range answers {
+		o := answers[i].outcome
+		o.Correlated = correlated && o.Failed
+		f.pool.RecordTraffic(answers[i].backend, o)
+	}
 }
 
 // observe counts a finished round and remembers it for /healthz. A round

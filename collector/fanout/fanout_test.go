@@ -734,13 +734,16 @@ func TestPassiveHealthNeverEjectsMoreThanMaxEjectedPercent(t *testing.T) {
 		backends    int
 		percent     float64
 		wantEjected int
-	}{{3, 50, 1}, {4, 50, 2}, {1, 50, 0}, {1, 100, 1}, {3, 0, 0}} {
-		t.Run(fmt.Sprintf("%d backends %v%%", c.backends, c.percent), func(t *testing.T) {
+	}{{3, 50, 2}, {4, 50, 2}, {1, 40, 0}, {1, 100, 1}, {3, 0, 0}} {
+		t.Run(fmt.Sprintf("%d failing backends %v%%", c.backends, c.percent), func(t *testing.T) {
 			passive := config.PassiveHealth{Enabled: true, Window: model.Duration(time.Minute), MaxFailures: 2, MaxEjectedPercent: c.percent}
 			var backends []*backend
 			for range c.backends {
 				backends = append(backends, serve(t, answer(503, ``)))
 			}
+			// One backend that succeeds, so that the failures are charged
+			// (a round where all fail charges nobody).
+			backends = append(backends, serve(t, answer(200, `[]`)))
 			rig := setup(t, options{passive: passive}, backends...)
 			// Rounds run concurrently, as well as the backends of each:
 			// counting the ejected and ejecting one more is one step.

@@ -27,6 +27,9 @@ type Metrics struct {
 	// QuorumFailures counts rounds answered 503 because fewer backends
 	// contributed than fanout.min_contributors asks for.
 	QuorumFailures prometheus.Counter
+	// CorrelatedFailures counts rounds in which every backend asked
+	// failed, so that no failure was charged to a backend.
+	CorrelatedFailures prometheus.Counter
 }
 
 // NewMetrics creates the fan-out's metrics and registers them with reg.
@@ -60,6 +63,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "probegate_fanout_quorum_failures_total",
 		Help: "Fan-out requests answered 503 because fewer backends contributed than fanout.min_contributors asks for.",
 	})
-	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, rejected, m.QuorumFailures)
+	m.CorrelatedFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "probegate_fanout_correlated_failures_total",
+		Help: "Fan-out requests in which every backend asked failed alike: none of the failures fed passive health or outlier detection.",
+	})
+	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, rejected, m.QuorumFailures, m.CorrelatedFailures)
 	return m
 }

@@ -82,6 +82,10 @@ type Outcome struct {
 	// 429 or a 5xx other than 501. Any other answer is a success, even one
 	// that did not contribute.
 	Failed bool
+	// Correlated is a failure in a round where every backend asked
+	// failed: the request's fault, or an outage the probes judge. It is
+	// counted as an error and judges nobody.
+	Correlated bool
 }
 
 // recordTraffic counts one fan-out outcome and, with passive health on,
@@ -94,7 +98,7 @@ func (b *Backend) recordTraffic(o Outcome, now time.Time, p config.PassiveHealth
 	if o.Erred {
 		b.traffic.errors[o.Reason]++
 	}
-	if !p.Enabled || o.Reason == FanoutLocal {
+	if !p.Enabled || o.Reason == FanoutLocal || o.Correlated {
 		return false
 	}
 	counts := b.traffic.window.Record(now, time.Duration(p.Window), o.Failed)
