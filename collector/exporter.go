@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/pool"
 )
 
@@ -46,6 +47,8 @@ type exporter struct {
 	toPairs            [health.NumStates]*dto.LabelPair
 	failureReasonPairs [health.NumReasons]*dto.LabelPair
 	fanoutReasonPairs  [pool.NumFanoutReasons]*dto.LabelPair
+	outlierReasonPairs [outlier.NumReasons]*dto.LabelPair
+	enforcedPairs      [2]*dto.LabelPair
 
 	// The names of the per-backend labels, pointed to by every scrape's
 	// label pairs.
@@ -80,6 +83,9 @@ const (
 	familyProbeDuration
 	familyLastProbeDuration
 	familyCertExpiry
+	familyOutlierEjections
+	familyOutlierEjected
+	familyOutlierSuppressed
 	numFamilies
 )
 
@@ -146,6 +152,12 @@ func newExporter(backends *pool.Pool) *exporter {
 		"Fan-out requests the backend did not contribute to, by reason.", "reason")
 	e.define(familyPassiveEjections, "passive_ejections_total", counter, 1,
 		"Times passive health took the backend out of service for failing real traffic.")
+	e.define(familyOutlierEjections, "outlier_ejections_total", counter, 2,
+		"Times outlier detection ejected the backend, by reason (failure, latency); enforced=\"false\" counts what a dry run would have done.", "enforced", "reason")
+	e.define(familyOutlierEjected, "backend_outlier_ejected", gauge, 1,
+		"Whether outlier detection holds the backend out of service (1).")
+	e.define(familyOutlierSuppressed, "outlier_ejections_suppressed_total", counter, 0,
+		"Outlier ejections not made because the readiness budget allowed no disruption, by reason; counted once a window per backend.", "reason")
 	e.define(familyBackendsByState, "backends", gauge, 0,
 		"Configured backends per health state.", "state")
 	e.define(familyConfigured, "backends_configured", gauge, 0,
@@ -175,7 +187,18 @@ func newExporter(backends *pool.Pool) *exporter {
 	for _, r := range e.fanoutReasons {
 		e.fanoutReasonPairs[r] = fixedLabelPair("reason", r.String())
 	}
+	for _, r := range outlier.Reasons() {
+		e.outlierReasonPairs[r] = fixedLabelPair("reason", r.String())
+	}
+	e.enforcedPairs = [2]*dto.LabelPair{fixedLabelPair("enforced", "false"), fixedLabelPair("enforced", "true")}
 	return e
+}
+
+// exportedState reports whether the state has a series: ejected only
+// while outlier detection is on, since a feature that is off exports
+// nothing.
+func exportedState(st health.State, snap *pool.Snapshot) bool {
+	return st != health.StateEjected || snap.OutlierDetection
 }
 
 // define describes family f. Backend families (perBackend > 0) carry the
@@ -251,10 +274,17 @@ func (e *exporter) build(snap pool.Snapshot) *exportScrape {
 	var perState [health.NumStates]int
 	for _, b := range order {
 		perState[b.Health.State]++
-		e.addBackend(s, b)
+		e.addBackend(s, b, &snap)
 	}
 	for _, st := range e.states {
-		s.add(familyBackendsByState, float64(perState[st]), s.labels(e.statePairs[st]))
+		if exportedState(st, &snap) {
+			s.add(familyBackendsByState, float64(perState[st]), s.labels(e.statePairs[st]))
+		}
+	}
+	if snap.OutlierDetection {
+		for _, r := range outlier.Reasons() {
+			s.add(familyOutlierSuppressed, float64(snap.Suppressed[r]), s.labels(e.outlierReasonPairs[r]))
+		}
 	}
 	s.add(familyConfigured, float64(len(snap.Backends)), nil)
 	s.add(familyPoolInService, float64(snap.InService), nil)
@@ -265,7 +295,7 @@ func (e *exporter) build(snap pool.Snapshot) *exportScrape {
 }
 
 // addBackend adds the series of one backend, each family's in label order.
-func (e *exporter) addBackend(s *exportScrape, b *pool.BackendSnapshot) {
+func (e *exporter) addBackend(s *exportScrape, b *pool.BackendSnapshot, snap *pool.Snapshot) {
 	backend := s.pair(e.backendLabel, &b.Name)
 	only := s.labels(backend)
 
@@ -275,13 +305,17 @@ func (e *exporter) addBackend(s *exportScrape, b *pool.BackendSnapshot) {
 	}
 	s.add(familyProbeRefusals, float64(b.Refusals), only)
 	for _, st := range e.states {
-		s.add(familyState, metricBool(b.Health.State == st), s.labels(backend, e.statePairs[st]))
+		if exportedState(st, snap) {
+			s.add(familyState, metricBool(b.Health.State == st), s.labels(backend, e.statePairs[st]))
+		}
 	}
 	s.add(familyInService, metricBool(b.Health.InService()), only)
 	s.add(familyReachable, metricBool(b.Health.Reachable()), only)
 	s.add(familyVerified, metricBool(b.Health.Verified), only)
 	for _, st := range e.states {
-		s.add(familyTransitions, float64(b.Transitions[st]), s.labels(backend, e.toPairs[st]))
+		if exportedState(st, snap) {
+			s.add(familyTransitions, float64(b.Transitions[st]), s.labels(backend, e.toPairs[st]))
+		}
 	}
 	statusCode := 0
 	if b.LastProbe != nil {
@@ -307,6 +341,25 @@ func (e *exporter) addBackend(s *exportScrape, b *pool.BackendSnapshot) {
 		s.add(familyFanoutErrors, float64(b.Traffic.Errors[r]), s.labels(backend, e.fanoutReasonPairs[r]))
 	}
 	s.add(familyPassiveEjections, float64(b.Traffic.Ejections), only)
+	if snap.OutlierDetection {
+		e.addOutlier(s, b, backend, snap.OutlierEnforcing)
+	}
+}
+
+// addOutlier adds a backend's outlier detection series: the ejections of
+// the mode in force for every reason, and of the other mode only once it
+// counted any (after a reload switched modes), so that a dry run does not
+// double the series.
+func (e *exporter) addOutlier(s *exportScrape, b *pool.BackendSnapshot, backend *dto.LabelPair, enforcing bool) {
+	for enforced := range 2 {
+		mode := enforced == 1
+		for _, r := range outlier.Reasons() {
+			if n := b.Outlier.Ejections[r][enforced]; n > 0 || mode == enforcing {
+				s.add(familyOutlierEjections, float64(n), s.labels(backend, e.enforcedPairs[enforced], e.outlierReasonPairs[r]))
+			}
+		}
+	}
+	s.add(familyOutlierEjected, metricBool(b.Outlier.Ejected && b.Outlier.Enforced), s.labels(backend))
 }
 
 // metricBool is the 0/1 value of a boolean gauge.

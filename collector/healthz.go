@@ -40,6 +40,18 @@ type healthzBackend struct {
 	Since           *string           `json:"since"`
 	DowntimeSeconds float64           `json:"downtime_seconds"`
 	Maintenance     *pool.Maintenance `json:"maintenance,omitempty"`
+	// Ejection is set while outlier detection holds the backend out, or
+	// a dry run would.
+	Ejection *healthzEjection `json:"ejection,omitempty"`
+}
+
+// healthzEjection is an outlier ejection: why, since and until when, and
+// whether it is enforced (false: a dry run's record).
+type healthzEjection struct {
+	Reason   string `json:"reason"`
+	Since    string `json:"since"`
+	Until    string `json:"until"`
+	Enforced bool   `json:"enforced"`
 }
 
 // healthzLastProbe keeps reason and error as empty strings rather than
@@ -146,6 +158,10 @@ func newHealthzReport(s pool.Snapshot, round *fanout.RoundSummary) healthzReport
 			ConsecutiveGood:  b.Health.Good,
 			DowntimeSeconds:  b.DowntimeAt(s.Time).Seconds(),
 			Maintenance:      b.Maintenance,
+		}
+		if o := b.Outlier; o.Ejected {
+			report.Backends[i].Ejection = &healthzEjection{Reason: o.Reason.String(), Since: formatHealthzTime(o.Since),
+				Until: formatHealthzTime(o.Until), Enforced: o.Enforced}
 		}
 		if !b.Since.IsZero() {
 			since := formatHealthzTime(b.Since)

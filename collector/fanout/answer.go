@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"syscall"
+	"time"
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
@@ -25,6 +26,9 @@ type backendAnswer struct {
 	header    http.Header
 	body      []byte
 	relayable bool
+	// latency is how long the backend took, from sending the request to
+	// the end of the body read.
+	latency time.Duration
 }
 
 // askOne sends the request to one backend and judges its answer.

@@ -258,7 +258,9 @@ func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, h
 			if b.Authenticates() {
 				h = unauthenticated
 			}
+			began := f.now()
 			answers[i] = f.askOne(ctx, r, b, target, h, body, s, mem)
+			answers[i].latency = f.now().Sub(began)
 		})
 	}
 	wg.Wait()
@@ -285,11 +287,14 @@ func (f *Fanout) charge(answers []backendAnswer) {
 	if correlated && f.metrics != nil {
 		f.metrics.CorrelatedFailures.Inc()
 	}
+	samples := make([]pool.RoundSample, len(answers))
 	for i := range answers {
 		o := answers[i].outcome
 		o.Correlated = correlated && o.Failed
 		f.pool.RecordTraffic(answers[i].backend, o)
+		samples[i] = pool.RoundSample{Backend: answers[i].backend, Outcome: o, Latency: answers[i].latency}
 	}
+	f.pool.RecordRound(samples)
 }
 
 // observe counts a finished round and remembers it for /healthz. A round

@@ -68,6 +68,8 @@ func skippedMissingReason(s health.State) string {
 	switch s {
 	case health.StateMaintenance:
 		return "maintenance"
+	case health.StateEjected:
+		return "ejected"
 	default:
 		return "unhealthy"
 	}

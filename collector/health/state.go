@@ -19,17 +19,22 @@ const (
 	// (docs/design.md, "Maintenance"). The state machine never enters it:
 	// it is an overlay over the probe-derived state, kept by the pool.
 	StateMaintenance
+	// StateEjected is out of service because outlier detection found it
+	// doing much worse than its peers in the same fan-out rounds
+	// (docs/design.md, "The fan-out as a control group"). Like
+	// maintenance it is an overlay kept by the pool.
+	StateEjected
 	// NumStates is the number of states, for arrays indexed by State.
 	NumStates
 )
 
-var stateNames = [NumStates]string{"unknown", "healthy", "unhealthy", "probe_unsupported", "maintenance"}
+var stateNames = [NumStates]string{"unknown", "healthy", "unhealthy", "probe_unsupported", "maintenance", "ejected"}
 
 func (s State) String() string { return stateNames[s] }
 
 // States lists every state in a stable order, for state-set metrics.
 func States() []State {
-	return []State{StateUnknown, StateHealthy, StateUnhealthy, StateProbeUnsupported, StateMaintenance}
+	return []State{StateUnknown, StateHealthy, StateUnhealthy, StateProbeUnsupported, StateMaintenance, StateEjected}
 }
 
 // Thresholds are the configured fall (Failures) and rise (Successes) counts.
@@ -66,7 +71,9 @@ type Health struct {
 func (h Health) Reachable() bool { return !h.Unreachable }
 
 // InService reports whether the backend may receive traffic.
-func (h Health) InService() bool { return h.State != StateUnhealthy && h.State != StateMaintenance }
+func (h Health) InService() bool {
+	return h.State != StateUnhealthy && h.State != StateMaintenance && h.State != StateEjected
+}
 
 // Step feeds one probe result through the state machine.
 func (h Health) Step(r Result, t Thresholds) Health {

@@ -49,6 +49,9 @@ type Backend struct {
 	// maintenance is set while an operator holds the backend out of
 	// service; health keeps stepping underneath (maintenance.go).
 	maintenance *Maintenance
+	// outlier is outlier detection's window and ejection (outlier.go);
+	// an enforced ejection is an overlay like maintenance.
+	outlier outlierState
 }
 
 // BackendSnapshot is a consistent copy of a backend at one moment.
@@ -83,6 +86,8 @@ type BackendSnapshot struct {
 	// History is the backend's last probe results, oldest first; only
 	// Pool.SnapshotWithHistory fills it.
 	History []ProbeRecord
+	// Outlier is the backend's outlier detection state.
+	Outlier OutlierSnapshot
 }
 
 func (b *Backend) thresholds() health.Thresholds {
@@ -115,12 +120,17 @@ func (b *Backend) Record(r health.Result) {
 	case health.ClassRefused:
 		b.refusals++
 	}
-	inMaintenance := b.maintenance != nil
+	// An overlay (maintenance, an outlier ejection) hides the change.
+	inMaintenance := b.maintenance != nil || b.outlierEjectedLocked()
 	if to != from && !inMaintenance {
 		b.noteProbeTransitionLocked(before, b.health, b.clock(), &r)
 	}
 	verified := b.health.Verified
+	readmitted := b.outlierProbeLocked(r, b.clock())
 	b.mu.Unlock()
+	if readmitted {
+		b.transitioned()
+	}
 	switch {
 	case to != from && inMaintenance:
 		b.logHiddenTransition(from, to, r)
@@ -179,6 +189,7 @@ func (b *Backend) snapshotLocked() BackendSnapshot {
 
 		ProbeDurations: b.stats.durations,
 		TLSCertExpiry:  b.stats.certExpiry,
+		Outlier:        b.outlierSnapshotLocked(),
 	}
 	if b.probed {
 		last := b.last
@@ -210,6 +221,7 @@ func (b *Backend) inheritLocked(prev *Backend) {
 	b.downtime = prev.downtime
 	b.stats = prev.stats
 	b.maintenance = prev.maintenance
+	b.outlier = prev.outlier
 }
 
 // Authenticates reports whether the backend's client configuration sends

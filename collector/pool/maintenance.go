@@ -220,8 +220,11 @@ func (b *Backend) probeHealth() health.Health {
 // in state maintenance while it is in maintenance. The caller holds mu.
 func (b *Backend) observedLocked() health.Health {
 	h := b.health
-	if b.maintenance != nil {
+	switch {
+	case b.maintenance != nil:
 		h.State = health.StateMaintenance
+	case b.outlierEjectedLocked():
+		h.State = health.StateEjected
 	}
 	return h
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/httpclient"
+	"github.com/probegate/probegate/collector/outlier"
 )
 
 // Pool is the set of backends in config order, with the selection,
@@ -53,6 +54,11 @@ type Pool struct {
 	maint maintenanceEntries
 	// transitionLog is the last state changes of every backend.
 	transitionLog *transitionLog
+
+	// outlierMu makes judging a round one step at a time, so that two
+	// rounds cannot both spend the last disruption the budget allows.
+	outlierMu sync.Mutex
+	outliers  outlierPool
 }
 
 // Snapshot is a consistent view of the pool for /healthz and /metrics.
@@ -70,6 +76,11 @@ type Snapshot struct {
 	// Transitions is the pool's last state changes, newest first; only
 	// SnapshotWithHistory fills it.
 	Transitions []Transition
+	// OutlierDetection is whether outlier detection judges the fan-out's
+	// rounds; Suppressed counts the ejections the budget did not allow.
+	OutlierDetection bool
+	OutlierEnforcing bool
+	Suppressed       [outlier.NumReasons]uint64
 }
 
 // New returns an empty pool. A nil logger logs nothing and a nil now is
@@ -232,6 +243,7 @@ func (p *Pool) Select() (selected []*Backend, configured int, failOpen bool) {
 func (p *Pool) Selection() (selected, skipped []*Backend, configured int, failOpen bool) {
 	p.readmitElapsed(p.now())
 	p.expireMaintenance(p.now())
+	p.readmitOutliers(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	selected = make([]*Backend, 0, len(p.backends))
@@ -270,6 +282,7 @@ func failsOpen(inService, configured int, panicThreshold float64) bool {
 // Budget is the readiness budget of the pool now.
 func (p *Pool) Budget() Budget {
 	p.expireMaintenance(p.now())
+	p.readmitOutliers(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	inService := 0
@@ -289,10 +302,12 @@ func (p *Pool) Snapshot() Snapshot {
 func (p *Pool) snapshot(withHistory bool) Snapshot {
 	now := p.now()
 	p.expireMaintenance(now)
+	p.readmitOutliers(now)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	s := Snapshot{Backends: make([]BackendSnapshot, len(p.backends)), Time: now,
-		PanicThreshold: p.settings.PanicThreshold, PassiveHealth: p.settings.Passive.Enabled}
+		PanicThreshold: p.settings.PanicThreshold, PassiveHealth: p.settings.Passive.Enabled,
+		OutlierDetection: p.settings.Outlier.Enabled, OutlierEnforcing: p.settings.Outlier.Enforcing, Suppressed: p.Suppressed()}
 	for i, b := range p.backends {
 		if withHistory {
 			s.Backends[i] = b.snapshotWithHistory()

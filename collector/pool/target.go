@@ -26,9 +26,14 @@ type Settings struct {
 	Readiness      config.Readiness
 	// Passive is passive health: ejecting backends that fail real traffic.
 	Passive config.PassiveHealth
+	// Outlier is outlier detection over the fan-out's rounds; it is on
+	// only when the fan-out is too.
+	Outlier config.OutlierDetection
 }
 
 // SettingsOf are the pool settings of a configuration.
 func SettingsOf(cfg *config.Config) Settings {
-	return Settings{PanicThreshold: cfg.Pool.PanicThreshold, Readiness: cfg.Readiness, Passive: cfg.PassiveHealth}
+	outlier := cfg.Fanout.OutlierDetection
+	outlier.Enabled = outlier.Enabled && cfg.Fanout.Enabled
+	return Settings{PanicThreshold: cfg.Pool.PanicThreshold, Readiness: cfg.Readiness, Passive: cfg.PassiveHealth, Outlier: outlier}
 }

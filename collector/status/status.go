@@ -146,6 +146,9 @@ type backendRow struct {
 	Window               *pool.WindowCounts
 	Maintenance          string
 	History              historyView
+	// Ejection says why outlier detection ejected the backend and until
+	// when, or what a dry run would have done; empty otherwise.
+	Ejection string
 }
 
 type probeView struct {
@@ -195,6 +198,12 @@ func newView(o Options, refresh time.Duration) view {
 		}
 		if m := b.Maintenance; m != nil {
 			row.Maintenance = m.Reason + " (by " + m.By + ")"
+		}
+		if o := b.Outlier; o.Ejected {
+			row.Ejection = "outlier: " + o.Reason.String() + ", until " + o.Until.UTC().Format(time.RFC3339)
+			if !o.Enforced {
+				row.Ejection = "dry run would eject: " + o.Reason.String()
+			}
 		}
 		for _, n := range b.Failures {
 			row.Failures += n

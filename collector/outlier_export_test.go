@@ -1,0 +1,56 @@
+package collector
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
+)
+
+// TestOutlierSeriesOnlyWhenOn: with outlier detection off there is no
+// state="ejected" series and no outlier family; on, each backend has
+// them, with the ejections of the mode in force pre-initialised, and an
+// ejected backend shows in the state set.
+func TestOutlierSeriesOnlyWhenOn(t *testing.T) {
+	cfg := exporterTestConfig("a", "b")
+	off := exporterTestText(t, NewExporter(exporterTestPool(t, cfg)))
+	for _, name := range []string{`state="ejected"`, `to="ejected"`, "outlier"} {
+		if strings.Contains(off, name) {
+			t.Errorf("outlier detection off, yet %s is exported:\n%s", name, off)
+		}
+	}
+
+	cfg.Fanout.Enabled = true
+	cfg.Fanout.OutlierDetection = config.DefaultOutlierDetection()
+	cfg.Fanout.OutlierDetection.Enabled = true
+	cfg.Fanout.OutlierDetection.MinRounds = 3
+	p := exporterTestPool(t, cfg)
+	a, b := p.Backends()[0], p.Backends()[1]
+	for range 3 {
+		p.RecordRound([]pool.RoundSample{
+			{Backend: a, Outcome: pool.Outcome{Erred: true, Failed: true, Reason: pool.FanoutHTTP5xx}, Latency: time.Millisecond},
+			{Backend: b, Latency: time.Millisecond},
+		})
+	}
+	got := exporterTestText(t, NewExporter(p), "probegate_outlier_ejections_total", "probegate_backend_outlier_ejected",
+		"probegate_outlier_ejections_suppressed_total", "probegate_backend_state")
+	for _, want := range []string{
+		`probegate_outlier_ejections_total{backend="a",enforced="true",reason="failure"} 1`,
+		`probegate_outlier_ejections_total{backend="a",enforced="true",reason="latency"} 0`,
+		`probegate_outlier_ejections_total{backend="b",enforced="true",reason="failure"} 0`,
+		`probegate_backend_outlier_ejected{backend="a"} 1`,
+		`probegate_backend_outlier_ejected{backend="b"} 0`,
+		`probegate_outlier_ejections_suppressed_total{reason="failure"} 0`,
+		`probegate_backend_state{backend="a",state="ejected"} 1`,
+		`probegate_backend_state{backend="b",state="ejected"} 0`,
+	} {
+		if !strings.Contains(got, want+"\n") {
+			t.Errorf("missing %s in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `enforced="false"`) {
+		t.Errorf("a dry run's series exported while enforcing:\n%s", got)
+	}
+}

@@ -1,0 +1,340 @@
+package pool
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/outlier"
+)
+
+// This file is outlier detection's side of the pool: it feeds each
+// backend's window with the rounds the fan-out hands over, judges the
+// backends in service against each other as every round completes, and
+// ejects an outlier (an overlay, as maintenance is) when the readiness
+// budget allows, or records what it would do when not enforcing. The
+// rules themselves are package outlier's.
+
+// RoundSample is one backend's part in a fan-out round, as outlier
+// detection sees it.
+type RoundSample struct {
+	Backend *Backend
+	Outcome Outcome
+	// Latency is how long the backend took to answer, body included.
+	Latency time.Duration
+}
+
+// outlierState is what a backend keeps for outlier detection, guarded by
+// its mutex.
+type outlierState struct {
+	stats    outlier.Stats
+	ejection outlier.Ejection
+	// enforced is set while the ejection takes the backend out of
+	// service; an ejection that is not enforced is a dry run's record.
+	enforced bool
+	// good counts the consecutive ok probes since the ejection began.
+	good int
+	// suppressedAt is when an ejection of the backend was last
+	// suppressed, so that a lasting outlier is counted once a window.
+	suppressedAt time.Time
+	// ejections counts ejections by reason, enforced ([1]) or not ([0]).
+	ejections [outlier.NumReasons][2]uint64
+}
+
+// OutlierSnapshot is a backend's outlier detection state.
+type OutlierSnapshot struct {
+	// Ejected is set while outlier detection holds the backend out (or,
+	// in a dry run, would).
+	Ejected bool
+	// Enforced is false for a dry run's ejection.
+	Enforced bool
+	Reason   outlier.Reason
+	// Since is when the ejection began and Until when it has been
+	// served; readmission also needs ok probes.
+	Since, Until time.Time
+	// Ejections counts ejections by reason, not enforced ([0]) and
+	// enforced ([1]).
+	Ejections [outlier.NumReasons][2]uint64
+}
+
+// outlierPool is the pool's part: one judgement at a time, the judge's
+// scratch space, and the suppressions by reason.
+type outlierPool struct {
+	judge      outlier.Judge
+	summaries  []outlier.Summary
+	verdicts   []outlier.Verdict
+	judged     []*Backend
+	suppressed [outlier.NumReasons]atomic.Uint64
+	// due is the Unix time in nanoseconds of the earliest end of an
+	// ejection, 0 when none is pending.
+	due atomic.Int64
+}
+
+// RecordRound hands outlier detection a finished round and judges the
+// backends in service. Local outcomes and correlated failures say nothing
+// about a backend and are left out.
+func (p *Pool) RecordRound(samples []RoundSample) {
+	p.mu.RLock()
+	cfg := p.settings.Outlier
+	backends := p.backends
+	readiness := p.settings.Readiness
+	p.mu.RUnlock()
+	if !cfg.Enabled {
+		return
+	}
+	s := outlier.SettingsOf(cfg)
+	now := p.now()
+	p.outlierMu.Lock()
+	defer p.outlierMu.Unlock()
+	for _, sample := range samples {
+		if o := sample.Outcome; o.Reason == FanoutLocal && o.Erred || o.Correlated {
+			continue
+		}
+		sample.Backend.recordRound(now, s.Window, sample.Outcome.Failed, sample.Latency)
+	}
+
+	o := &p.outliers
+	o.summaries, o.judged = o.summaries[:0], o.judged[:0]
+	inService := 0
+	for _, b := range backends {
+		sum, judged, in := b.outlierSummary(now, s)
+		if in {
+			inService++
+		}
+		if judged {
+			o.summaries = append(o.summaries, sum)
+			o.judged = append(o.judged, b)
+		}
+	}
+	if cap(o.verdicts) < len(o.summaries) {
+		o.verdicts = make([]outlier.Verdict, len(o.summaries))
+	}
+	o.verdicts = o.verdicts[:len(o.summaries)]
+	o.judge.Run(o.summaries, s, o.verdicts)
+	desired := ComputeBudget(readiness, len(backends), inService).DesiredHealthy
+	for i, v := range o.verdicts {
+		if !v.Outlier {
+			continue
+		}
+		b := o.judged[i]
+		if cfg.Enforcing && inService-1 < desired {
+			p.suppressOutlier(b, v, now, s, inService, desired)
+			continue
+		}
+		if p.ejectOutlier(b, v, now, s, cfg.Enforcing) && cfg.Enforcing {
+			inService--
+		}
+	}
+}
+
+// ejectOutlier ejects b for verdict v, or records that a dry run would.
+func (p *Pool) ejectOutlier(b *Backend, v outlier.Verdict, now time.Time, s outlier.Settings, enforce bool) bool {
+	b.mu.Lock()
+	if b.outlier.ejection.Ejected {
+		b.mu.Unlock()
+		return false
+	}
+	before := b.observedLocked()
+	d := b.outlier.ejection.Eject(now, v.Reason, s)
+	b.outlier.enforced = enforce
+	b.outlier.good = 0
+	b.outlier.stats.Reset()
+	b.outlier.ejections[v.Reason][boolIndex(enforce)]++
+	if enforce {
+		b.noteTransitionLocked(before, b.observedLocked(), now)
+	}
+	until := b.outlier.ejection.Until
+	b.mu.Unlock()
+	p.scheduleOutlierReadmission(until)
+	keyvals := []any{"backend", b.Name, "url", b.URL, "reason", v.Reason, "value", v.Value, "peer_median", v.PeerMedian,
+		"ejection", d, "consecutive", b.outlierMultiplier()}
+	if !enforce {
+		level.Warn(p.logger).Log(append([]any{"msg", "Outlier detection would eject the backend (dry run: nothing changes)"}, keyvals...)...)
+		return true
+	}
+	level.Warn(p.logger).Log(append([]any{"msg", "Backend ejected by outlier detection", "from", before.State, "to", health.StateEjected}, keyvals...)...)
+	b.transitioned()
+	return true
+}
+
+// suppressOutlier records an ejection the readiness budget did not allow,
+// once a window per backend.
+func (p *Pool) suppressOutlier(b *Backend, v outlier.Verdict, now time.Time, s outlier.Settings, inService, desired int) {
+	b.mu.Lock()
+	last := b.outlier.suppressedAt
+	first := last.IsZero() || now.Sub(last) >= s.Window || now.Before(last)
+	if first {
+		b.outlier.suppressedAt = now
+	}
+	b.mu.Unlock()
+	if !first {
+		return
+	}
+	p.outliers.suppressed[v.Reason].Add(1)
+	level.Warn(p.logger).Log("msg", "Outlier detection did not eject the backend: the readiness budget allows no disruption",
+		"backend", b.Name, "url", b.URL, "reason", v.Reason, "value", v.Value, "peer_median", v.PeerMedian,
+		"in_service", inService, "desired_healthy", desired)
+}
+
+// scheduleOutlierReadmission makes sure a readmission scan runs at until.
+func (p *Pool) scheduleOutlierReadmission(until time.Time) {
+	at := until.UnixNano()
+	for {
+		current := p.outliers.due.Load()
+		if current != 0 && current <= at {
+			return
+		}
+		if p.outliers.due.CompareAndSwap(current, at) {
+			return
+		}
+	}
+}
+
+// readmitOutliers ends the ejections that have been served and need no
+// more ok probes. Until the earliest is due it costs one atomic load, so
+// selections, budgets and snapshots all run it.
+func (p *Pool) readmitOutliers(now time.Time) {
+	if due := p.outliers.due.Load(); due == 0 || now.UnixNano() < due {
+		return
+	}
+	p.mu.RLock()
+	backends := p.backends
+	p.mu.RUnlock()
+	var next time.Time
+	for _, b := range backends {
+		if until, pending := b.readmitOutlier(now); pending && (next.IsZero() || until.Before(next)) {
+			next = until
+		}
+	}
+	p.outliers.due.Store(0)
+	if !next.IsZero() {
+		p.scheduleOutlierReadmission(next)
+	}
+}
+
+// recordRound adds one round to the backend's window.
+func (b *Backend) recordRound(now time.Time, window time.Duration, failed bool, latency time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.outlier.ejection.Ejected {
+		b.outlier.stats.Record(now, window, failed, latency)
+	}
+}
+
+// outlierSummary is the backend's window for judging, whether it is
+// judged (in service and not ejected, also by a dry run) and whether it is
+// in service.
+func (b *Backend) outlierSummary(now time.Time, s outlier.Settings) (sum outlier.Summary, judged, inService bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	inService = b.observedLocked().InService()
+	b.outlier.ejection.Decay(now, s)
+	if !inService || b.outlier.ejection.Ejected {
+		return outlier.Summary{}, false, inService
+	}
+	return b.outlier.stats.Summary(now, s.Window), true, inService
+}
+
+// outlierProbe counts an ok probe toward the readmission of an ejected
+// backend, and readmits it once the ejection is served. The caller holds
+// b.mu; readmitted says whether the shown state changed.
+func (b *Backend) outlierProbeLocked(r health.Result, now time.Time) (readmitted bool) {
+	if !b.outlier.ejection.Ejected {
+		return false
+	}
+	if r.Class == health.ClassOK {
+		b.outlier.good++
+	} else {
+		b.outlier.good = 0
+	}
+	return b.readmitOutlierLocked(now)
+}
+
+// readmitOutlier readmits the backend when its ejection is served and,
+// for a backend probes can vouch for, followed by successes ok probes.
+// pending is set, with its end, for an ejection not yet served.
+func (b *Backend) readmitOutlier(now time.Time) (until time.Time, pending bool) {
+	b.mu.Lock()
+	if !b.outlier.ejection.Ejected {
+		b.mu.Unlock()
+		return time.Time{}, false
+	}
+	if !b.outlier.ejection.Served(now) {
+		until = b.outlier.ejection.Until
+		b.mu.Unlock()
+		return until, true
+	}
+	readmitted := b.readmitOutlierLocked(now)
+	b.mu.Unlock()
+	if readmitted {
+		b.transitioned()
+	}
+	return time.Time{}, false
+}
+
+// readmitOutlierLocked ends a served ejection when no probe can vouch for
+// the backend (it is not probed, or its probe path never showed it tells
+// health apart) or health_probe.successes ok probes in a row have. The
+// caller holds b.mu and calls transitioned when it reports true.
+func (b *Backend) readmitOutlierLocked(now time.Time) (readmitted bool) {
+	e := &b.outlier.ejection
+	if !e.Served(now) {
+		return false
+	}
+	if b.readmittedByProbes(b.health) && b.outlier.good < b.Probe.Successes {
+		return false
+	}
+	before := b.observedLocked()
+	enforced := b.outlier.enforced
+	e.Readmit(now)
+	b.outlier.enforced = false
+	b.outlier.stats.Reset()
+	if !enforced {
+		level.Info(b.logger).Log("msg", "Outlier detection would readmit the backend (dry run)", "backend", b.Name, "url", b.URL)
+		return false
+	}
+	after := b.observedLocked()
+	b.noteTransitionLocked(before, after, now)
+	level.Info(b.logger).Log("msg", "Backend readmitted by outlier detection", "backend", b.Name, "url", b.URL,
+		"from", health.StateEjected, "to", after.State, "ok_probes", b.outlier.good)
+	return true
+}
+
+// outlierEjectedLocked reports whether an enforced outlier ejection holds
+// the backend out. The caller holds b.mu.
+func (b *Backend) outlierEjectedLocked() bool {
+	return b.outlier.ejection.Ejected && b.outlier.enforced
+}
+
+func (b *Backend) outlierMultiplier() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.outlier.ejection.Multiplier
+}
+
+// outlierSnapshotLocked copies the backend's outlier state. The caller
+// holds b.mu.
+func (b *Backend) outlierSnapshotLocked() OutlierSnapshot {
+	e := b.outlier.ejection
+	return OutlierSnapshot{Ejected: e.Ejected, Enforced: b.outlier.enforced, Reason: e.Reason, Since: e.Since, Until: e.Until,
+		Ejections: b.outlier.ejections}
+}
+
+// Suppressed counts the outlier ejections the readiness budget did not
+// allow, by reason.
+func (p *Pool) Suppressed() [outlier.NumReasons]uint64 {
+	var out [outlier.NumReasons]uint64
+	for i := range out {
+		out[i] = p.outliers.suppressed[i].Load()
+	}
+	return out
+}
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,179 @@
+package pool
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/outlier"
+	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/testclock"
+)
+
+var outlierTestEpoch = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// outlierTestPool is n backends under outlier detection judging from 5
+// rounds, with the readiness budget given (nil: min_available 1).
+func outlierTestPool(t *testing.T, n int, enforcing bool, minAvailable *config.IntOrPercent, probed bool) (*Pool, *testclock.Clock, *bytes.Buffer) {
+	t.Helper()
+	clock := testclock.New(outlierTestEpoch)
+	logs := &bytes.Buffer{}
+	p := New(log.NewLogfmtLogger(log.NewSyncWriter(logs)), clock.Now)
+	od := config.DefaultOutlierDetection()
+	od.Enabled, od.Enforcing, od.MinRounds = true, enforcing, 5
+	targets := poolTestTargets(n)
+	for i := range targets {
+		targets[i].Probe.Enabled = probed
+	}
+	if err := p.Apply(targets, Settings{Outlier: od, Readiness: config.Readiness{MinAvailable: minAvailable}}); err != nil {
+		t.Fatal(err)
+	}
+	return p, clock, logs
+}
+
+// rounds feeds n rounds, one a second, in which backend i failed when
+// failing[i] and took latency[i] (1ms when not given).
+func rounds(p *Pool, clock *testclock.Clock, n int, failing map[int]bool, latency map[int]time.Duration) {
+	for range n {
+		selected, _, _ := p.Select()
+		samples := make([]RoundSample, 0, len(selected))
+		for _, b := range selected {
+			i := int(b.Name[1] - '0')
+			s := RoundSample{Backend: b, Latency: time.Millisecond}
+			if d, ok := latency[i]; ok {
+				s.Latency = d
+			}
+			if failing[i] {
+				s.Outcome = Outcome{Erred: true, Failed: true, Reason: FanoutHTTP5xx}
+			}
+			samples = append(samples, s)
+		}
+		p.RecordRound(samples)
+		clock.Advance(time.Second)
+	}
+}
+
+func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
+	p, clock, logs := outlierTestPool(t, 3, true, nil, true)
+	b1 := p.Backends()[1]
+	feed(b1, health.StatusResult(200), 1) // Verified: probes must vouch for it.
+	rounds(p, clock, 5, map[int]bool{1: true}, nil)
+	if got := b1.Health().State; got != health.StateEjected {
+		t.Fatalf("b1 failing alone: %s; want ejected", got)
+	}
+	if selected, _, _ := p.Select(); len(selected) != 2 {
+		t.Errorf("%d selected; want the 2 others", len(selected))
+	}
+	snap := b1.Snapshot().Outlier
+	if snap.Ejections[outlier.ReasonFailure][1] != 1 || snap.Until != outlierTestEpoch.Add(4*time.Second+30*time.Second) {
+		t.Errorf("ejection %+v; want one, until 30s after", snap)
+	}
+	if !strings.Contains(logs.String(), `msg="Backend ejected by outlier detection"`) {
+		t.Errorf("no ejection log line:\n%s", logs)
+	}
+	// Ok probes before the time is served do count, but do not readmit.
+	feed(b1, health.StatusResult(200), 2)
+	clock.Advance(28 * time.Second)
+	if p.Select(); b1.Health().State != health.StateEjected {
+		t.Fatalf("readmitted before its 30s were served")
+	}
+	// Served: the probes had vouched already.
+	clock.Advance(2 * time.Second)
+	if p.Select(); b1.Health().State != health.StateHealthy {
+		t.Fatalf("after 30s and 2 ok probes: %s; want healthy", b1.Health().State)
+	}
+	// Ejected again right away: twice as long.
+	rounds(p, clock, 5, map[int]bool{1: true}, nil)
+	if snap := b1.Snapshot().Outlier; !snap.Ejected || snap.Until.Sub(snap.Since) != time.Minute {
+		t.Fatalf("second ejection %+v; want 1m", snap)
+	}
+	// Served, but a failed probe resets the run: one ok is not enough.
+	clock.Advance(time.Minute)
+	feed(b1, health.StatusResult(503), 1)
+	feed(b1, health.StatusResult(200), 1)
+	if p.Select(); b1.Health().State != health.StateEjected {
+		t.Fatalf("readmitted with 1 ok probe after a failure")
+	}
+	feed(b1, health.StatusResult(200), 1)
+	if got := b1.Health().State; got == health.StateEjected || !b1.Health().InService() {
+		t.Fatalf("after 2 ok probes, served: %s; want back in service", got)
+	}
+}
+
+func TestOutlierUnprobedReadmittedWhenServed(t *testing.T) {
+	p, clock, _ := outlierTestPool(t, 2, true, nil, false)
+	rounds(p, clock, 5, nil, map[int]time.Duration{0: 150 * time.Millisecond})
+	b0 := p.Backends()[0]
+	if snap := b0.Snapshot().Outlier; b0.Health().State != health.StateEjected || snap.Reason != outlier.ReasonLatency {
+		t.Fatalf("150ms among 1ms: %s %+v; want ejected for latency", b0.Health().State, snap)
+	}
+	clock.Advance(30 * time.Second)
+	if b := p.Budget(); b.CurrentHealthy != 2 {
+		t.Errorf("budget after the ejection was served: %+v; want both back", b)
+	}
+}
+
+func TestOutlierNeverEjectsBelowTheBudget(t *testing.T) {
+	three := &config.IntOrPercent{Value: 3}
+	p, clock, logs := outlierTestPool(t, 3, true, three, false)
+	rounds(p, clock, 40, map[int]bool{2: true}, nil)
+	if got := p.Backends()[2].Health().State; got == health.StateEjected {
+		t.Fatalf("ejected below desired_healthy 3")
+	}
+	// 36 rounds past min_rounds over 40s: once per 30s window.
+	if got := p.Suppressed()[outlier.ReasonFailure]; got != 2 {
+		t.Errorf("%d suppressions; want 2, once a window", got)
+	}
+	if got := p.Backends()[2].Snapshot().Outlier.Ejections; got != ([outlier.NumReasons][2]uint64{}) {
+		t.Errorf("suppressed ejections counted as ejections: %v", got)
+	}
+	if !strings.Contains(logs.String(), "readiness budget allows no disruption") {
+		t.Errorf("no suppression log line:\n%s", logs)
+	}
+	// With room in the budget the same backend goes.
+	p2, clock2, _ := outlierTestPool(t, 3, true, &config.IntOrPercent{Value: 2}, false)
+	rounds(p2, clock2, 5, map[int]bool{2: true}, nil)
+	if got := p2.Backends()[2].Health().State; got != health.StateEjected {
+		t.Errorf("desired_healthy 2 of 3: %s; want ejected", got)
+	}
+}
+
+func TestOutlierDryRunChangesNothing(t *testing.T) {
+	p, clock, logs := outlierTestPool(t, 3, false, nil, false)
+	rounds(p, clock, 5, map[int]bool{0: true}, nil)
+	b0 := p.Backends()[0]
+	if got := b0.Health().State; got != health.StateUnknown || !b0.Health().InService() {
+		t.Fatalf("dry run changed the state to %s", got)
+	}
+	if selected, _, _ := p.Select(); len(selected) != 3 {
+		t.Errorf("dry run: %d selected; want 3", len(selected))
+	}
+	if snap := b0.Snapshot().Outlier; snap.Ejections[outlier.ReasonFailure] != [2]uint64{1, 0} || !snap.Ejected || snap.Enforced {
+		t.Errorf("dry run record %+v; want one ejection with enforced=false", snap)
+	}
+	if b0.Snapshot().Transitions[health.StateEjected] != 0 {
+		t.Errorf("dry run counted a transition")
+	}
+	if !strings.Contains(logs.String(), "would eject") {
+		t.Errorf("no dry-run log line:\n%s", logs)
+	}
+}
+
+func TestOutlierIgnoresLocalAndCorrelated(t *testing.T) {
+	p, clock, _ := outlierTestPool(t, 2, true, nil, false)
+	a, b := p.Backends()[0], p.Backends()[1]
+	for range 10 {
+		p.RecordRound([]RoundSample{
+			{Backend: a, Outcome: Outcome{Erred: true, Failed: true, Reason: FanoutHTTP5xx, Correlated: true}},
+			{Backend: b, Outcome: Outcome{Erred: true, Reason: FanoutLocal}},
+		})
+		clock.Advance(time.Second)
+	}
+	if a.Health().State == health.StateEjected || b.Health().State == health.StateEjected {
+		t.Errorf("ejected on local or correlated outcomes")
+	}
+}
