@@ -67,6 +67,9 @@ func New(backends *pool.Pool, cfg config.Fanout, metrics *Metrics, logger log.Lo
 	}
 	f := &Fanout{pool: backends, metrics: metrics, logger: logger, now: now, replica: defaultReplica}
 	f.Update(cfg)
+	if metrics != nil {
+		metrics.backendDuration.fanout.Store(f)
+	}
 	return f
 }
 
@@ -293,6 +296,10 @@ func (f *Fanout) charge(answers []backendAnswer) {
 		o.Correlated = correlated && o.Failed
 		f.pool.RecordTraffic(answers[i].backend, o)
 		samples[i] = pool.RoundSample{Backend: answers[i].backend, Outcome: o, Latency: answers[i].latency}
+		// A local outcome measured probegate, not the backend.
+		if f.metrics != nil && !(o.Erred && o.Reason == pool.FanoutLocal) {
+			f.metrics.backendDuration.observe(answers[i].backend.Name, answers[i].latency)
+		}
 	}
 	f.pool.RecordRound(samples)
 }

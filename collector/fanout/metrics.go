@@ -30,6 +30,9 @@ type Metrics struct {
 	// CorrelatedFailures counts rounds in which every backend asked
 	// failed, so that no failure was charged to a backend.
 	CorrelatedFailures prometheus.Counter
+
+	// backendDuration is each backend's duration in rounds.
+	backendDuration *backendDurations
 }
 
 // NewMetrics creates the fan-out's metrics and registers them with reg.
@@ -67,6 +70,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "probegate_fanout_correlated_failures_total",
 		Help: "Fan-out requests in which every backend asked failed alike: none of the failures fed passive health or outlier detection.",
 	})
-	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, rejected, m.QuorumFailures, m.CorrelatedFailures)
+	m.backendDuration = newBackendDurations()
+	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, rejected, m.QuorumFailures, m.CorrelatedFailures, m.backendDuration)
 	return m
 }

@@ -1,0 +1,67 @@
+package fanout
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// backendDurationBuckets are few on purpose: each is a series per
+// backend. The native buckets carry the detail.
+var backendDurationBuckets = []float64{0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10}
+
+// backendDurations is probegate_fanout_backend_duration_seconds{backend}:
+// how long each backend took to answer its part of a round, body
+// included. It exports nothing while the fan-out is off, and forgets a
+// backend that left the pool at the next scrape.
+type backendDurations struct {
+	vec *prometheus.HistogramVec
+	// names are the backends observed, for forgetting those gone.
+	names sync.Map
+	// fanout is the Fanout observing, set by New.
+	fanout atomic.Pointer[Fanout]
+}
+
+func newBackendDurations() *backendDurations {
+	return &backendDurations{vec: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:                            "probegate_fanout_backend_duration_seconds",
+		Help:                            "Duration of each backend's part in fan-out rounds, from the request sent to the end of the answer read.",
+		Buckets:                         backendDurationBuckets,
+		NativeHistogramBucketFactor:     1.1,
+		NativeHistogramMaxBucketNumber:  100,
+		NativeHistogramMinResetDuration: time.Hour,
+	}, []string{"backend"})}
+}
+
+// observe records one backend's duration in a round.
+func (d *backendDurations) observe(backend string, took time.Duration) {
+	if _, known := d.names.Load(backend); !known {
+		d.names.Store(backend, struct{}{})
+	}
+	d.vec.WithLabelValues(backend).Observe(took.Seconds())
+}
+
+// Describe implements prometheus.Collector.
+func (d *backendDurations) Describe(ch chan<- *prometheus.Desc) { d.vec.Describe(ch) }
+
+// Collect implements prometheus.Collector.
+func (d *backendDurations) Collect(ch chan<- prometheus.Metric) {
+	f := d.fanout.Load()
+	if f == nil || !f.settings.Load().fanout.Enabled {
+		return
+	}
+	inPool := make(map[string]bool)
+	for _, b := range f.pool.Backends() {
+		inPool[b.Name] = true
+	}
+	d.names.Range(func(name, _ any) bool {
+		if !inPool[name.(string)] {
+			d.vec.DeleteLabelValues(name.(string))
+			d.names.Delete(name)
+		}
+		return true
+	})
+	d.vec.Collect(ch)
+}
