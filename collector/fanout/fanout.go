@@ -181,13 +181,13 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	abandoned := r.Context().Err() != nil
-	f.observe(start, contributed, configured, abandoned, answers, backendNames(skippedBackends))
+	missing := missingBackends(answers, skippedBackends)
+	f.observe(start, contributed, configured, abandoned, answers, backendNames(skippedBackends), missing)
 	if abandoned {
 		return
 	}
 
 	w.Header().Set("X-Backends", backendsHeader(contributed, configured))
-	missing := missingBackends(answers, skippedBackends)
 	if s.fanout.ExposeMissing {
 		w.Header().Set("X-Backends-Missing", missingHeader(missing))
 	}
@@ -307,12 +307,15 @@ func (f *Fanout) charge(answers []backendAnswer) {
 // observe counts a finished round and remembers it for /healthz. A round
 // the client abandoned counts as a request but neither partial nor failed:
 // the backends had no chance to finish.
-func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned bool, answers []backendAnswer, skipped []string) {
+func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned bool, answers []backendAnswer, skipped []string, missing []missingBackend) {
 	if m := f.metrics; m != nil {
 		m.Requests.Inc()
 		m.Duration.Observe(f.now().Sub(start).Seconds())
 		if !abandoned && contributed < configured {
 			m.Partial.Inc()
+			if onlyMaintenance(missing) {
+				m.PartialMaintenance.Inc()
+			}
 		}
 		if !abandoned && contributed == 0 {
 			m.Failed.Inc()

@@ -15,6 +15,9 @@ type Metrics struct {
 	// Partial counts rounds where fewer backends contributed than were
 	// configured.
 	Partial prometheus.Counter
+	// PartialMaintenance counts the partial rounds whose only missing
+	// backends were in maintenance.
+	PartialMaintenance prometheus.Counter
 	// Failed counts rounds where no backend contributed.
 	Failed prometheus.Counter
 	// Duration is the duration of a whole round.
@@ -70,7 +73,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "probegate_fanout_correlated_failures_total",
 		Help: "Fan-out requests in which every backend asked failed alike: none of the failures fed passive health or outlier detection.",
 	})
+	m.PartialMaintenance = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "probegate_fanout_partial_maintenance_total",
+		Help: "Partial fan-out requests whose only missing backends were in maintenance: planned, not a failure.",
+	})
 	m.backendDuration = newBackendDurations()
-	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, rejected, m.QuorumFailures, m.CorrelatedFailures, m.backendDuration)
+	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, rejected, m.QuorumFailures, m.CorrelatedFailures, m.PartialMaintenance, m.backendDuration)
 	return m
 }

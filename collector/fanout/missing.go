@@ -107,3 +107,15 @@ func missingResults(missing []missingBackend) []fanoutBackendResult {
 	}
 	return out
 }
+
+// onlyMaintenance reports whether every missing backend is missing
+// because an operator took it out for maintenance: a partial round that
+// is planned, which alerts leave alone.
+func onlyMaintenance(missing []missingBackend) bool {
+	for _, m := range missing {
+		if m.reason != "maintenance" {
+			return false
+		}
+	}
+	return len(missing) > 0
+}

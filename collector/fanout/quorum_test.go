@@ -140,3 +140,19 @@ func TestMissingHeaderIsBounded(t *testing.T) {
 		t.Errorf("two entries: %q", got)
 	}
 }
+
+// TestPartialForMaintenanceOnlyIsCounted: a partial round whose only
+// missing backend is in maintenance is counted apart; one also missing a
+// failed backend is not.
+func TestPartialForMaintenanceOnlyIsCounted(t *testing.T) {
+	failing := serve(t, answer(200, `[1]`))
+	rig := setup(t, options{}, serve(t, answer(200, `[0]`)), failing, serve(t, answer(200, `[2]`)))
+	rig.pool.SetMaintenance([]pool.Maintenance{{Backend: "b2", Reason: "test"}})
+	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "2/3", `[0,1]`)
+	failing.Close()
+	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "1/3", `[0]`)
+	partial, maintenance := testutil.ToFloat64(rig.metrics.Partial), testutil.ToFloat64(rig.metrics.PartialMaintenance)
+	if partial != 2 || maintenance != 1 {
+		t.Errorf("partial %v, for maintenance only %v; want 2 and 1", partial, maintenance)
+	}
+}
