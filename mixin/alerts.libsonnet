@@ -123,15 +123,42 @@
           alert(
             'ProbegatePartialFanout',
             'warning',
+            // A round whose only missing backends were in maintenance is
+            // planned: it is counted apart and left out. A probegate too
+            // old to count it counts as none.
             |||
               (
-                rate(probegate_fanout_partial_total{%(sel)s}[%(window)s])
+                (
+                  rate(probegate_fanout_partial_total{%(sel)s}[%(window)s])
+                  -
+                  (
+                    rate(probegate_fanout_partial_maintenance_total{%(sel)s}[%(window)s])
+                    or
+                    rate(probegate_fanout_partial_total{%(sel)s}[%(window)s]) * 0
+                  )
+                )
                   /
                 rate(probegate_fanout_requests_total{%(sel)s}[%(window)s])
               ) > %(ratio)g
             ||| % vars { window: config.partialFanoutWindow, ratio: config.partialFanoutRatio },
             'Fan-out requests get answers from only part of the pool.',
-            '{{ $value | humanizePercentage }} of the fan-out requests to probegate {{ $labels.instance }} over the last %(window)s were answered by fewer backends than configured: clients get partial results.' % { window: config.partialFanoutWindow },
+            '{{ $value | humanizePercentage }} of the fan-out requests to probegate {{ $labels.instance }} over the last %(window)s were answered by fewer backends than configured, not counting backends in maintenance: clients get partial results.' % { window: config.partialFanoutWindow },
+          ),
+          alert(
+            'ProbegateOutlierEjectionsRepeated',
+            'warning',
+            // Ejections and suppressed ejections alike: either way a
+            // backend keeps doing much worse than its peers. A dry run's
+            // would-be ejections (enforced="false") page nobody.
+            |||
+              sum by (job, instance) (
+                increase(probegate_outlier_ejections_total{%(sel)s, enforced="true"}[%(window)s])
+                or
+                increase(probegate_outlier_ejections_suppressed_total{%(sel)s}[%(window)s])
+              ) >= %(threshold)g
+            ||| % vars { window: config.outlierEjectionsWindow, threshold: config.outlierEjectionsThreshold },
+            'Outlier detection keeps ejecting backends, or would but for the readiness budget.',
+            'Outlier detection of probegate {{ $labels.instance }} ejected backends, or was held back by the readiness budget, {{ $value | humanize }} times over the last %(window)s: some backend keeps failing or answering much slower than its peers in the same fan-out rounds.' % { window: config.outlierEjectionsWindow },
           ),
           alert(
             'ProbegateNotReady',

@@ -30,6 +30,8 @@
       ProbegateBackendFlapping: '5m',
       ProbegatePoolFailOpen: '2m',
       ProbegatePartialFanout: '15m',
+      // Ejections are events; the window below already asks for several.
+      ProbegateOutlierEjectionsRepeated: '1m',
       ProbegateNotReady: '5m',
       // A budget that allows no disruption matters at the next maintenance,
       // so it waits long enough not to fire during a rolling restart.
@@ -61,6 +63,13 @@
     // of all rounds over partialFanoutWindow, above which to alert.
     partialFanoutWindow: '5m',
     partialFanoutRatio: 0.1,
+
+    // Outlier ejections, enforced or suppressed by the readiness budget,
+    // per instance over outlierEjectionsWindow, from which to alert: one
+    // backend's ejection is detection doing its job, a run of them a
+    // backend (or a pool) in trouble.
+    outlierEjectionsWindow: '30m',
+    outlierEjectionsThreshold: 3,
 
     // runbookURLPattern gets the alert name, lower-cased, for %s: the
     // anchors of mixin/runbook.md as GitHub renders them.

@@ -148,6 +148,28 @@ local lib = import 'lib.libsonnet';
             min=0,
           ),
         ]),
+        lib.row(8, [
+          lib.timeseries(
+            'Fan-out latency',
+            'How long the backend takes with its part of a fan-out round (probegate_fanout_backend_duration_seconds): the median and the 90th percentile, which outlier detection compares with the peers\' median.',
+            's',
+            [
+              lib.target('histogram_quantile(0.5, sum by (le) (rate(probegate_fanout_backend_duration_seconds_bucket{%(sel)s}[$__rate_interval])))' % v, 'p50'),
+              lib.target('histogram_quantile(0.9, sum by (le) (rate(probegate_fanout_backend_duration_seconds_bucket{%(sel)s}[$__rate_interval])))' % v, 'p90'),
+            ],
+            min=0,
+          ),
+          lib.timeseries(
+            'Outlier ejections',
+            'Ejections of the backend by outlier detection, by reason (probegate_outlier_ejections_total; enforced="false" is what a dry run would have done), and whether it is ejected now (probegate_backend_outlier_ejected).',
+            'short',
+            [
+              lib.target('sum by (reason, enforced) (increase(probegate_outlier_ejections_total{%(sel)s}[$__rate_interval]))' % v, '{{reason}} enforced={{enforced}}'),
+              lib.target('max(probegate_backend_outlier_ejected{%(sel)s})' % v, 'ejected now'),
+            ],
+            min=0,
+          ),
+        ]),
       ]),
     ),
   },

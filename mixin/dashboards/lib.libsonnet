@@ -12,6 +12,7 @@
     unhealthy: 'red',
     probe_unsupported: 'orange',
     maintenance: 'blue',
+    ejected: 'purple',
   },
 
   target(expr, legend, instant=false):: {

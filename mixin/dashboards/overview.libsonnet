@@ -159,6 +159,26 @@ local lib = import 'lib.libsonnet';
             min=0,
           ),
           lib.timeseries(
+            'Fan-out latency by backend',
+            'The 90th percentile of each backend\'s part in fan-out rounds (probegate_fanout_backend_duration_seconds), the latency outlier detection compares: one line far above the others is an outlier.',
+            's',
+            [lib.target('histogram_quantile(0.9, sum by (instance, backend, le) (rate(probegate_fanout_backend_duration_seconds_bucket{%(sel)s}[$__rate_interval])))' % v, '{{instance}} {{backend}}')],
+            min=0,
+          ),
+          lib.timeseries(
+            'Outlier ejections',
+            'Ejections by outlier detection per instance and reason (probegate_outlier_ejections_total, enforced ones), and those the readiness budget held back (probegate_outlier_ejections_suppressed_total).',
+            'short',
+            [
+              lib.target('sum by (instance, reason) (increase(probegate_outlier_ejections_total{%(sel)s, enforced="true"}[$__rate_interval]))' % v, '{{instance}} {{reason}}'),
+              lib.target('sum by (instance, reason) (increase(probegate_outlier_ejections_suppressed_total{%(sel)s}[$__rate_interval]))' % v, '{{instance}} {{reason}} suppressed'),
+            ],
+            stack=true,
+            min=0,
+          ),
+        ]),
+        lib.row(8, [
+          lib.timeseries(
             'Fan-out backend errors by reason',
             'Backend answers per second over 5m that did not contribute to a fan-out round, by reason (instance_backend_reason:probegate_fanout_backend_errors:rate5m, summed over backends). The reason local counts rounds probegate refused or lost itself, not backend faults.',
             'ops',
