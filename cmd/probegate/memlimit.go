@@ -14,7 +14,7 @@ import (
 
 // memoryHeadroom is the least memory, beyond fanout.max_buffered_bytes,
 // that the soft memory limit leaves for everything else probegate holds.
-const memoryHeadroom = 48 << 20
+const memoryHeadroom = 24 << 20
 
 // applyMemoryLimit sets the Go runtime's soft memory limit while the
 // fan-out is enabled: fanout.max_buffered_bytes, plus twice the live heap
