@@ -154,13 +154,16 @@ bench-ready: build
 	$(GO) run ./e2e/readybench -binary ./$(BINARY)
 
 # bench-fanout: the fan-out's added p50 latency and allocations against 3
-# HAProxy backends, then passive health's ring window against the
+# HAProxy backends, passive health's ring window against the
 # timer-per-failure design at 10,000 outcomes per second: 300,000 records
-# (one 30s window of them), then 3 s paced in real time.
+# (one 30s window of them), then 3 s paced in real time; last the fan-out's
+# requests per second under wrk -c16 against a minimal net/http fan-out
+# (outlier detection on; budget 0.9).
 bench-fanout:
-	$(GO) test -run '^$$' -bench '^BenchmarkFanout' -benchmem ./collector/fanout/
+	$(GO) test -run '^$$' -bench '^BenchmarkFanout(AddedLatency|Handler)$$' -benchmem ./collector/fanout/
 	$(GO) test -run '^$$' -bench '^BenchmarkPassiveRecord' -benchtime 300000x -benchmem ./collector/pool/
 	$(GO) test -run '^$$' -bench '^BenchmarkPassivePaced' -benchtime 30000x ./collector/pool/
+	$(GO) test -run '^$$' -bench '^BenchmarkFanoutThroughput$$' -benchtime 1x -timeout 5m ./collector/fanout/
 
 # bench-replicas: maintenance write latency (p50, p99) and the lag until
 # every replica shows a change (p99; promised under 200 ms), over three

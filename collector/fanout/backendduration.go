@@ -18,7 +18,8 @@ var backendDurationBuckets = []float64{0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10}
 // backend that left the pool at the next scrape.
 type backendDurations struct {
 	vec *prometheus.HistogramVec
-	// names are the backends observed, for forgetting those gone.
+	// names maps each backend observed to its histogram, so that an
+	// observation costs no label lookup, and to forget those gone.
 	names sync.Map
 	// fanout is the Fanout observing, set by New.
 	fanout atomic.Pointer[Fanout]
@@ -37,10 +38,11 @@ func newBackendDurations() *backendDurations {
 
 // observe records one backend's duration in a round.
 func (d *backendDurations) observe(backend string, took time.Duration) {
-	if _, known := d.names.Load(backend); !known {
-		d.names.Store(backend, struct{}{})
+	h, known := d.names.Load(backend)
+	if !known {
+		h, _ = d.names.LoadOrStore(backend, d.vec.WithLabelValues(backend))
 	}
-	d.vec.WithLabelValues(backend).Observe(took.Seconds())
+	h.(prometheus.Observer).Observe(took.Seconds())
 }
 
 // Describe implements prometheus.Collector.

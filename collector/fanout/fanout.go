@@ -290,18 +290,25 @@ func (f *Fanout) charge(answers []backendAnswer) {
 	if correlated && f.metrics != nil {
 		f.metrics.CorrelatedFailures.Inc()
 	}
-	samples := make([]pool.RoundSample, len(answers))
+	var samples []pool.RoundSample
+	if f.pool.OutlierDetection() {
+		samples = make([]pool.RoundSample, len(answers))
+	}
 	for i := range answers {
 		o := answers[i].outcome
 		o.Correlated = correlated && o.Failed
 		f.pool.RecordTraffic(answers[i].backend, o)
-		samples[i] = pool.RoundSample{Backend: answers[i].backend, Outcome: o, Latency: answers[i].latency}
+		if samples != nil {
+			samples[i] = pool.RoundSample{Backend: answers[i].backend, Outcome: o, Latency: answers[i].latency}
+		}
 		// A local outcome measured probegate, not the backend.
 		if f.metrics != nil && !(o.Erred && o.Reason == pool.FanoutLocal) {
 			f.metrics.backendDuration.observe(answers[i].backend.Name, answers[i].latency)
 		}
 	}
-	f.pool.RecordRound(samples)
+	if samples != nil {
+		f.pool.RecordRound(samples)
+	}
 }
 
 // observe counts a finished round and remembers it for /healthz. A round

@@ -72,6 +72,14 @@ type outlierPool struct {
 	due atomic.Int64
 }
 
+// OutlierDetection reports whether outlier detection is on, so that the
+// fan-out gathers its samples only then.
+func (p *Pool) OutlierDetection() bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.settings.Outlier.Enabled
+}
+
 // RecordRound hands outlier detection a finished round and judges the
 // backends in service. Local outcomes and correlated failures say nothing
 // about a backend and are left out.
