@@ -143,9 +143,9 @@ func TestFanoutStaticSelfLoopRefused(t *testing.T) {
 	}
 }
 
-// TestFanoutDiscoveredSelfLoopCostsAtMostMaxHops: a discovered backend
-// pointing at probegate's own /fanout costs a client request at most
-// max_hops rounds (it is dropped, or its first repeated hop refused).
+// TestFanoutDiscoveredSelfLoopCostsAtMostMaxHops: a discovered target
+// pointing at probegate's own /fanout is dropped, and a client request
+// costs at most max_hops rounds (one: the real backend's).
 func TestFanoutDiscoveredSelfLoopCostsAtMostMaxHops(t *testing.T) {
 	addr := freeAddr(t)
 	real := newCountingBackend(t, statusAnswer(200))
@@ -165,6 +165,13 @@ func TestFanoutDiscoveredSelfLoopCostsAtMostMaxHops(t *testing.T) {
 	}
 	if got := real.hits.Load(); got < 1 || got > 3 {
 		t.Errorf("the real backend was asked %d times for one client request; want 1 to max_hops (3)", got)
+	}
+	// Discovery drops the target: it never became a backend.
+	if hz := getHealthz(t, p.base); len(hz) != 1 {
+		t.Errorf("backends %v; want only b0, the self-pointing target dropped", hz)
+	}
+	if got := metricValue(t, p.base, `probegate_discovery_dropped_targets_total{reason="loop"}`); got < 1 {
+		t.Errorf("dropped loops %v; want at least 1", got)
 	}
 }
 

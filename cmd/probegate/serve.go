@@ -159,6 +159,11 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		level.Error(logger).Log("msg", "Invalid configuration", "err", err)
 		return 1
 	}
+	// Discovered backends that lead back to the fan-out are dropped; an
+	// update discovery delivered before the listeners were open is
+	// applied again under the rule.
+	s.sd.DetectLoops(s.self.Load().Targets)
+	s.discoveryUpdated()
 	healthSrv, healthListener, err := opts.healthServer(g.Wrap(g.HealthHandler()), g.Wrap(g.ReadyHandler()))
 	if err != nil {
 		closeAll(listeners)
