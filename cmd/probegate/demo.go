@@ -28,8 +28,10 @@ func demo(opts *options, stdout, stderr io.Writer) int {
 	cfg.HealthProbe.Interval = model.Duration(time.Second)
 	cfg.HealthProbe.Timeout = demoTimeout
 	cfg.Fanout.Timeout = model.Duration(5 * time.Second)
-	// The tour shows the fan-out, which is otherwise off until enabled.
+	// The tour shows the fan-out, which is otherwise off until enabled,
+	// and outlier detection over its rounds.
 	cfg.Fanout.Enabled = true
+	cfg.Fanout.OutlierDetection.Enabled = true
 	opts.applyOverrides(cfg)
 	if cfg.HealthProbe.Timeout == demoTimeout {
 		// The demo's own timeout yields to a shorter --health-probe.interval.

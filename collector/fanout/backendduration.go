@@ -14,8 +14,9 @@ var backendDurationBuckets = []float64{0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10}
 
 // backendDurations is probegate_fanout_backend_duration_seconds{backend}:
 // how long each backend took to answer its part of a round, body
-// included. It exports nothing while the fan-out is off, and forgets a
-// backend that left the pool at the next scrape.
+// included. It exports nothing while the fan-out is off; while it is on,
+// every backend of the pool has its histogram from the first scrape, and
+// one that left the pool is forgotten at the next.
 type backendDurations struct {
 	vec *prometheus.HistogramVec
 	// names maps each backend observed to its histogram, so that an
@@ -57,6 +58,9 @@ func (d *backendDurations) Collect(ch chan<- prometheus.Metric) {
 	inPool := make(map[string]bool)
 	for _, b := range f.pool.Backends() {
 		inPool[b.Name] = true
+		if _, known := d.names.Load(b.Name); !known {
+			d.names.LoadOrStore(b.Name, d.vec.WithLabelValues(b.Name))
+		}
 	}
 	d.names.Range(func(name, _ any) bool {
 		if !inPool[name.(string)] {

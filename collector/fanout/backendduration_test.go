@@ -13,10 +13,15 @@ import (
 // the next scrape, and with the fan-out off nothing is exported.
 func TestBackendDurationPerBackend(t *testing.T) {
 	rig := healthyThree(t)
+	d := rig.metrics.backendDuration
+	// Every backend's histogram is there before its first round.
+	if text, err := testutil.CollectAndFormat(d, expfmt.TypeTextPlain, "probegate_fanout_backend_duration_seconds"); err != nil ||
+		!strings.Contains(string(text), `_count{backend="b2"} 0`) {
+		t.Errorf("before any round: %s, %v; want a zero histogram per backend", text, err)
+	}
 	for range 3 {
 		expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "3/3", `[0,1,2]`)
 	}
-	d := rig.metrics.backendDuration
 	if got := testutil.CollectAndCount(d); got != 3 {
 		t.Fatalf("%d histograms; want one per backend", got)
 	}
