@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -26,12 +27,14 @@ type demoBackend struct {
 	health func() int
 	// query answers demoQueryPath with this status (200 sends a JSON array).
 	query int
+	// tls serves HTTPS with a certificate of the demo's own.
+	tls bool
 }
 
 func demoBackends() []demoBackend {
 	var flips atomic.Uint64
 	return []demoBackend{
-		{name: "healthy", story: "answers 200: healthy", health: func() int { return http.StatusOK }, query: http.StatusOK},
+		{name: "healthy", story: "answers 200 over TLS: healthy (its certificate's expiry is exported)", health: func() int { return http.StatusOK }, query: http.StatusOK, tls: true},
 		{name: "dead", story: "connection refused: unhealthy and unreachable after 3 probes"},
 		{name: "wrong-path", story: "probe path answers 404 but it serves queries: probe_unsupported, in service", health: func() int { return http.StatusNotFound }, query: http.StatusOK},
 		{name: "flapping-proxy", story: "a proxy flipping 404/503 in front of a dead backend: unhealthy (503 verifies, then every non-ok counts)", health: func() int {
@@ -80,34 +83,45 @@ func startDemoBackends(probePath string) (backends []config.Backend, stories map
 	}
 	stories = map[string]string{}
 	for _, d := range demoBackends() {
-		url, err := d.start(probePath, &servers, &releases)
+		url, client, err := d.start(probePath, &servers, &releases)
 		if err != nil {
 			stop()
 			return nil, nil, nil, fmt.Errorf("demo backend %s: %w", d.name, err)
 		}
-		backends = append(backends, config.Backend{Name: d.name, URL: url})
+		backends = append(backends, config.Backend{Name: d.name, URL: url, HTTPClientConfig: client})
 		stories[d.name] = d.story
 	}
 	return backends, stories, stop, nil
 }
 
 // start serves a live backend on a loopback port, or holds a port that
-// refuses connections for a dead one, and returns its URL.
-func (d demoBackend) start(probePath string, servers *[]*http.Server, releases *[]func() error) (string, error) {
+// refuses connections for a dead one, and returns its URL and, for a TLS
+// backend, the client configuration that trusts it.
+func (d demoBackend) start(probePath string, servers *[]*http.Server, releases *[]func() error) (string, *config.HTTPClientConfig, error) {
 	if d.health == nil {
 		url, release, err := deadport.Reserve()
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		*releases = append(*releases, release)
-		return url, nil
+		return url, nil, nil
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	srv := &http.Server{Handler: d.handler(probePath), ReadHeaderTimeout: 5 * time.Second}
 	*servers = append(*servers, srv)
-	go srv.Serve(ln)
-	return "http://" + ln.Addr().String(), nil
+	if !d.tls {
+		go srv.Serve(ln)
+		return "http://" + ln.Addr().String(), nil, nil
+	}
+	cert, client, err := demoCertificate()
+	if err != nil {
+		ln.Close()
+		return "", nil, err
+	}
+	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	go srv.ServeTLS(ln, "", "")
+	return "https://" + ln.Addr().String(), client, nil
 }

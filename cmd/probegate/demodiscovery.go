@@ -44,7 +44,7 @@ func startDemoDiscovery(probePath string) (*demoDiscovery, *file.SDConfig, error
 	var entries [2]string
 	for i, name := range []string{"discovered-a", "discovered-b"} {
 		d := demoBackend{name: name, health: func() int { return http.StatusOK }, query: http.StatusOK}
-		url, err := d.start(probePath, &servers, &releases)
+		url, _, err := d.start(probePath, &servers, &releases)
 		if err != nil {
 			closeAll()
 			return nil, nil, fmt.Errorf("demo backend %s: %w", name, err)
