@@ -96,9 +96,11 @@ func (s *EtcdStore) Shared() bool { return true }
 
 // Load reads the entries with a linearizable read.
 func (s *EtcdStore) Load(ctx context.Context) (State, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
-	defer cancel()
-	resp, err := s.client.Get(ctx, s.key)
+	var resp *clientv3.GetResponse
+	err := s.retry(ctx, func(ctx context.Context) (err error) {
+		resp, err = s.client.Get(ctx, s.key)
+		return err
+	})
 	if err != nil {
 		return State{}, fmt.Errorf("etcd: read %s: %w", s.key, err)
 	}
@@ -123,12 +125,14 @@ func (s *EtcdStore) Swap(ctx context.Context, rev int64, entries []pool.Maintena
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
-	defer cancel()
-	resp, err := s.client.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(s.key), "=", rev)).
-		Then(clientv3.OpPut(s.key, string(data))).
-		Commit()
+	var resp *clientv3.TxnResponse
+	err = s.retry(ctx, func(ctx context.Context) (err error) {
+		resp, err = s.client.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(s.key), "=", rev)).
+			Then(clientv3.OpPut(s.key, string(data))).
+			Commit()
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("etcd: write %s: %w", s.key, err)
 	}
@@ -136,6 +140,28 @@ func (s *EtcdStore) Swap(ctx context.Context, rev int64, entries []pool.Maintena
 		return 0, ErrConflict
 	}
 	return resp.Header.Revision, nil
+}
+
+// retry runs op until it succeeds or the request timeout has passed. An
+// error from a cluster that lost a member (the leader's election, a
+// connection the client has not moved off yet) passes within a second on
+// a healthy majority, and should not fail the request. Retrying a swap is
+// safe: one that did commit makes the retry a conflict, which the caller
+// resolves by reading the entries again.
+func (s *EtcdStore) retry(ctx context.Context, op func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
+	defer cancel()
+	for {
+		attempt, done := context.WithTimeout(ctx, s.requestTimeout/2)
+		err := op(attempt)
+		done()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if !sleepCtx(ctx, 100*time.Millisecond) {
+			return err
+		}
+	}
 }
 
 // Watch follows the key from the revision after the last one it saw and
