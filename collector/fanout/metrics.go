@@ -1,6 +1,10 @@
 package fanout
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // durationBuckets span a loopback round trip up to the default fan-out
 // timeout of 30s and beyond.
@@ -22,9 +26,14 @@ type Metrics struct {
 	// Rejected counts rounds refused because fanout.max_concurrent rounds
 	// were in flight.
 	Rejected prometheus.Counter
+
+	// enabled is whether the fan-out is enabled: the series are exported
+	// only then, since a feature that is off exports none. Update sets it.
+	enabled atomic.Bool
 }
 
 // NewMetrics creates the fan-out's metrics and registers them with reg.
+// Once given to a Fanout they are exported only while it is enabled.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Requests: prometheus.NewCounter(prometheus.CounterOpts{
@@ -49,6 +58,29 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "probegate_fanout_rejected_total",
 		Help: "Fan-out requests refused with 503 because fanout.max_concurrent rounds were in flight; no backend was asked.",
 	})
-	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, m.Rejected)
+	m.enabled.Store(true)
+	reg.MustRegister(metricsCollector{m})
 	return m
+}
+
+// metricsCollector exports the fan-out's metrics while it is enabled.
+type metricsCollector struct{ m *Metrics }
+
+func (c metricsCollector) all() []prometheus.Collector {
+	return []prometheus.Collector{c.m.Requests, c.m.Partial, c.m.Failed, c.m.Duration, c.m.Rejected}
+}
+
+func (c metricsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range c.all() {
+		m.Describe(ch)
+	}
+}
+
+func (c metricsCollector) Collect(ch chan<- prometheus.Metric) {
+	if !c.m.enabled.Load() {
+		return
+	}
+	for _, m := range c.all() {
+		m.Collect(ch)
+	}
 }

@@ -70,6 +70,10 @@ type Snapshot struct {
 	// Transitions is the pool's last state changes, newest first; only
 	// SnapshotWithHistory fills it.
 	Transitions []Transition
+	// Fanout is whether the fan-out endpoint is enabled, and Maintenance
+	// whether maintenance is in use (see maintenanceInUseLocked): the
+	// series of a feature that is off are not exported.
+	Fanout, Maintenance bool
 }
 
 // New returns an empty pool. A nil logger logs nothing and a nil now is
@@ -292,7 +296,8 @@ func (p *Pool) snapshot(withHistory bool) Snapshot {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	s := Snapshot{Backends: make([]BackendSnapshot, len(p.backends)), Time: now,
-		PanicThreshold: p.settings.PanicThreshold, PassiveHealth: p.settings.Passive.Enabled}
+		PanicThreshold: p.settings.PanicThreshold, PassiveHealth: p.settings.Passive.Enabled,
+		Fanout: p.settings.Fanout, Maintenance: p.maintenanceInUseLocked()}
 	for i, b := range p.backends {
 		if withHistory {
 			s.Backends[i] = b.snapshotWithHistory()

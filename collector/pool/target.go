@@ -26,9 +26,12 @@ type Settings struct {
 	Readiness      config.Readiness
 	// Passive is passive health: ejecting backends that fail real traffic.
 	Passive config.PassiveHealth
+	// Fanout is whether the fan-out endpoint is enabled, so that its series
+	// exist only then.
+	Fanout bool
 }
 
 // SettingsOf are the pool settings of a configuration.
 func SettingsOf(cfg *config.Config) Settings {
-	return Settings{PanicThreshold: cfg.Pool.PanicThreshold, Readiness: cfg.Readiness, Passive: cfg.PassiveHealth}
+	return Settings{PanicThreshold: cfg.Pool.PanicThreshold, Readiness: cfg.Readiness, Passive: cfg.PassiveHealth, Fanout: cfg.Fanout.Enabled}
 }
