@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -346,5 +347,34 @@ func TestHTTPClientRequestCloseGetsItsOwnConnection(t *testing.T) {
 	}
 	if opened, closed := w.counts(); opened != 4 || closed != 3 {
 		t.Errorf("%d connections opened, %d closed; want 4 and 3", opened, closed)
+	}
+}
+
+// TestHTTPClientReadsHeadsLargerThanItsBuffers: a response head and a
+// request far larger than the connection's buffers go through whole.
+func TestHTTPClientReadsHeadsLargerThanItsBuffers(t *testing.T) {
+	long := strings.Repeat("x", 8*readBufferSize)
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Long") != long {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("X-Long", long)
+		io.WriteString(w, long)
+	})
+	client := testClient(t, config.HTTPClientConfig{})
+	for range 2 { // the second on the kept connection
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header.Set("X-Long", long)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || resp.Header.Get("X-Long") != long || string(body) != long {
+			t.Fatalf("status %d, header of %d bytes, body of %d bytes, %v; want 200 and %d bytes each",
+				resp.StatusCode, len(resp.Header.Get("X-Long")), len(body), err, len(long))
+		}
 	}
 }
