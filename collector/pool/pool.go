@@ -44,8 +44,10 @@ type Pool struct {
 	readmitWake chan struct{}
 
 	// failOpenMu guards failOpen, the fail-open state last logged.
-	failOpenMu sync.Mutex
-	failOpen   bool
+	// failOpenPending is set while a re-evaluation is waiting to start.
+	failOpenMu      sync.Mutex
+	failOpen        bool
+	failOpenPending atomic.Bool
 	// applied is set by the first Apply: later ones are reloads, whose
 	// changes are logged.
 	applied bool
