@@ -12,6 +12,7 @@ import (
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
 )
 
 // exporter mirrors the pool into Prometheus series at scrape time. Building the series from one pool snapshot per scrape means
@@ -194,13 +195,6 @@ func newExporter(backends *pool.Pool) *exporter {
 	return e
 }
 
-// exportedState reports whether the state has a series: ejected only
-// while outlier detection is on, since a feature that is off exports
-// nothing.
-func exportedState(st health.State, snap *pool.Snapshot) bool {
-	return st != health.StateEjected || snap.OutlierDetection
-}
-
 // define describes family f. Backend families (perBackend > 0) carry the
 // backend label first; labels follow it.
 func (e *exporter) define(f familyID, name string, kind dto.MetricType, perBackend int, help string, labels ...string) {
@@ -261,7 +255,21 @@ func (e *exporter) build(snap pool.Snapshot) *exportScrape {
 	}
 	slices.SortFunc(order, func(a, b *pool.BackendSnapshot) int { return strings.Compare(a.Name, b.Name) })
 
-	s := &exportScrape{exporter: e}
+	s := &exportScrape{exporter: e, states: e.states, toStates: e.states, snap: &snap}
+	// A feature that is off exports no series: without maintenance no
+	// backend can be in that state or enter it, and only maintenance and
+	// passive health's readmission lead back to unknown.
+	if !snap.Maintenance {
+		s.states = without(s.states, health.StateMaintenance)
+		s.toStates = s.states
+	}
+	if !snap.OutlierDetection {
+		s.states = without(s.states, health.StateEjected)
+		s.toStates = without(s.toStates, health.StateEjected)
+	}
+	if !snap.Maintenance && !snap.PassiveHealth && !snap.OutlierDetection {
+		s.toStates = without(s.toStates, health.StateUnknown)
+	}
 	for f := range numFamilies {
 		ef := &e.families[f]
 		size := ef.perBackend * len(order)
@@ -276,10 +284,8 @@ func (e *exporter) build(snap pool.Snapshot) *exportScrape {
 		perState[b.Health.State]++
 		e.addBackend(s, b, &snap)
 	}
-	for _, st := range e.states {
-		if exportedState(st, &snap) {
-			s.add(familyBackendsByState, float64(perState[st]), s.labels(e.statePairs[st]))
-		}
+	for _, st := range s.states {
+		s.add(familyBackendsByState, float64(perState[st]), s.labels(e.statePairs[st]))
 	}
 	if snap.OutlierDetection {
 		for _, r := range outlier.Reasons() {
@@ -301,21 +307,19 @@ func (e *exporter) addBackend(s *exportScrape, b *pool.BackendSnapshot, snap *po
 
 	s.add(familyProbes, float64(b.Probes), only)
 	for _, r := range e.failureReasons {
-		s.add(familyProbeFailures, float64(b.Failures[r]), s.labels(backend, e.failureReasonPairs[r]))
+		if canFailFor(b, r) {
+			s.add(familyProbeFailures, float64(b.Failures[r]), s.labels(backend, e.failureReasonPairs[r]))
+		}
 	}
 	s.add(familyProbeRefusals, float64(b.Refusals), only)
-	for _, st := range e.states {
-		if exportedState(st, snap) {
-			s.add(familyState, metricBool(b.Health.State == st), s.labels(backend, e.statePairs[st]))
-		}
+	for _, st := range s.states {
+		s.add(familyState, metricBool(b.Health.State == st), s.labels(backend, e.statePairs[st]))
 	}
 	s.add(familyInService, metricBool(b.Health.InService()), only)
 	s.add(familyReachable, metricBool(b.Health.Reachable()), only)
 	s.add(familyVerified, metricBool(b.Health.Verified), only)
-	for _, st := range e.states {
-		if exportedState(st, snap) {
-			s.add(familyTransitions, float64(b.Transitions[st]), s.labels(backend, e.toPairs[st]))
-		}
+	for _, st := range s.toStates {
+		s.add(familyTransitions, float64(b.Transitions[st]), s.labels(backend, e.toPairs[st]))
 	}
 	statusCode := 0
 	if b.LastProbe != nil {
@@ -337,10 +341,14 @@ func (e *exporter) addBackend(s *exportScrape, b *pool.BackendSnapshot, snap *po
 	}
 	// Label pairs sorted by name: backend, probe_path, url.
 	s.add(familyInfo, 1, s.labels(backend, s.pair(e.probePathLabel, &b.ProbePath), s.pair(e.urlLabel, &b.URL)))
-	for _, r := range e.fanoutReasons {
-		s.add(familyFanoutErrors, float64(b.Traffic.Errors[r]), s.labels(backend, e.fanoutReasonPairs[r]))
+	if s.snap.Fanout {
+		for _, r := range e.fanoutReasons {
+			s.add(familyFanoutErrors, float64(b.Traffic.Errors[r]), s.labels(backend, e.fanoutReasonPairs[r]))
+		}
 	}
-	s.add(familyPassiveEjections, float64(b.Traffic.Ejections), only)
+	if s.snap.PassiveHealth {
+		s.add(familyPassiveEjections, float64(b.Traffic.Ejections), only)
+	}
 	if snap.OutlierDetection {
 		e.addOutlier(s, b, backend, snap.OutlierEnforcing)
 	}
@@ -362,6 +370,30 @@ func (e *exporter) addOutlier(s *exportScrape, b *pool.BackendSnapshot, backend 
 	s.add(familyOutlierEjected, metricBool(b.Outlier.Ejected && b.Outlier.Enforced), s.labels(backend))
 }
 
+// canFailFor reports whether a probe of b can fail for reason r: only a
+// probe that matches the body fails with body_mismatch, only a grpc one
+// with grpc_not_serving. The others are pre-initialised for every kind.
+func canFailFor(b *pool.BackendSnapshot, r health.Reason) bool {
+	switch r {
+	case health.ReasonBodyMismatch:
+		return b.ProbeMatchesBody && b.ProbeKind == config.KindHTTP
+	case health.ReasonGRPCNotServing:
+		return b.ProbeKind == config.KindGRPC
+	}
+	return true
+}
+
+// without is states less one, in a new slice.
+func without(states []health.State, drop health.State) []health.State {
+	kept := make([]health.State, 0, len(states))
+	for _, st := range states {
+		if st != drop {
+			kept = append(kept, st)
+		}
+	}
+	return kept
+}
+
 // metricBool is the 0/1 value of a boolean gauge.
 func metricBool(b bool) float64 {
 	if b {
@@ -373,11 +405,15 @@ func metricBool(b bool) float64 {
 // exportScrape is one scrape's metric families under construction.
 type exportScrape struct {
 	exporter *exporter
-	families [numFamilies]*dto.MetricFamily
-	counters exportSlab[counterSample]
-	gauges   exportSlab[gaugeSample]
-	written  exportSlab[dto.Metric]
-	pairs    exportSlab[dto.LabelPair]
+	snap     *pool.Snapshot
+	// states are the values of the state label this scrape exports and
+	// toStates those of the to label: those the features in use can reach.
+	states, toStates []health.State
+	families         [numFamilies]*dto.MetricFamily
+	counters         exportSlab[counterSample]
+	gauges           exportSlab[gaugeSample]
+	written          exportSlab[dto.Metric]
+	pairs            exportSlab[dto.LabelPair]
 	// labelSlab is carved into the label lists of the series.
 	labelSlab []*dto.LabelPair
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
 )
 
 // exporterBenchBackends is the pool size of the /metrics budget
@@ -53,6 +54,17 @@ func exporterBenchSeries(b *testing.B, g prometheus.Gatherer) int {
 		series += len(f.GetMetric())
 	}
 	return series
+}
+
+// exporterBenchExposed counts the series g shows on /metrics, a classic
+// histogram's buckets, sum and count each one.
+func exporterBenchExposed(b *testing.B, g prometheus.Gatherer) int {
+	b.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		b.Fatalf("gather: %v", err)
+	}
+	return countExposed(families)
 }
 
 // exporterBenchDiscard is a ResponseWriter that throws the body away, so
@@ -117,4 +129,46 @@ func BenchmarkExporter10000(b *testing.B) {
 	run("handler-gzip", serve(direct, "gzip"))
 	run("registry-gather", gather(registry))
 	run("registry-handler-gzip", serve(registry, "gzip"))
+}
+
+// BenchmarkExporterSeriesPerBackend reports the series a backend adds to
+// /metrics (http probes, probed once): with every optional feature off,
+// with fan-out on, and with fan-out, passive health and maintenance on.
+// It fails when the first is over the budget of 25, which must leave room
+// for what is added later.
+func BenchmarkExporterSeriesPerBackend(b *testing.B) {
+	const backends = 1000
+	names := make([]string, backends)
+	for i := range names {
+		names[i] = fmt.Sprintf("backend-%04d", i)
+	}
+	perBackend := func(cfg *config.Config, maintenance bool) float64 {
+		p := exporterTestLeanPool(b, cfg)
+		if maintenance {
+			p.SetMaintenance(nil)
+		}
+		for _, backend := range p.Backends() {
+			exporterTestRecord(backend, 0, 200)
+		}
+		empty := exporterTestLeanPool(b, testConfig())
+		emptySeries := exporterBenchExposed(b, NewGatherer(empty, nil))
+		return float64(exporterBenchExposed(b, NewGatherer(p, nil))-emptySeries) / backends
+	}
+	for range b.N {
+		lean := testConfig(namedBackends(names...)...)
+		withFanout := testConfig(namedBackends(names...)...)
+		withFanout.Fanout.Enabled = true
+		off := perBackend(lean, false)
+		fanout := perBackend(withFanout, false)
+		all := perBackend(exporterTestConfig(names...), true)
+		b.ReportMetric(off, "series/backend")
+		b.ReportMetric(fanout, "fanout-series/backend")
+		b.ReportMetric(all, "all-features-series/backend")
+		b.ReportMetric(0, "ns/op")
+		b.Logf("series per backend: %.0f with fan-out, passive health and maintenance off (budget %d), %.0f with fan-out on, %.0f with all three on",
+			off, maxSeriesPerBackend, fanout, all)
+		if off > maxSeriesPerBackend {
+			b.Errorf("%.0f series per backend with fan-out off, over the budget of %d", off, maxSeriesPerBackend)
+		}
+	}
 }

@@ -57,6 +57,7 @@ func Default() *Config {
 			Successes: 2,
 			Kind:      KindHTTP,
 			Method:    "GET",
+			KeepAlive: new(true),
 		},
 		Pool: Pool{PanicThreshold: 0},
 		Gate: Gate{
@@ -119,6 +120,11 @@ type HealthProbe struct {
 	// GRPCService is the service name a gRPC probe asks the health
 	// service about; "" is the server as a whole.
 	GRPCService string `yaml:"grpc_service,omitempty"`
+	// KeepAlive, when false, makes every HTTP probe open a connection of
+	// its own and close it after the answer, as HAProxy's checks do. nil
+	// (a HealthProbe built in code) keeps connections alive; read it
+	// through KeepsAlive.
+	KeepAlive *bool `yaml:"keep_alive,omitempty"`
 }
 
 // The probe kinds.
@@ -143,6 +149,7 @@ type HealthProbeOverride struct {
 	Headers          map[string]string `yaml:"headers,omitempty"`
 	ExpectBodyRegexp *string           `yaml:"expect_body_regexp,omitempty"`
 	GRPCService      *string           `yaml:"grpc_service,omitempty"`
+	KeepAlive        *bool             `yaml:"keep_alive,omitempty"`
 }
 
 // Pool holds pool-wide selection settings.

@@ -30,7 +30,7 @@ func withoutSource(c *Config) Config {
 func TestDefaultIsTheDocumentedConfiguration(t *testing.T) {
 	c := Default()
 	want := Config{
-		HealthProbe: HealthProbe{Enabled: true, Path: "/healthz", Interval: seconds(5), Timeout: seconds(2), Failures: 3, Successes: 2, Kind: "http", Method: "GET"},
+		HealthProbe: HealthProbe{Enabled: true, Path: "/healthz", Interval: seconds(5), Timeout: seconds(2), Failures: 3, Successes: 2, Kind: "http", Method: "GET", KeepAlive: new(true)},
 		Pool:        Pool{PanicThreshold: 0},
 		Gate:        Gate{Drain: 0, ShutdownTimeout: seconds(30), CheckInterval: seconds(1)},
 		Fanout: Fanout{Timeout: seconds(30), Merge: "json_array", MaxRequestBytes: 1 << 20, MaxResponseBytes: 64 << 20,

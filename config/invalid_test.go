@@ -92,6 +92,7 @@ var invalidCases = []struct {
 	{"probe-tcp-headers", 3, "health_probe.headers", "applies to http probes only, and this one's kind is tcp"},
 	{"backend-probe-grpc-path", 6, "backends[0].health_probe.path", "applies to http probes only, and this one's kind is grpc"},
 	{"backend-probe-tcp-method", 6, "backends[0].health_probe.method", "applies to http probes only, and this one's kind is tcp"},
+	{"backend-probe-grpc-keep-alive", 6, "backends[0].health_probe.keep_alive", "applies to http probes only, and this one's kind is grpc"},
 	{"probe-http-grpc-service", 2, "health_probe.grpc_service", "applies to grpc probes only, and this one's kind is http"},
 	{"tls-version", 3, "http_client_config.tls_config.min_version", "unknown TLS version: TLS99"},
 	{"file-sd-unknown-key", 3, "file_sd_configs[0].refresh_intervall", `unknown key "refresh_intervall" (did you mean "refresh_interval"?)`},

@@ -32,6 +32,9 @@ func (p *HealthProbe) overrideKinds(o HealthProbeOverride) {
 	if o.GRPCService != nil {
 		p.GRPCService = *o.GRPCService
 	}
+	if o.KeepAlive != nil {
+		p.KeepAlive = new(*o.KeepAlive)
+	}
 }
 
 // Equal reports whether two probe settings are the same. A backend whose
@@ -41,8 +44,18 @@ func (p HealthProbe) Equal(o HealthProbe) bool {
 	if !maps.Equal(p.Headers, o.Headers) {
 		return false
 	}
+	if p.KeepsAlive() != o.KeepsAlive() {
+		return false
+	}
 	p.Headers, o.Headers = nil, nil
+	p.KeepAlive, o.KeepAlive = nil, nil
 	return reflect.DeepEqual(p, o)
+}
+
+// KeepsAlive reports whether HTTP probes keep their connection for the
+// next probe: keep_alive, true when not set.
+func (p HealthProbe) KeepsAlive() bool {
+	return p.KeepAlive == nil || *p.KeepAlive
 }
 
 // EffectiveKind is the probe's kind, KindHTTP when none is set (a
@@ -56,7 +69,7 @@ func (p HealthProbe) EffectiveKind() string {
 
 // httpOnlyKeys are the health_probe keys that mean something to HTTP
 // probes only.
-var httpOnlyKeys = []string{"path", "method", "headers", "expect_body_regexp"}
+var httpOnlyKeys = []string{"path", "method", "headers", "expect_body_regexp", "keep_alive"}
 
 // isDefaultKey reports whether an http-only key of p holds its default.
 func isDefaultKey(p HealthProbe, key string) bool {
@@ -70,6 +83,8 @@ func isDefaultKey(p HealthProbe, key string) bool {
 		return len(p.Headers) == 0
 	case "expect_body_regexp":
 		return p.ExpectBodyRegexp == ""
+	case "keep_alive":
+		return p.KeepsAlive()
 	}
 	return false
 }
@@ -146,6 +161,8 @@ func kindKeySet(o HealthProbeOverride) func(key string) bool {
 			return o.ExpectBodyRegexp != nil
 		case "grpc_service":
 			return o.GRPCService != nil
+		case "keep_alive":
+			return o.KeepAlive != nil
 		}
 		return false
 	}

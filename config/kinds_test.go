@@ -67,6 +67,7 @@ func TestHealthProbeEqual(t *testing.T) {
 		"method":       func(p *HealthProbe) { p.Method = "HEAD" },
 		"regexp":       func(p *HealthProbe) { p.ExpectBodyRegexp = "up" },
 		"grpc service": func(p *HealthProbe) { p.GRPCService = "x" },
+		"keep_alive":   func(p *HealthProbe) { p.KeepAlive = new(false) },
 		"path":         func(p *HealthProbe) { p.Path = "/ready" },
 	}
 	for name, change := range changes {
@@ -75,5 +76,37 @@ func TestHealthProbeEqual(t *testing.T) {
 		if base.Equal(other) {
 			t.Errorf("a changed %s is still Equal", name)
 		}
+	}
+}
+
+// TestProbeForKeepAlive: keep_alive is true unless set, set at the top
+// level or per backend, the backend's own value winning; unset and true
+// are the same settings.
+func TestProbeForKeepAlive(t *testing.T) {
+	data := `
+health_probe:
+  keep_alive: false
+backends:
+  - name: inherits
+    url: http://127.0.0.1:8081
+  - name: keeps
+    url: http://127.0.0.1:8082
+    health_probe: {keep_alive: true}
+`
+	c, err := Parse([]byte(data), "probegate.yml")
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if p := c.ProbeFor(c.Backends[0]); p.KeepsAlive() {
+		t.Errorf("inherits keeps connections alive, want the top-level keep_alive: false")
+	}
+	if p := c.ProbeFor(c.Backends[1]); !p.KeepsAlive() {
+		t.Errorf("keeps does not keep connections alive, want its own keep_alive: true")
+	}
+	if !Default().HealthProbe.KeepsAlive() || !(HealthProbe{}).KeepsAlive() {
+		t.Errorf("keep_alive is false by default, want true")
+	}
+	if unset, set := (HealthProbe{}), (HealthProbe{KeepAlive: new(true)}); !unset.Equal(set) {
+		t.Errorf("keep_alive unset differs from keep_alive: true")
 	}
 }

@@ -100,6 +100,9 @@ func (f *Fanout) Update(cfg config.Fanout) {
 		level.Error(f.logger).Log("msg", "Keeping the fan-out merge format", "merge", merger.Name(), "err", err)
 	}
 	f.settings.Store(&settings{fanout: cfg, merger: merger})
+	if f.metrics != nil {
+		f.metrics.enabled.Store(cfg.Enabled)
+	}
 }
 
 // LastRound is the summary of the latest finished round, nil before the

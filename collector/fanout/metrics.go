@@ -1,6 +1,10 @@
 package fanout
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // durationBuckets span a loopback round trip up to the default fan-out
 // timeout of 30s and beyond.
@@ -36,9 +40,16 @@ type Metrics struct {
 
 	// backendDuration is each backend's duration in rounds.
 	backendDuration *backendDurations
+	// rejected is probegate_fanout_rejected_total, by reason.
+	rejected *prometheus.CounterVec
+
+	// enabled is whether the fan-out is enabled: the series are exported
+	// only then, since a feature that is off exports none. Update sets it.
+	enabled atomic.Bool
 }
 
 // NewMetrics creates the fan-out's metrics and registers them with reg.
+// Once given to a Fanout they are exported only while it is enabled.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Requests: prometheus.NewCounter(prometheus.CounterOpts{
@@ -78,6 +89,31 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Help: "Partial fan-out requests whose only missing backends were in maintenance: planned, not a failure.",
 	})
 	m.backendDuration = newBackendDurations()
-	reg.MustRegister(m.Requests, m.Partial, m.Failed, m.Duration, rejected, m.QuorumFailures, m.CorrelatedFailures, m.PartialMaintenance, m.backendDuration)
+	m.rejected = rejected
+	m.enabled.Store(true)
+	reg.MustRegister(metricsCollector{m})
 	return m
+}
+
+// metricsCollector exports the fan-out's metrics while it is enabled.
+type metricsCollector struct{ m *Metrics }
+
+func (c metricsCollector) all() []prometheus.Collector {
+	return []prometheus.Collector{c.m.Requests, c.m.Partial, c.m.Failed, c.m.Duration, c.m.rejected,
+		c.m.QuorumFailures, c.m.CorrelatedFailures, c.m.PartialMaintenance, c.m.backendDuration}
+}
+
+func (c metricsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range c.all() {
+		m.Describe(ch)
+	}
+}
+
+func (c metricsCollector) Collect(ch chan<- prometheus.Metric) {
+	if !c.m.enabled.Load() {
+		return
+	}
+	for _, m := range c.all() {
+		m.Collect(ch)
+	}
 }

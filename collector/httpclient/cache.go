@@ -1,14 +1,14 @@
 // Package httpclient is probegate's one HTTP stack: the clients that probes
-// and fan-out requests go through, built by prometheus/common from an
-// http_client_config, one per distinct effective configuration and shared by
-// every backend that uses it.
+// and fan-out requests go through, built from an http_client_config with
+// prometheus/common's building blocks, one per distinct effective
+// configuration and shared by every backend that uses it.
 //
 // There is no hand-written HTTP here. net/http validates response heads
 // strictly and never reads an answer nobody asked for on a kept-alive
 // connection, so a backend answering 503 cannot be judged by a stale 200;
-// prometheus/common layers TLS (with file reloading), basic auth,
-// authorization, OAuth2, proxies and headers on top exactly as Prometheus
-// does for its scrapes.
+// prometheus/common's round trippers layer TLS (with file reloading), basic
+// auth, authorization, OAuth2, proxies and headers on top exactly as
+// Prometheus does for its scrapes.
 package httpclient
 
 import (
@@ -16,8 +16,6 @@ import (
 	"net/http"
 	"reflect"
 	"sync"
-
-	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/probegate/probegate/config"
 )
@@ -51,6 +49,11 @@ func NewCache() *Cache {
 // Client returns the client for cfg, building it on first use. A client
 // never follows redirects: a probe classifies the redirect itself, and a
 // fan-out relays what the backend said.
+//
+// A request that asks for its connection to be closed (http.Request.Close,
+// a probe with keep_alive off) gets a new connection of its own, closed
+// after the answer; it never takes a kept-alive one from the pool the
+// other requests share, nor leaves one there.
 func (c *Cache) Client(cfg config.HTTPClientConfig) (*http.Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -59,13 +62,16 @@ func (c *Cache) Client(cfg config.HTTPClientConfig) (*http.Client, error) {
 			return e.client, nil
 		}
 	}
-	rt, err := commoncfg.NewRoundTripperFromConfig(cfg, "probegate",
-		commoncfg.WithDialContextFunc(c.conns.DialContext))
+	pooled, err := newRoundTripper(cfg, c.conns.DialContext, true)
+	if err != nil {
+		return nil, fmt.Errorf("http_client_config: %w", err)
+	}
+	oneShot, err := newRoundTripper(cfg, c.conns.DialContext, false)
 	if err != nil {
 		return nil, fmt.Errorf("http_client_config: %w", err)
 	}
 	client := &http.Client{
-		Transport:     rt,
+		Transport:     &splitTransport{pooled: pooled, oneShot: oneShot},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	c.entries = append(c.entries, &entry{config: cfg, client: client})
@@ -112,4 +118,28 @@ func (c *Cache) Len() int {
 // why only the connections of hosts no backend uses any more are closed.
 func (c *Cache) CloseHost(addr string) {
 	c.conns.closeAddr(addr)
+}
+
+// splitTransport sends the requests that want a connection of their own
+// (Request.Close) through a transport without keep-alive, and every other
+// through the pooled one. Both are built from the same configuration.
+type splitTransport struct {
+	pooled, oneShot http.RoundTripper
+}
+
+func (t *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Close {
+		return t.oneShot.RoundTrip(req)
+	}
+	return t.pooled.RoundTrip(req)
+}
+
+// CloseIdleConnections closes the pooled transport's idle connections
+// (the other keeps none), for http.Client.CloseIdleConnections.
+func (t *splitTransport) CloseIdleConnections() {
+	for _, rt := range []http.RoundTripper{t.pooled, t.oneShot} {
+		if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+			c.CloseIdleConnections()
+		}
+	}
 }

@@ -321,10 +321,14 @@ type watchedServer struct {
 	opened, closed int
 }
 
-func newWatchedServer(t *testing.T) *watchedServer {
+// newWatchedServer starts a watched backend; handler nil answers 200.
+func newWatchedServer(t *testing.T, handler http.Handler) *watchedServer {
 	t.Helper()
 	w := &watchedServer{}
-	w.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	if handler == nil {
+		handler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	}
+	w.Server = httptest.NewUnstartedServer(handler)
 	w.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -369,7 +373,7 @@ func (w *watchedServer) addr(t *testing.T) string {
 // connections to one host, whichever client dialled them, and leaves
 // those to other hosts in the pool for reuse.
 func TestCloseHostClosesOnlyThatHost(t *testing.T) {
-	gone, kept := newWatchedServer(t), newWatchedServer(t)
+	gone, kept := newWatchedServer(t, nil), newWatchedServer(t, nil)
 	c := NewCache()
 	one, err := c.Client(config.HTTPClientConfig{})
 	if err != nil {
@@ -421,7 +425,7 @@ func TestCloseHostClosesOnlyThatHost(t *testing.T) {
 // others and closes their idle connections; a dropped configuration gets a
 // new client next time.
 func TestRetainDropsUnusedClients(t *testing.T) {
-	srv := newWatchedServer(t)
+	srv := newWatchedServer(t, nil)
 	c := NewCache()
 	keep, err := c.Client(config.HTTPClientConfig{})
 	if err != nil {

@@ -60,7 +60,11 @@ type BackendSnapshot struct {
 	URL          string
 	ProbePath    string
 	ProbeEnabled bool
-	Health       health.Health
+	// ProbeKind is the probe's kind and ProbeMatchesBody whether it
+	// matches the body, which say which failure reasons it can have.
+	ProbeKind        string
+	ProbeMatchesBody bool
+	Health           health.Health
 	// LastProbe is nil until the first probe finished.
 	LastProbe   *health.Result
 	Probes      uint64
@@ -173,19 +177,21 @@ func (b *Backend) Snapshot() BackendSnapshot {
 // snapshotLocked is Snapshot for a caller that holds b.mu.
 func (b *Backend) snapshotLocked() BackendSnapshot {
 	s := BackendSnapshot{
-		Name:         b.Name,
-		URL:          b.URL,
-		ProbePath:    b.Probe.Path,
-		ProbeEnabled: b.Probe.Enabled,
-		Health:       b.observedLocked(),
-		Probes:       b.probes,
-		Failures:     b.failures,
-		Refusals:     b.refusals,
-		Transitions:  b.transitions,
-		Traffic:      b.traffic.snapshot(),
-		Since:        b.downtime.since,
-		DownSince:    b.downtime.downSince,
-		Downtime:     b.downtime.total,
+		Name:             b.Name,
+		URL:              b.URL,
+		ProbePath:        b.Probe.Path,
+		ProbeEnabled:     b.Probe.Enabled,
+		ProbeKind:        b.Probe.EffectiveKind(),
+		ProbeMatchesBody: b.Probe.ExpectBodyRegexp != "",
+		Health:           b.observedLocked(),
+		Probes:           b.probes,
+		Failures:         b.failures,
+		Refusals:         b.refusals,
+		Transitions:      b.transitions,
+		Traffic:          b.traffic.snapshot(),
+		Since:            b.downtime.since,
+		DownSince:        b.downtime.downSince,
+		Downtime:         b.downtime.total,
 
 		ProbeDurations: b.stats.durations,
 		TLSCertExpiry:  b.stats.certExpiry,

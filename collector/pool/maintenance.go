@@ -54,6 +54,9 @@ type maintenanceEntries struct {
 	due atomic.Int64
 	// wake tells RunMaintenance that due moved.
 	wake chan struct{}
+	// inUse is set once a store gave the pool its entries: maintenance is
+	// a feature in use, and its series are exported from then on.
+	inUse atomic.Bool
 }
 
 func newMaintenanceEntries() maintenanceEntries {
@@ -67,6 +70,7 @@ func newMaintenanceEntries() maintenanceEntries {
 // entries are the store's, so no budget is checked here: it was checked
 // when each entry was stored.
 func (p *Pool) SetMaintenance(entries []Maintenance) {
+	p.maint.inUse.Store(true)
 	now := p.now()
 	next := make(map[string]Maintenance, len(entries))
 	for _, m := range entries {
@@ -197,6 +201,15 @@ func (p *Pool) attachMaintenanceLocked() {
 		}
 	}
 	p.scheduleExpiryLocked()
+}
+
+// maintenanceInUseLocked reports whether maintenance is a feature in use:
+// a store gave the pool its entries (the admin API is on, or a state
+// directory or a shared store is configured), or an entry exists. It stays
+// so once it is, so that the maintenance series do not come and go with
+// the entries.
+func (p *Pool) maintenanceInUseLocked() bool {
+	return p.maint.inUse.Load() || len(p.maint.byName) > 0
 }
 
 // backendLocked finds a backend by name. The caller holds mu.

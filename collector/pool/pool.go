@@ -45,8 +45,10 @@ type Pool struct {
 	readmitWake chan struct{}
 
 	// failOpenMu guards failOpen, the fail-open state last logged.
-	failOpenMu sync.Mutex
-	failOpen   bool
+	// failOpenPending is set while a re-evaluation is waiting to start.
+	failOpenMu      sync.Mutex
+	failOpen        bool
+	failOpenPending atomic.Bool
 	// applied is set by the first Apply: later ones are reloads, whose
 	// changes are logged.
 	applied bool
@@ -81,6 +83,10 @@ type Snapshot struct {
 	OutlierDetection bool
 	OutlierEnforcing bool
 	Suppressed       [outlier.NumReasons]uint64
+	// Fanout is whether the fan-out endpoint is enabled, and Maintenance
+	// whether maintenance is in use (see maintenanceInUseLocked): the
+	// series of a feature that is off are not exported.
+	Fanout, Maintenance bool
 }
 
 // New returns an empty pool. A nil logger logs nothing and a nil now is
@@ -307,7 +313,8 @@ func (p *Pool) snapshot(withHistory bool) Snapshot {
 	defer p.mu.RUnlock()
 	s := Snapshot{Backends: make([]BackendSnapshot, len(p.backends)), Time: now,
 		PanicThreshold: p.settings.PanicThreshold, PassiveHealth: p.settings.Passive.Enabled,
-		OutlierDetection: p.settings.Outlier.Enabled, OutlierEnforcing: p.settings.Outlier.Enforcing, Suppressed: p.Suppressed()}
+		OutlierDetection: p.settings.Outlier.Enabled, OutlierEnforcing: p.settings.Outlier.Enforcing, Suppressed: p.Suppressed(),
+		Fanout: p.settings.Fanout, Maintenance: p.maintenanceInUseLocked()}
 	for i, b := range p.backends {
 		if withHistory {
 			s.Backends[i] = b.snapshotWithHistory()

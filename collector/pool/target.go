@@ -29,11 +29,15 @@ type Settings struct {
 	// Outlier is outlier detection over the fan-out's rounds; it is on
 	// only when the fan-out is too.
 	Outlier config.OutlierDetection
+	// Fanout is whether the fan-out endpoint is enabled, so that its series
+	// exist only then.
+	Fanout bool
 }
 
 // SettingsOf are the pool settings of a configuration.
 func SettingsOf(cfg *config.Config) Settings {
 	outlier := cfg.Fanout.OutlierDetection
 	outlier.Enabled = outlier.Enabled && cfg.Fanout.Enabled
-	return Settings{PanicThreshold: cfg.Pool.PanicThreshold, Readiness: cfg.Readiness, Passive: cfg.PassiveHealth, Outlier: outlier}
+	return Settings{PanicThreshold: cfg.Pool.PanicThreshold, Readiness: cfg.Readiness, Passive: cfg.PassiveHealth,
+		Outlier: outlier, Fanout: cfg.Fanout.Enabled}
 }

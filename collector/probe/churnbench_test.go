@@ -55,7 +55,7 @@ func BenchmarkDiscoveryChurn(b *testing.B) {
 	}
 	// Spare addresses for the replacements: a replaced backend's address
 	// rests a round before it is used again, under a new name.
-	addrs := startBenchServer(b, n+2*replace)
+	addrs := startBenchServer(b, n+2*replace).addrs
 	for range b.N {
 		runChurnBench(b, addrs, n, replace, duration)
 	}

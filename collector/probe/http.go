@@ -55,6 +55,10 @@ func newHTTPProbe(b *pool.Backend) (*httpProbeSpec, error) {
 	if b.Probe.Method != "" {
 		req.Method = b.Probe.Method
 	}
+	// keep_alive false: the client gives a request that asks to close its
+	// connection one of its own, closed after the answer, as HAProxy's
+	// checks do; no connection is kept between probes.
+	req.Close = !b.Probe.KeepsAlive()
 	for name, value := range b.Probe.Headers {
 		if strings.EqualFold(name, "Host") {
 			// net/http sends req.Host, never a Host header.

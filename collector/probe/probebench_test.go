@@ -5,12 +5,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -42,17 +44,32 @@ const (
 	benchDurationEnv = "PROBEGATE_BENCH_DURATION"
 	benchFanoutEnv   = "PROBEGATE_BENCH_FANOUT_EVERY"
 	// benchHeapProfileEnv names a file for a heap profile of probegate's
-	// phase, taken at the end of its steady window.
+	// phase, taken at the end of its steady window, and
+	// benchCPUProfileEnv one for a CPU profile of its steady window; each
+	// run's profile goes to the name with -keepalive or -oneshot before
+	// the extension.
 	benchHeapProfileEnv = "PROBEGATE_BENCH_HEAPPROFILE"
+	benchCPUProfileEnv  = "PROBEGATE_BENCH_CPUPROFILE"
 )
 
-// The budgets of probing 5,000 loopback backends at 1s with probes and
-// fan-out both in use (docs/design.md, "Budgets").
+// The budgets of probing 5,000 loopback backends at 1s (docs/design.md,
+// "Budgets"): with keep-alive, and probes and fan-out both in use, on
+// schedule, no more CPU per probe than HAProxy's checks of the same
+// backends in the same run, at most 40 KiB and 1.1 connections per
+// backend; with keep_alive false, within twice HAProxy's CPU per probe
+// and RSS per backend.
 const (
-	budgetLagP99         = 100 * time.Millisecond
-	budgetCPUPerProbe    = 120 * time.Microsecond
-	budgetRSSPerBackendK = 48
+	budgetLagP99          = 100 * time.Millisecond
+	budgetCPURatio        = 1.0
+	budgetRSSPerBackendK  = 40
+	budgetConnsPerBackend = 1.1
+	budgetOneShotRatio    = 2.0
 )
+
+// benchRoundsEnv says how many rounds the probing benchmark runs, each
+// measuring every prober once, interleaved, so that a load spike on the
+// shared machine hits one round of each rather than one prober.
+const benchRoundsEnv = "PROBEGATE_BENCH_ROUNDS"
 
 // probingBenchFanoutEvery is how often the benchmark runs a fan-out round
 // to every backend, through the same clients as the probes, unless
@@ -60,74 +77,205 @@ const (
 // see what it costs).
 const probingBenchFanoutEvery = 5 * time.Second
 
-// BenchmarkProbing5000 probes 5,000 loopback backends at a 1s interval,
-// with fan-out rounds to all of them through the same clients, and reports
-// the budget numbers beside those of a minimal net/http prober over the
-// same backends in the same run:
+// BenchmarkProbing5000 probes 5,000 loopback backends at a 1s interval
+// with four probers in turn, over the same backends, in each of
+// PROBEGATE_BENCH_ROUNDS rounds (default 3):
 //
-//   - cpu-us/probe: user+sys CPU of this process per probe in steady state,
-//     from the end of a warm-up (every backend probed once, its connection
-//     open) to the end of the run, the fan-out rounds' CPU included;
-//     setup-cpu-us/probe counts from the start, connection setup included.
-//   - rss-KiB/backend: the growth of this process's resident memory from
-//     before the pool was built to the end of the run, per backend.
-//   - lag-p99-ms: how late probes started against their schedule.
-//   - probes/s over the steady window.
-//   - nethttp-*: the same for the minimal prober (a goroutine and ticker per
-//     backend, one shared http.Transport, GET with a timeout, body read),
-//     and cpu-ratio and rss-ratio, probegate's over it.
+//   - probegate, keep-alive, with fan-out rounds to every backend through
+//     the same clients every 5s;
+//   - probegate with health_probe.keep_alive false, a connection per
+//     probe, without fan-out;
+//   - HAProxy's own checks (option httpchk, inter 1s) of the same
+//     backends, a connection per check;
+//   - a minimal net/http prober (a goroutine and ticker per backend, one
+//     shared http.Transport), for reference.
 //
-// The benchmark fails when a budget is exceeded. The backends live in a
-// child process, this test binary re-executed in server mode, so their
-// cost is not counted (they still share the CPUs).
+// It reports, as min/median/max over the rounds:
+//
+//   - cpu-us/probe: user+sys CPU of the prober's process per probe in
+//     steady state, from the end of a warm-up (every backend probed once)
+//     to the end of the run. For probegate with fan-out this excludes the
+//     fan-out rounds, their CPU and the probes that ran meanwhile, which
+//     all-cpu-us/probe includes.
+//   - rss-KiB/backend: the growth of the prober's resident memory from
+//     before its backends were set up (for HAProxy: over HAProxy checking
+//     one backend) to the end of the run, per backend.
+//   - conns/backend: the TCP connections the prober holds open at the end,
+//     after the fan-out rounds, per backend.
+//   - the ratios of the two probegate runs over HAProxy, within a round.
+//
+// The benchmark fails when a median is over its budget. The backends live
+// in a child process, this test binary re-executed in server mode, which
+// counts the requests it answers (HAProxy's checks are counted there).
+// blackbox_exporter is measured too when it can be built from the Go
+// module proxy; otherwise the benchmark says why it is skipped.
 func BenchmarkProbing5000(b *testing.B) {
 	n := benchEnvInt(b, benchBackendsEnv, 5000)
-	duration := benchEnvDuration(b, benchDurationEnv, 30*time.Second)
+	duration := benchEnvDuration(b, benchDurationEnv, 20*time.Second)
+	rounds := benchEnvInt(b, benchRoundsEnv, 3)
+	fanoutEvery := probingBenchFanoutEvery
+	if v := os.Getenv(benchFanoutEnv); v != "" {
+		var err error
+		if fanoutEvery, err = time.ParseDuration(v); err != nil || fanoutEvery < 0 {
+			b.Fatalf("%s=%q: want a duration, 0 for no fan-out", benchFanoutEnv, v)
+		}
+	}
 	// This side holds a probe connection per backend and, during a
 	// fan-out round, at most one more; the server as many again and a
 	// listener per backend.
 	if err := raiseFileLimit(3*uint64(n) + 256); err != nil {
 		b.Fatal(err)
 	}
-	addrs := startBenchServer(b, n)
+	srv := startBenchServer(b, n)
+	haproxy := newHAProxyBench(b, srv)
+	blackbox := buildBlackbox(b)
 
 	for range b.N {
-		m := runProbingBench(b, addrs, duration)
-		base := runNetHTTPBench(b, addrs, duration)
-		b.ReportMetric(m.cpuPerProbe, "cpu-us/probe")
-		b.ReportMetric(m.setupCPUPerProbe, "setup-cpu-us/probe")
-		b.ReportMetric(m.rssPerBackend, "rss-KiB/backend")
-		b.ReportMetric(m.lagP99, "lag-p99-ms")
-		b.ReportMetric(m.probesPerSecond, "probes/s")
-		b.ReportMetric(m.allocsPerProbe, "allocs/probe")
-		b.ReportMetric(m.bytesPerProbe, "B/probe")
-		b.ReportMetric(float64(m.fanoutRounds), "fanout-rounds")
-		b.ReportMetric(base.cpuPerProbe, "nethttp-cpu-us/probe")
-		b.ReportMetric(base.rssPerBackend, "nethttp-rss-KiB/backend")
-		b.ReportMetric(base.lagP99, "nethttp-lag-p99-ms")
-		b.ReportMetric(base.probesPerSecond, "nethttp-probes/s")
-		b.ReportMetric(m.cpuPerProbe/base.cpuPerProbe, "cpu-ratio")
-		b.ReportMetric(m.rssPerBackend/base.rssPerBackend, "rss-ratio")
-		b.ReportMetric(0, "ns/op")
-		b.Logf("probegate, %d backends for %s with %d fan-out rounds to all of them: %.0f probes/s, %.1f µs CPU/probe in steady state (budget %.0f; %.1f counting connection setup), %.1f KiB RSS/backend (budget %d), lag p50 %.2f ms p99 %.2f ms max %.2f ms (budget p99 %.0f)",
-			len(addrs), duration, m.fanoutRounds, m.probesPerSecond, m.cpuPerProbe, float64(budgetCPUPerProbe)/float64(time.Microsecond), m.setupCPUPerProbe,
-			m.rssPerBackend, budgetRSSPerBackendK, m.lagP50, m.lagP99, m.lagMax, float64(budgetLagP99)/float64(time.Millisecond))
-		b.Logf("minimal net/http prober, same backends and run: %.0f probes/s, %.1f µs CPU/probe, %.1f KiB RSS/backend, lag p50 %.2f ms p99 %.2f ms max %.2f ms; probegate/net/http: CPU %.2f×, RSS %.2f×",
-			base.probesPerSecond, base.cpuPerProbe, base.rssPerBackend, base.lagP50, base.lagP99, base.lagMax, m.cpuPerProbe/base.cpuPerProbe, m.rssPerBackend/base.rssPerBackend)
-		if m.lagP99 > float64(budgetLagP99)/float64(time.Millisecond) {
-			b.Errorf("p99 schedule lag %.2f ms is over the %v budget", m.lagP99, budgetLagP99)
+		var s probingBenchSeries
+		for round := range rounds {
+			keep := runProbingBench(b, srv.addrs, duration, probingBenchOptions{keepAlive: true, fanoutEvery: fanoutEvery})
+			oneShot := runProbingBench(b, srv.addrs, duration, probingBenchOptions{keepAlive: false})
+			ha := haproxy.run(b, duration)
+			base := runNetHTTPBench(b, srv.addrs, duration)
+			s.add("probegate", keep)
+			s.add("oneshot", oneShot)
+			s.add("haproxy", ha)
+			s.add("nethttp", base)
+			s.ratio("cpu-ratio", keep.cpuPerProbe/ha.cpuPerProbe)
+			s.ratio("rss-ratio", keep.rssPerBackend/ha.rssPerBackend)
+			s.ratio("oneshot-cpu-ratio", oneShot.cpuPerProbe/ha.cpuPerProbe)
+			s.ratio("oneshot-rss-ratio", oneShot.rssPerBackend/ha.rssPerBackend)
+			if blackbox != "" {
+				bb := runBlackboxBench(b, blackbox, srv, duration)
+				s.add("blackbox", bb)
+				s.ratio("blackbox-cpu-ratio", bb.cpuPerProbe/ha.cpuPerProbe)
+			}
+			b.Logf("round %d of %d, %d backends for %s: probegate %.1f µs/probe (%.1f with its %d fan-out rounds), %.1f KiB and %.2f connections per backend, lag p99 %.1f ms; keep_alive false %.1f µs/probe, %.1f KiB, lag p99 %.1f ms; HAProxy %.1f µs/check, %.1f KiB; net/http %.1f µs/probe, %.1f KiB",
+				round+1, rounds, n, duration, keep.cpuPerProbe, keep.allCPUPerProbe, keep.fanoutRounds, keep.rssPerBackend, keep.connsPerBackend, keep.lagP99,
+				oneShot.cpuPerProbe, oneShot.rssPerBackend, oneShot.lagP99, ha.cpuPerProbe, ha.rssPerBackend, base.cpuPerProbe, base.rssPerBackend)
 		}
-		if m.cpuPerProbe > float64(budgetCPUPerProbe)/float64(time.Microsecond) {
-			b.Errorf("%.1f µs CPU per probe is over the %v budget", m.cpuPerProbe, budgetCPUPerProbe)
+		s.report(b)
+		keep, oneShot := s.results["probegate"], s.results["oneshot"]
+		if lag := median(keep, func(r probingBenchResult) float64 { return r.lagP99 }); lag > float64(budgetLagP99)/float64(time.Millisecond) {
+			b.Errorf("p99 schedule lag %.2f ms (median) is over the %v budget", lag, budgetLagP99)
 		}
-		if m.rssPerBackend > budgetRSSPerBackendK {
-			b.Errorf("%.1f KiB RSS per backend is over the %d KiB budget", m.rssPerBackend, budgetRSSPerBackendK)
+		if lag := median(oneShot, func(r probingBenchResult) float64 { return r.lagP99 }); lag > float64(budgetLagP99)/float64(time.Millisecond) {
+			b.Errorf("keep_alive false: p99 schedule lag %.2f ms (median) is over the %v budget", lag, budgetLagP99)
+		}
+		if r := medianOf(s.ratios["cpu-ratio"]); r > budgetCPURatio {
+			b.Errorf("CPU per probe %.2f× HAProxy's (median) is over the budget of %.1f×", r, budgetCPURatio)
+		}
+		if kib := median(keep, func(r probingBenchResult) float64 { return r.rssPerBackend }); kib > budgetRSSPerBackendK {
+			b.Errorf("%.1f KiB RSS per backend (median) is over the %d KiB budget", kib, budgetRSSPerBackendK)
+		}
+		if c := median(keep, func(r probingBenchResult) float64 { return r.connsPerBackend }); c > budgetConnsPerBackend {
+			b.Errorf("%.2f connections per backend after fan-out rounds (median) is over the budget of %.1f", c, budgetConnsPerBackend)
+		}
+		if r := medianOf(s.ratios["oneshot-cpu-ratio"]); r > budgetOneShotRatio {
+			b.Errorf("keep_alive false: CPU per probe %.2f× HAProxy's (median) is over the budget of %.0f×", r, budgetOneShotRatio)
+		}
+		if r := medianOf(s.ratios["oneshot-rss-ratio"]); r > budgetOneShotRatio {
+			b.Errorf("keep_alive false: RSS per backend %.2f× HAProxy's (median) is over the budget of %.0f×", r, budgetOneShotRatio)
 		}
 	}
 }
 
+// probingBenchOptions are what one probegate run of the benchmark varies.
+type probingBenchOptions struct {
+	keepAlive   bool
+	fanoutEvery time.Duration
+}
+
+// probingBenchSeries collects the rounds' results per prober and the
+// ratios taken within each round.
+type probingBenchSeries struct {
+	results map[string][]probingBenchResult
+	ratios  map[string][]float64
+	order   []string
+}
+
+func (s *probingBenchSeries) add(who string, r probingBenchResult) {
+	if s.results == nil {
+		s.results, s.ratios = map[string][]probingBenchResult{}, map[string][]float64{}
+	}
+	if _, ok := s.results[who]; !ok {
+		s.order = append(s.order, who)
+	}
+	s.results[who] = append(s.results[who], r)
+}
+
+func (s *probingBenchSeries) ratio(name string, v float64) {
+	s.ratios[name] = append(s.ratios[name], v)
+}
+
+// report logs min/median/max of every number and reports the medians as
+// benchmark metrics.
+func (s *probingBenchSeries) report(b *testing.B) {
+	numbers := []struct {
+		unit string
+		get  func(probingBenchResult) float64
+	}{
+		{"cpu-us/probe", func(r probingBenchResult) float64 { return r.cpuPerProbe }},
+		{"all-cpu-us/probe", func(r probingBenchResult) float64 { return r.allCPUPerProbe }},
+		{"rss-KiB/backend", func(r probingBenchResult) float64 { return r.rssPerBackend }},
+		{"conns/backend", func(r probingBenchResult) float64 { return r.connsPerBackend }},
+		{"lag-p99-ms", func(r probingBenchResult) float64 { return r.lagP99 }},
+		{"probes/s", func(r probingBenchResult) float64 { return r.probesPerSecond }},
+		{"allocs/probe", func(r probingBenchResult) float64 { return r.allocsPerProbe }},
+	}
+	for _, who := range s.order {
+		results := s.results[who]
+		var line strings.Builder
+		for _, num := range numbers {
+			values := make([]float64, len(results))
+			for i, r := range results {
+				values[i] = num.get(r)
+			}
+			if slices.Max(values) == 0 {
+				continue // not measured for this prober
+			}
+			slices.Sort(values)
+			fmt.Fprintf(&line, " %s %s", num.unit, minMedianMax(values))
+			metric := who + "-" + num.unit
+			if who == "probegate" {
+				metric = num.unit
+			}
+			b.ReportMetric(medianOf(values), metric)
+		}
+		b.Logf("%-9s (min/median/max of %d):%s", who, len(results), line.String())
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.ratios)) {
+		values := slices.Clone(s.ratios[name])
+		slices.Sort(values)
+		b.Logf("%s: %s", name, minMedianMax(values))
+		b.ReportMetric(medianOf(values), name)
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+func minMedianMax(sorted []float64) string {
+	return fmt.Sprintf("%.2f/%.2f/%.2f", sorted[0], medianOf(sorted), sorted[len(sorted)-1])
+}
+
+// medianOf is the median of values, sorted or not.
+func medianOf(values []float64) float64 {
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
+}
+
+func median(results []probingBenchResult, get func(probingBenchResult) float64) float64 {
+	values := make([]float64, len(results))
+	for i, r := range results {
+		values[i] = get(r)
+	}
+	return medianOf(values)
+}
+
 type probingBenchResult struct {
 	cpuPerProbe, setupCPUPerProbe  float64
+	allCPUPerProbe                 float64
+	connsPerBackend                float64
 	rssPerBackend, probesPerSecond float64
 	lagP50, lagP99, lagMax         float64
 	allocsPerProbe, bytesPerProbe  float64
@@ -175,12 +323,13 @@ func perProbe(cpu time.Duration, n int64) float64 {
 	return float64(cpu) / float64(time.Microsecond) / float64(n)
 }
 
-func runProbingBench(b *testing.B, addrs []string, duration time.Duration) probingBenchResult {
+func runProbingBench(b *testing.B, addrs []string, duration time.Duration, opts probingBenchOptions) probingBenchResult {
 	// probegate's defaults (the default http_client_config included), at a
 	// 1s interval.
 	cfg := config.Default()
 	cfg.HealthProbe.Interval = model.Duration(time.Second)
 	cfg.HealthProbe.Timeout = model.Duration(500 * time.Millisecond)
+	cfg.HealthProbe.KeepAlive = new(opts.keepAlive)
 	for i, addr := range addrs {
 		cfg.Backends = append(cfg.Backends, config.Backend{Name: fmt.Sprintf("backend-%d", i), URL: "http://" + addr})
 	}
@@ -188,13 +337,7 @@ func runProbingBench(b *testing.B, addrs []string, duration time.Duration) probi
 	var probes, notOK atomic.Int64
 	var notOKMu sync.Mutex
 	notOKReasons := map[string]int{}
-	fanoutEvery := probingBenchFanoutEvery
-	if v := os.Getenv(benchFanoutEnv); v != "" {
-		var err error
-		if fanoutEvery, err = time.ParseDuration(v); err != nil || fanoutEvery < 0 {
-			b.Fatalf("%s=%q: want a duration, 0 for no fan-out", benchFanoutEnv, v)
-		}
-	}
+	fanoutEvery := opts.fanoutEvery
 
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -228,21 +371,32 @@ func runProbingBench(b *testing.B, addrs []string, duration time.Duration) probi
 	runtime.ReadMemStats(&warmMem)
 	warmProbes, warmCPU, warm := probes.Load(), processCPU(b), time.Now()
 	warmNotOK := notOK.Load()
+	stopProfile := func() {}
+	if path := os.Getenv(benchCPUProfileEnv); path != "" {
+		stopProfile = startCPUProfile(b, profilePath(path, opts))
+	}
 
 	// Fan-out rounds to every backend, through the backends' clients, as
 	// probegate's /fanout/ serves them.
+	// The CPU of the rounds, and the probes that ran meanwhile, are
+	// counted apart, so that CPU per probe can also be given without the
+	// fan-out's own work.
 	rounds := 0
 	var roundTimes []time.Duration
+	var roundCPU time.Duration
+	var roundProbes int64
 	for end := warm.Add(duration); time.Until(end) > 0; {
 		if fanoutEvery == 0 {
 			time.Sleep(time.Until(end))
 			break
 		}
-		roundStart := time.Now()
+		roundStart, cpuBefore, probesBefore := time.Now(), processCPU(b), probes.Load()
 		rec := httptest.NewRecorder()
 		fan.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fanout.Path+"/bench", nil))
 		rounds++
 		roundTimes = append(roundTimes, time.Since(roundStart))
+		roundCPU += processCPU(b) - cpuBefore
+		roundProbes += probes.Load() - probesBefore
 		if want := fmt.Sprintf("%d/%d", len(addrs), len(addrs)); rec.Code != http.StatusOK || rec.Header().Get("X-Backends") != want {
 			b.Errorf("fan-out round %d: status %d, X-Backends %q, want 200 and %s", rounds, rec.Code, rec.Header().Get("X-Backends"), want)
 		}
@@ -253,11 +407,13 @@ func runProbingBench(b *testing.B, addrs []string, duration time.Duration) probi
 	}
 
 	endCPU, endProbes, elapsed := processCPU(b), probes.Load(), time.Since(warm)
+	stopProfile()
 	runtime.ReadMemStats(&endMem)
 	rssAfter := readRSSKiB(b)
+	conns := openSockets(b)
 	logMemory(b, "probegate", len(addrs), &endMem)
 	if path := os.Getenv(benchHeapProfileEnv); path != "" {
-		writeHeapProfile(b, path)
+		writeHeapProfile(b, profilePath(path, opts))
 	}
 	cancel()
 	wg.Wait()
@@ -281,9 +437,11 @@ func runProbingBench(b *testing.B, addrs []string, duration time.Duration) probi
 		b.Fatal("no probe finished in the steady window")
 	}
 	return probingBenchResult{
-		cpuPerProbe:      perProbe(endCPU-warmCPU, steadyProbes),
+		cpuPerProbe:      perProbe(endCPU-warmCPU-roundCPU, steadyProbes-roundProbes),
+		allCPUPerProbe:   perProbe(endCPU-warmCPU, steadyProbes),
 		setupCPUPerProbe: perProbe(endCPU-setupCPU, endProbes),
 		rssPerBackend:    float64(rssAfter-rssBefore) / float64(len(addrs)),
+		connsPerBackend:  float64(conns) / float64(len(addrs)),
 		probesPerSecond:  float64(steadyProbes) / elapsed.Seconds(),
 		lagP50:           lags.quantile(0.5),
 		lagP99:           lags.quantile(0.99),
@@ -346,6 +504,7 @@ func runNetHTTPBench(b *testing.B, addrs []string, duration time.Duration) probi
 	time.Sleep(duration)
 	endCPU, endProbes, elapsed := processCPU(b), probes.Load(), time.Since(warm)
 	rssAfter := readRSSKiB(b)
+	conns := openSockets(b)
 	var endMem runtime.MemStats
 	runtime.ReadMemStats(&endMem)
 	logMemory(b, "net/http prober", len(addrs), &endMem)
@@ -363,6 +522,7 @@ func runNetHTTPBench(b *testing.B, addrs []string, duration time.Duration) probi
 	return probingBenchResult{
 		cpuPerProbe:     perProbe(endCPU-warmCPU, steadyProbes),
 		rssPerBackend:   float64(rssAfter-rssBefore) / float64(len(addrs)),
+		connsPerBackend: float64(conns) / float64(len(addrs)),
 		probesPerSecond: float64(steadyProbes) / elapsed.Seconds(),
 		lagP50:          lags.quantile(0.5),
 		lagP99:          lags.quantile(0.99),
@@ -370,11 +530,37 @@ func runNetHTTPBench(b *testing.B, addrs []string, duration time.Duration) probi
 	}
 }
 
+// benchServer is the running backend server of a benchmark.
+type benchServer struct {
+	addrs []string
+	mu    sync.Mutex
+	stdin io.Writer
+	lines *bufio.Scanner
+}
+
+// requests asks the server how many requests it has answered so far,
+// whoever sent them: the one count of probes every prober is measured by.
+func (s *benchServer) requests(b *testing.B) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := io.WriteString(s.stdin, "count\n"); err != nil {
+		b.Fatalf("ask the bench server for its count: %v", err)
+	}
+	if !s.lines.Scan() {
+		b.Fatalf("the bench server ended: %v", s.lines.Err())
+	}
+	n, err := strconv.ParseInt(s.lines.Text(), 10, 64)
+	if err != nil {
+		b.Fatalf("the bench server's count %q: %v", s.lines.Text(), err)
+	}
+	return n
+}
+
 // startBenchServer re-executes the test binary as the backend server with
-// n loopback listeners and returns their addresses. The server exits when
-// its stdin closes, that is when this process ends or the benchmark's
-// cleanup closes it.
-func startBenchServer(b *testing.B, n int) []string {
+// n loopback listeners and returns it with their addresses. The server
+// exits when its stdin closes, that is when this process ends or the
+// benchmark's cleanup closes it.
+func startBenchServer(b *testing.B, n int) *benchServer {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), benchServerEnv+"=1", benchBackendsEnv+"="+strconv.Itoa(n))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -394,23 +580,22 @@ func startBenchServer(b *testing.B, n int) []string {
 		stdin.Close()
 		cmd.Wait()
 	})
-	addrs := make([]string, 0, n)
-	lines := bufio.NewScanner(stdout)
-	for lines.Scan() {
-		if lines.Text() == "ready" {
-			go io.Copy(io.Discard, stdout)
-			return addrs
+	s := &benchServer{addrs: make([]string, 0, n), stdin: stdin, lines: bufio.NewScanner(stdout)}
+	for s.lines.Scan() {
+		if s.lines.Text() == "ready" {
+			return s
 		}
-		addrs = append(addrs, lines.Text())
+		s.addrs = append(s.addrs, s.lines.Text())
 	}
-	b.Fatalf("the bench server ended before it was ready: %v", lines.Err())
+	b.Fatalf("the bench server ended before it was ready: %v", s.lines.Err())
 	return nil
 }
 
 // runBenchServer is the bench server's main: it listens on as many
 // loopback ports as asked, prints each address and then "ready", and
 // answers every request with 200 and an empty JSON array, which a probe
-// and a fan-out round alike take, until stdin closes.
+// and a fan-out round alike take, until stdin closes. Each line "count"
+// on stdin is answered with the number of requests answered so far.
 func runBenchServer() int {
 	n, err := strconv.Atoi(os.Getenv(benchBackendsEnv))
 	if err != nil {
@@ -422,8 +607,10 @@ func runBenchServer() int {
 		return 1
 	}
 	body := []byte("[]")
+	var requests atomic.Int64
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			requests.Add(1)
 			w.Header()["Content-Length"] = []string{"2"}
 			w.Write(body)
 		}),
@@ -441,7 +628,12 @@ func runBenchServer() int {
 	}
 	fmt.Fprintln(out, "ready")
 	out.Flush()
-	io.Copy(io.Discard, os.Stdin)
+	for commands := bufio.NewScanner(os.Stdin); commands.Scan(); {
+		if commands.Text() == "count" {
+			fmt.Fprintln(out, requests.Load())
+			out.Flush()
+		}
+	}
 	return 0
 }
 
@@ -475,6 +667,32 @@ func logMemory(b *testing.B, who string, backends int, m *runtime.MemStats) {
 		float64(runtime.NumGoroutine())/float64(backends), float64(len(fds))/float64(backends))
 }
 
+// profilePath is where a profile of the run with opts goes.
+func profilePath(path string, opts probingBenchOptions) string {
+	run := "-oneshot"
+	if opts.keepAlive {
+		run = "-keepalive"
+	}
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + run + ext
+}
+
+// startCPUProfile profiles the CPU into path until the returned function
+// is called.
+func startCPUProfile(b *testing.B, path string) func() {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
 func writeHeapProfile(b *testing.B, path string) {
 	f, err := os.Create(path)
 	if err != nil {
@@ -487,9 +705,31 @@ func writeHeapProfile(b *testing.B, path string) {
 	}
 }
 
+// openSockets counts the sockets this process holds open: the prober's
+// connections, since the backends live in another process.
+func openSockets(b *testing.B) int {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sockets := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(target, "socket:") {
+			sockets++
+		}
+	}
+	return sockets
+}
+
 // readRSSKiB reads this process's resident set size from /proc.
 func readRSSKiB(b *testing.B) int64 {
-	status, err := os.ReadFile("/proc/self/status")
+	return readProcRSSKiB(b, "self")
+}
+
+// readProcRSSKiB reads the resident set size of process pid ("self" for
+// this one) from /proc.
+func readProcRSSKiB(b *testing.B, pid string) int64 {
+	status, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -502,7 +742,7 @@ func readRSSKiB(b *testing.B) int64 {
 			return kib
 		}
 	}
-	b.Fatal("no VmRSS in /proc/self/status")
+	b.Fatalf("no VmRSS in /proc/%s/status", pid)
 	return 0
 }
 

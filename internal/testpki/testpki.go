@@ -23,6 +23,10 @@ import (
 // ClientCommonName is the common name of the client certificate.
 const ClientCommonName = "probegate"
 
+// ServerName is the DNS name the server certificate is valid for, besides
+// the loopback addresses, for tests of a client's TLS server name.
+const ServerName = "backend.probegate.test"
+
 // PKI is a CA with one server and one client certificate.
 type PKI struct {
 	CAPool *x509.CertPool
@@ -70,6 +74,7 @@ func New(t testing.TB) *PKI {
 			KeyUsage:     x509.KeyUsageDigitalSignature,
 			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
 			IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
+			DNSNames:     []string{ServerName},
 		}
 		der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
 		if err != nil {

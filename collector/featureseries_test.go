@@ -1,0 +1,179 @@
+package collector
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
+)
+
+// maxSeriesPerBackend is the budget of series per backend with fan-out
+// off (docs/design.md, "Budgets").
+const maxSeriesPerBackend = 25
+
+// leanBackendSeries are the series of one probed http backend, without a
+// body regexp, when fan-out, passive health and maintenance are off, as
+// /metrics shows them: probes, four failure reasons, refusals, four
+// states, in service, reachable, verified, three transition targets,
+// status code, timestamp, last transition, info, the last probe's
+// duration, and the probe duration histogram's four buckets, +Inf, sum
+// and count.
+const leanBackendSeries = 1 + 4 + 1 + 4 + 3 + 3 + 1 + 1 + 1 + 1 + 1 + 4 + 3
+
+// TestExporterExportsNothingOfFeaturesOff: with fan-out, passive health and
+// maintenance off, none of their series exist, not even at zero, and a
+// backend costs at most the budget's series.
+func TestExporterExportsNothingOfFeaturesOff(t *testing.T) {
+	cfg := testConfig(namedBackends("a", "b")...)
+	p := exporterTestLeanPool(t, cfg)
+	for _, b := range p.Backends() {
+		exporterTestRecord(b, 0, 200)
+	}
+	exporter := NewExporter(p)
+	text := allSeriesText(t, exporter)
+	for _, absent := range []string{
+		"probegate_fanout_backend_errors_total", "probegate_passive_ejections_total",
+		`state="maintenance"`, `to="maintenance"`, `to="unknown"`,
+		`reason="body_mismatch"`, `reason="grpc_not_serving"`,
+	} {
+		if strings.Contains(text, absent) {
+			t.Errorf("%s exported with its feature off:\n%s", absent, text)
+		}
+	}
+	// The budget of 25 is bench-metrics' to check; this pins the count.
+	if perBackend := (exposedSeries(t, exporter) - exporterTestLeanPoolSeries) / 2; perBackend != leanBackendSeries {
+		t.Errorf("%d series per backend, want %d", perBackend, leanBackendSeries)
+	}
+}
+
+// exposedSeries counts the series c shows on /metrics: a classic
+// histogram is its buckets, +Inf, sum and count.
+func exposedSeries(t testing.TB, c prometheus.Collector) int {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return countExposed(families)
+}
+
+func countExposed(families []*dto.MetricFamily) int {
+	n := 0
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if h := m.GetHistogram(); h != nil {
+				n += len(h.GetBucket()) + 3
+				continue
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// exporterTestLeanPoolSeries is the number of pool-wide series without
+// maintenance: one per state but maintenance, and five others.
+const exporterTestLeanPoolSeries = 4 + 5
+
+// TestExporterExportsWhatFeaturesOnCanReach: each feature turned on brings
+// its series back, each at zero before anything happened.
+func TestExporterExportsWhatFeaturesOnCanReach(t *testing.T) {
+	cases := []struct {
+		name    string
+		change  func(*config.Config)
+		hook    bool
+		present []string
+	}{
+		{"fan-out", func(c *config.Config) { c.Fanout.Enabled = true }, false,
+			[]string{`probegate_fanout_backend_errors_total{backend="a",reason="timeout"} 0`}},
+		{"passive health", func(c *config.Config) {
+			c.PassiveHealth = config.Default().PassiveHealth
+			c.PassiveHealth.Enabled = true
+		}, false,
+			[]string{`probegate_passive_ejections_total{backend="a"} 0`, `probegate_backend_transitions_total{backend="a",to="unknown"} 0`}},
+		{"maintenance", func(*config.Config) {}, true,
+			[]string{`probegate_backend_state{backend="a",state="maintenance"} 0`, `probegate_backend_transitions_total{backend="a",to="maintenance"} 0`,
+				`probegate_backend_transitions_total{backend="a",to="unknown"} 0`, `probegate_backends{state="maintenance"} 0`}},
+		{"body regexp", func(c *config.Config) { c.HealthProbe.ExpectBodyRegexp = "up" }, false,
+			[]string{`probegate_probe_failures_total{backend="a",reason="body_mismatch"} 0`}},
+		{"grpc", func(c *config.Config) { c.HealthProbe.Kind = config.KindGRPC }, false,
+			[]string{`probegate_probe_failures_total{backend="a",reason="grpc_not_serving"} 0`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(namedBackends("a")...)
+			tc.change(cfg)
+			p := exporterTestLeanPool(t, cfg)
+			if tc.hook {
+				p.SetMaintenance(nil)
+			}
+			text := allSeriesText(t, NewExporter(p))
+			for _, line := range tc.present {
+				if !strings.Contains(text, line) {
+					t.Errorf("missing %s in\n%s", line, text)
+				}
+			}
+		})
+	}
+}
+
+// TestFanoutMetricsOnlyWhileEnabled: the fan-out's own series exist while
+// it is enabled, and a reload that turns it off removes them.
+func TestFanoutMetricsOnlyWhileEnabled(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	f := fanout.New(pool.New(nil, nil), config.Fanout{Merge: "json_array"}, fanout.NewMetrics(reg), nil, nil)
+	count := func() int {
+		t.Helper()
+		n, err := testutil.GatherAndCount(reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != 0 {
+		t.Errorf("%d fan-out series with fan-out off, want none", n)
+	}
+	f.Update(config.Fanout{Enabled: true, Merge: "json_array"})
+	// requests, partial, partial in maintenance, failed, rejected for
+	// two reasons, quorum failures and correlated failures; the round
+	// histogram; no backend, so no backend histogram.
+	if n := count(); n != 8+1 {
+		t.Errorf("%d fan-out series with fan-out on, want 8 counters and a histogram", n)
+	}
+	f.Update(config.Fanout{Merge: "json_array"})
+	if n := count(); n != 0 {
+		t.Errorf("%d fan-out series after turning fan-out off, want none", n)
+	}
+}
+
+// allSeriesText is every series of c in the text format.
+func allSeriesText(t *testing.T, c prometheus.Collector) string {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	enc := expfmt.NewEncoder(&out, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, f := range families {
+		if err := enc.Encode(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out.Len() == 0 {
+		t.Fatal("no series at all")
+	}
+	return out.String()
+}
