@@ -622,10 +622,7 @@ func TestExporterProbeDurations(t *testing.T) {
 # TYPE probegate_backend_last_probe_duration_seconds gauge
 probegate_backend_last_probe_duration_seconds{backend="probed"} 3
 # TYPE probegate_backend_probe_duration_seconds histogram
-probegate_backend_probe_duration_seconds_bucket{backend="probed",le="0.005"} 1
-probegate_backend_probe_duration_seconds_bucket{backend="probed",le="0.025"} 2
 probegate_backend_probe_duration_seconds_bucket{backend="probed",le="0.1"} 2
-probegate_backend_probe_duration_seconds_bucket{backend="probed",le="0.5"} 3
 probegate_backend_probe_duration_seconds_bucket{backend="probed",le="+Inf"} 4
 probegate_backend_probe_duration_seconds_sum{backend="probed"} 3.322
 probegate_backend_probe_duration_seconds_count{backend="probed"} 4

@@ -24,9 +24,9 @@ const maxSeriesPerBackend = 25
 // /metrics shows them: probes, four failure reasons, refusals, four
 // states, in service, reachable, verified, three transition targets,
 // status code, timestamp, last transition, info, the last probe's
-// duration, and the probe duration histogram's four buckets, +Inf, sum
+// duration, and the probe duration histogram's one bucket, +Inf, sum
 // and count.
-const leanBackendSeries = 1 + 4 + 1 + 4 + 3 + 3 + 1 + 1 + 1 + 1 + 1 + 4 + 3
+const leanBackendSeries = 1 + 4 + 1 + 4 + 3 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 3
 
 // TestExporterExportsNothingOfFeaturesOff: with fan-out, passive health and
 // maintenance off, none of their series exist, not even at zero, and a

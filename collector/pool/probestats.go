@@ -9,11 +9,12 @@ import (
 )
 
 // probeDurationBuckets are the classic buckets of a backend's probe
-// duration histogram. They are few on purpose: each is a series per
-// backend on /metrics, and the native buckets carry the resolution for
-// whoever scrapes them. The bounds tell a loopback or same-zone answer
-// from a slow one and a near-timeout one.
-var probeDurationBuckets = []float64{0.005, 0.025, 0.1, 0.5}
+// duration histogram: one, on purpose. Each bucket is a series per backend
+// on /metrics, which the series budget (25 per backend with fan-out off)
+// cannot afford more of; the native buckets carry the resolution for
+// whoever scrapes them, and the one bound still tells a same-zone answer
+// from a slow one in a classic scrape.
+var probeDurationBuckets = []float64{0.1}
 
 // probeStats is what a backend keeps about its probes beyond the state
 // machine and the counters: their durations as a histogram, the
