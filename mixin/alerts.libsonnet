@@ -4,6 +4,17 @@
 // The per-backend alerts join probegate_backend_info so that the alert
 // itself carries the backend's url and probe path: whoever gets paged sees
 // what to fix without opening a dashboard.
+//
+// Several replicas of probegate watch the same backends, so the per-backend
+// alerts aggregate over _config.replicaLabels: one alert per backend,
+// however many replicas see the problem, with that number in $value. An
+// alert fires when any replica has seen the condition throughout its `for`
+// (not necessarily the same replica throughout): a backend one replica
+// cannot reach is a backend some clients cannot reach, and the number in
+// the description tells a partition (one replica) from an outage (all).
+// ProbegateReadinessPeerOverride, every replica's answer to one pool-wide
+// outage, aggregates alike. The alerts about a replica itself (readiness,
+// its store, its reloads) keep its instance.
 {
   local config = self._config,
 
@@ -31,6 +42,15 @@
     * ignoring (state, url, probe_path) group_left (url, probe_path)
       probegate_backend_info{%(sel)s}
   ||| % { vector: std.stripChars(vector, '\n'), sel: config.probegateSelector },
+
+  // acrossReplicas aggregates a per-replica vector with op without the
+  // labels that tell replicas apart.
+  local acrossReplicas(op, vector) =
+    '%(op)s without (%(replicas)s) (\n%(vector)s\n)\n' % {
+      op: op,
+      replicas: std.join(', ', config.replicaLabels),
+      vector: std.join('\n', ['  ' + line for line in std.split(std.stripChars(vector, '\n'), '\n')]),
+    },
 
   local vars = {
     sel: config.probegateSelector,
@@ -75,9 +95,9 @@
           alert(
             'ProbegateProbePathMisconfigured',
             'warning',
-            withBackendInfo('probegate_backend_state{%(sel)s, state="probe_unsupported"} == 1' % vars),
+            acrossReplicas('count', withBackendInfo('probegate_backend_state{%(sel)s, state="probe_unsupported"} == 1' % vars)),
             'A backend refuses its probe path, so probegate keeps it in service without a health signal.',
-            'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate {{ $labels.instance }} has refused probes of {{ $labels.probe_path }} for %(for)s: it stays in service unverified, and probegate cannot take it out when it fails. Set the backend\'s health_probe.path to a path it answers.' % { 'for': config.alertFor.ProbegateProbePathMisconfigured },
+            'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate job {{ $labels.job }} has refused probes of {{ $labels.probe_path }} for %(for)s, as {{ $value }} replica(s) see it: it stays in service unverified, and probegate cannot take it out when it fails. Set the backend\'s health_probe.path to a path it answers.' % { 'for': config.alertFor.ProbegateProbePathMisconfigured },
           ),
           alert(
             'ProbegatePoolProbePathMisconfigured',
@@ -94,24 +114,27 @@
           alert(
             'ProbegateBackendUnhealthy',
             'warning',
-            withBackendInfo('probegate_backend_state{%(sel)s, state="unhealthy"} == 1' % vars),
+            acrossReplicas('count', withBackendInfo('probegate_backend_state{%(sel)s, state="unhealthy"} == 1' % vars)),
             'A backend is out of service.',
-            'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate {{ $labels.instance }} has been unhealthy and out of service for %(for)s; its probes of {{ $labels.probe_path }} fail.' % { 'for': config.alertFor.ProbegateBackendUnhealthy },
+            'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate job {{ $labels.job }} has been unhealthy and out of service for %(for)s, as {{ $value }} replica(s) see it: their probes of {{ $labels.probe_path }} fail. If other replicas still keep it in service, look at the network between these replicas and the backend.' % { 'for': config.alertFor.ProbegateBackendUnhealthy },
           ),
           // Entering maintenance is an operator's doing, not flapping, and
-          // nothing fires for a backend in maintenance.
+          // nothing fires for a backend in maintenance. Each replica counts
+          // the changes it saw; summing them would make three replicas
+          // that each saw two changes one flapping backend, so the alert
+          // takes the replica that saw the most.
           alert(
             'ProbegateBackendFlapping',
             'warning',
-            |||
+            acrossReplicas('max', |||
               sum without (to) (
                 increase(probegate_backend_transitions_total{%(sel)s, to!="maintenance"}[%(window)s])
               ) >= %(threshold)d
               unless ignoring (state)
                 probegate_backend_state{%(sel)s, state="maintenance"} == 1
-            ||| % vars { window: config.backendFlappingWindow, threshold: config.backendFlappingTransitions },
+            ||| % vars { window: config.backendFlappingWindow, threshold: config.backendFlappingTransitions }),
             'A backend keeps changing state.',
-            'Backend {{ $labels.backend }} of probegate {{ $labels.instance }} changed state {{ printf "%%.0f" $value }} times in the last %(window)s: it keeps entering and leaving service.' % { window: config.backendFlappingWindow },
+            'Backend {{ $labels.backend }} of probegate job {{ $labels.job }} changed state {{ printf "%%.0f" $value }} times in the last %(window)s, as the replica that saw the most changes counts them: it keeps entering and leaving service.' % { window: config.backendFlappingWindow },
           ),
           alert(
             'ProbegatePoolFailOpen',
@@ -201,18 +224,38 @@
           alert(
             'ProbegateBackendMaintenanceLong',
             'info',
-            withBackendInfo('probegate_backend_state{%(sel)s, state="maintenance"} == 1' % vars),
+            acrossReplicas('count', withBackendInfo('probegate_backend_state{%(sel)s, state="maintenance"} == 1' % vars)),
             'A backend has been in maintenance for a long time.',
-            'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate {{ $labels.instance }} has been in maintenance, out of service, for %(for)s. If the work is done, end it with probegate maintenance stop {{ $labels.backend }}; give the next one a --ttl.' % { 'for': config.alertFor.ProbegateBackendMaintenanceLong },
+            'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate job {{ $labels.job }} has been in maintenance, out of service, for %(for)s, as {{ $value }} replica(s) see it. If the work is done, end it with probegate maintenance stop {{ $labels.backend }}; give the next one a --ttl.' % { 'for': config.alertFor.ProbegateBackendMaintenanceLong },
+          ),
+          // Per replica: each one talks to the store on its own, and the
+          // one that cannot refuses the writes it is asked for.
+          alert(
+            'ProbegateMaintenanceStoreDown',
+            'warning',
+            'probegate_maintenance_store_up{%(sel)s} == 0\n' % vars,
+            'A probegate replica cannot reach its maintenance store: it refuses to start or end maintenance, and its view of the entries may be stale.',
+            'The last operation of probegate {{ $labels.instance }} on its maintenance store has failed for %(for)s: starting or ending maintenance there answers 503, and it shows the entries it last read (they still expire at their until). Check the store (etcd, or the file under --storage.path) and the replica\'s logs.' % { 'for': config.alertFor.ProbegateMaintenanceStoreDown },
+          ),
+          // One alert for the job: the override is every replica's answer
+          // to the same pool-wide outage.
+          alert(
+            'ProbegateReadinessPeerOverride',
+            'info',
+            acrossReplicas('count', 'probegate_readiness_peer_override{%(sel)s} == 1' % vars),
+            'Probegate replicas stay ready although their readiness budget does not hold, because no replica\'s budget holds.',
+            '{{ $value }} replica(s) of probegate job {{ $labels.job }} have answered /ready with 200 for %(for)s although their readiness budget does not hold: no live replica\'s budget holds, so the backends are down for all of them, and they stay ready to keep answering which backends failed and why. The ProbegateBackendUnhealthy alerts name the backends.' % { 'for': config.alertFor.ProbegateReadinessPeerOverride },
           ),
           // The value is the time left, negative once the chain expired;
           // probegate exports the expiry only for backends probed over TLS.
+          // Replicas behind different balancers may be shown different
+          // chains: the alert gives the one that expires first.
           alert(
             'ProbegateBackendCertExpiringSoon',
             'warning',
-            withBackendInfo('probegate_backend_tls_cert_expiry_timestamp_seconds{%(sel)s} - time() < %(warning)d' % vars { warning: durationSeconds(config.certExpiryWarning) }),
+            acrossReplicas('min', withBackendInfo('probegate_backend_tls_cert_expiry_timestamp_seconds{%(sel)s} - time() < %(warning)d' % vars { warning: durationSeconds(config.certExpiryWarning) })),
             'The TLS certificate a backend presents expires soon.',
-            'The certificate chain backend {{ $labels.backend }} ({{ $labels.url }}) of probegate {{ $labels.instance }} presents to its probes expires in {{ $value | humanizeDuration }}, less than %(warning)s: renew it before its probes, and its clients, fail the handshake.' % { warning: config.certExpiryWarning },
+            'The certificate chain backend {{ $labels.backend }} ({{ $labels.url }}) of probegate job {{ $labels.job }} presents to its probes expires in {{ $value | humanizeDuration }} (the soonest any replica saw), less than %(warning)s: renew it before its probes, and its clients, fail the handshake.' % { warning: config.certExpiryWarning },
           ),
         ],
       },

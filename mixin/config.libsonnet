@@ -17,6 +17,13 @@
     showMultiCluster: false,
     clusterLabel: 'cluster',
 
+    // replicaLabels are the labels that tell the replicas of one probegate
+    // apart: the target's instance and, on Kubernetes, its pod. The
+    // per-backend alerts aggregate `without` them, so R replicas watching
+    // one backend raise one alert for it, not R; every other label (job,
+    // cluster, namespace) stays on the alert.
+    replicaLabels: ['instance', 'pod'],
+
     // alertFor is how long each alert's condition must hold before it fires.
     // Every alert of alerts.libsonnet has an entry; a missing one is an error.
     alertFor: {
@@ -40,6 +47,12 @@
       ProbegateConfigReloadFailed: '10m',
       ProbegateBackendMaintenanceLong: $._config.maintenanceLongFor,
       ProbegateBackendCertExpiringSoon: '15m',
+      // A store that etcd's leader election or a restart keeps away for a
+      // minute or two is no news; five minutes of refused writes are.
+      ProbegateMaintenanceStoreDown: '5m',
+      // Every replica ready only because none of them has a budget that
+      // holds: the backends are down for all, and the other alerts say which.
+      ProbegateReadinessPeerOverride: '10m',
     },
 
     // A backend whose TLS certificate chain, as its last probe over TLS saw

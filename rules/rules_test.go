@@ -21,22 +21,42 @@ var defaultSelector = lint.Matcher{Label: "job", Op: "=", Value: "probegate"}
 
 const runbookURLPattern = "https://github.com/probegate/probegate/blob/main/mixin/runbook.md#%s"
 
-// promisedAlerts are the alerts the mixin promises (mixin/README.md), and which labels
-// their description must name besides the instance.
-var promisedAlerts = map[string]struct{ backend, probePath bool }{
+// promisedAlerts are the alerts the mixin promises (mixin/README.md), which
+// labels their description must name, and whether they aggregate over
+// replicas: those name the job instead of the instance, which they no
+// longer carry.
+var promisedAlerts = map[string]struct{ backend, probePath, acrossReplicas bool }{
 	"ProbegateDown":                             {},
-	"ProbegateProbePathMisconfigured":           {backend: true, probePath: true},
+	"ProbegateProbePathMisconfigured":           {backend: true, probePath: true, acrossReplicas: true},
 	"ProbegatePoolProbePathMisconfigured":       {},
-	"ProbegateBackendUnhealthy":                 {backend: true},
-	"ProbegateBackendFlapping":                  {backend: true},
+	"ProbegateBackendUnhealthy":                 {backend: true, acrossReplicas: true},
+	"ProbegateBackendFlapping":                  {backend: true, acrossReplicas: true},
 	"ProbegatePoolFailOpen":                     {},
 	"ProbegatePartialFanout":                    {},
 	"ProbegateNotReady":                         {},
 	"ProbegateReadinessBudgetBlocksMaintenance": {},
 	"ProbegateReadinessBudgetGuardsNothing":     {},
 	"ProbegateConfigReloadFailed":               {},
-	"ProbegateBackendMaintenanceLong":           {backend: true},
-	"ProbegateBackendCertExpiringSoon":          {backend: true},
+	"ProbegateBackendMaintenanceLong":           {backend: true, acrossReplicas: true},
+	"ProbegateBackendCertExpiringSoon":          {backend: true, acrossReplicas: true},
+	"ProbegateMaintenanceStoreDown":             {},
+	"ProbegateReadinessPeerOverride":            {acrossReplicas: true},
+}
+
+// replicaLabels are the mixin's default _config.replicaLabels: the labels
+// that tell replicas apart, which the alerts across replicas aggregate away.
+var replicaLabels = []string{"instance", "pod"}
+
+// checkAcrossReplicas checks that the whole expression is an aggregation
+// without exactly the replica labels, so that R replicas raise one alert.
+func checkAcrossReplicas(t *testing.T, name, expr string, parsed lint.Expr) {
+	t.Helper()
+	for _, agg := range parsed.Aggregations {
+		if agg.Outermost && agg.Without && slices.Equal(agg.Labels, replicaLabels) {
+			return
+		}
+	}
+	t.Errorf("%s: is not an aggregation without (%s) over replicas:\n%s", name, strings.Join(replicaLabels, ", "), expr)
 }
 
 var (
@@ -136,6 +156,14 @@ func TestAlertsFollowConventions(t *testing.T) {
 		}
 		wants := promisedAlerts[name]
 		mustName := []string{"{{ $labels.instance }}"}
+		if wants.acrossReplicas {
+			mustName = []string{"{{ $labels.job }}", "$value"}
+			for _, label := range replicaLabels {
+				if strings.Contains(description, "$labels."+label) {
+					t.Errorf("%s: aggregates over replicas but its description names $labels.%s: %q", name, label, description)
+				}
+			}
+		}
 		if wants.backend {
 			mustName = append(mustName, "{{ $labels.backend }}")
 		}
@@ -154,6 +182,9 @@ func TestAlertsFollowConventions(t *testing.T) {
 			t.Errorf("%s: mixin/runbook.md has no section \"## %s\"", name, name)
 		}
 		parsed := checkExpr(t, name, r.Expr, recorded)
+		if wants.acrossReplicas {
+			checkAcrossReplicas(t, name, r.Expr, parsed)
+		}
 		if wants.probePath && !slices.Contains(parsed.Metrics(), "probegate_backend_info") {
 			t.Errorf("%s: names the probe path but does not join probegate_backend_info", name)
 		}

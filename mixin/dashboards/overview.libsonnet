@@ -113,6 +113,27 @@ local lib = import 'lib.libsonnet';
             },
           },
         ]),
+        lib.row(6, [
+          lib.stateTimeline(
+            'Maintenance store',
+            'Whether the last operation of each instance on its maintenance store succeeded (probegate_maintenance_store_up). While it is 0 the instance refuses to start or end maintenance and shows the entries it last read.',
+            'bool_yes_no',
+            [lib.target('probegate_maintenance_store_up{%(sel)s}' % v, '{{instance}}')],
+          ) + lib.thresholdColors('red', [[1, 'green']]),
+          lib.timeseries(
+            'Live replicas by state',
+            'The replicas sharing the maintenance store as each instance sees them (probegate_replicas, itself included), by state: ready, unready, draining. Replicas that disagree on the count do not all reach the store. Empty without the etcd store.',
+            'short',
+            [lib.target('probegate_replicas{%(sel)s}' % v, '{{instance}} sees {{state}}')],
+            min=0,
+          ),
+          lib.stateTimeline(
+            'Ready by peer override',
+            'When each instance stayed ready although its readiness budget did not hold, because no live replica\'s budget held either (probegate_readiness_peer_override, readiness.peer_relative): the backends were down for every replica. Empty without the etcd store.',
+            'bool_yes_no',
+            [lib.target('probegate_readiness_peer_override{%(sel)s}' % v, '{{instance}}')],
+          ) + lib.thresholdColors('green', [[1, 'orange']]),
+        ]),
         lib.row(8, [
           lib.timeseries(
             'Readiness budget',

@@ -6,10 +6,13 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// Metric is one documented metric family.
+// Metric is one documented metric family. OnlyWith, when not empty, says
+// what probegate exports it only with: a probegate without that, the demo
+// included, does not expose it.
 type Metric struct {
 	Name      string
 	Histogram bool
+	OnlyWith  string
 }
 
 // DocumentedMetrics lists every metric family docs/operations.md documents,
@@ -53,6 +56,12 @@ func DocumentedMetrics() []Metric {
 		{Name: "probegate_outlier_ejections_total"},
 		{Name: "probegate_outlier_ejections_suppressed_total"},
 		{Name: "probegate_backend_outlier_ejected"},
+		{Name: "probegate_maintenance_refusals_total"},
+		{Name: "probegate_maintenance_store_up"},
+		{Name: "probegate_maintenance_store_operations_total"},
+		{Name: "probegate_maintenance_store_conflicts_total"},
+		{Name: "probegate_replicas", OnlyWith: "the etcd maintenance store"},
+		{Name: "probegate_readiness_peer_override", OnlyWith: "the etcd maintenance store"},
 		{Name: "probegate_gate_ready"},
 		{Name: "probegate_gate_draining"},
 		{Name: "probegate_gate_check_success"},

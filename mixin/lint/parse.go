@@ -61,10 +61,15 @@ func (s Selector) Has(label, op, value string) bool {
 }
 
 // Aggregation is one aggregation operator and whether it names the labels
-// it keeps or drops (by or without).
+// it keeps or drops (by or without). Without tells which, Labels are those
+// named, and Outermost is true for the aggregation the whole expression is
+// (parentheses around it aside).
 type Aggregation struct {
-	Op      string
-	Grouped bool
+	Op        string
+	Grouped   bool
+	Without   bool
+	Labels    []string
+	Outermost bool
 }
 
 // Expr is what Parse saw in an expression, each list in the order of a
@@ -104,7 +109,7 @@ func Parse(expr string) (Expr, error) {
 		return Expr{}, errors.New(msg)
 	}
 	var out Expr
-	parser.Inspect(root, func(node parser.Node, _ []parser.Node) error {
+	parser.Inspect(root, func(node parser.Node, path []parser.Node) error {
 		switch n := node.(type) {
 		case *parser.VectorSelector:
 			out.Selectors = append(out.Selectors, selector(n))
@@ -118,13 +123,27 @@ func Parse(expr string) (Expr, error) {
 			out.Ranges = append(out.Ranges, durationText(n.Range)+":"+step)
 		case *parser.AggregateExpr:
 			out.Aggregations = append(out.Aggregations, Aggregation{
-				Op:      n.Op.String(),
-				Grouped: n.Without || len(n.Grouping) > 0,
+				Op:        n.Op.String(),
+				Grouped:   n.Without || len(n.Grouping) > 0,
+				Without:   n.Without,
+				Labels:    n.Grouping,
+				Outermost: onlyParens(path),
 			})
 		}
 		return nil
 	})
 	return out, nil
+}
+
+// onlyParens reports whether every node of path is a parenthesis: a node
+// under nothing else is the whole expression.
+func onlyParens(path []parser.Node) bool {
+	for _, n := range path {
+		if _, ok := n.(*parser.ParenExpr); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // selector converts a parsed vector selector, leaving out the matcher the

@@ -21,8 +21,12 @@ func TestParseReportsSelectorsRangesAndAggregations(t *testing.T) {
 			{Metric: "probegate_probes_total"},
 			{Metric: "x_bucket"},
 		},
-		Ranges:       []string{"5m", "$__rate_interval"},
-		Aggregations: []Aggregation{{"sum", true}, {"sum", true}, {"max", true}},
+		Ranges: []string{"5m", "$__rate_interval"},
+		Aggregations: []Aggregation{
+			{Op: "sum", Grouped: true, Without: true, Labels: []string{"reason"}},
+			{Op: "sum", Grouped: true, Labels: []string{"job"}},
+			{Op: "max", Grouped: true, Labels: []string{"le"}},
+		},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Parse:\n got %+v\nwant %+v", got, want)
@@ -123,9 +127,33 @@ func TestParseReportsBareAggregations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Aggregation{{"sum", false}, {"count", true}, {"sum", false}}
+	want := []Aggregation{{Op: "sum"}, {Op: "count", Grouped: true, Without: true, Labels: []string{"instance"}}, {Op: "sum", Labels: []string{}}}
 	if !reflect.DeepEqual(got.Aggregations, want) {
 		t.Errorf("Aggregations = %+v, want %+v", got.Aggregations, want)
+	}
+}
+
+func TestParseReportsTheOutermostAggregation(t *testing.T) {
+	for _, tc := range []struct {
+		expr string
+		want []bool
+	}{
+		{`count without (instance) (sum(up) > 0)`, []bool{true, false}},
+		{`((max by (job) (up)))`, []bool{true}},
+		{`count without (instance) (up) > 0`, []bool{false}},
+		{`sum(up) / sum(up)`, []bool{false, false}},
+	} {
+		got, err := Parse(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var outermost []bool
+		for _, a := range got.Aggregations {
+			outermost = append(outermost, a.Outermost)
+		}
+		if !reflect.DeepEqual(outermost, tc.want) {
+			t.Errorf("Parse(%q): outermost %v, want %v", tc.expr, outermost, tc.want)
+		}
 	}
 }
 
