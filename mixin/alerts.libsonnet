@@ -172,9 +172,12 @@
             'warning',
             // Ejections and suppressed ejections alike: either way a
             // backend keeps doing much worse than its peers. A dry run's
-            // would-be ejections (enforced="false") page nobody.
+            // would-be ejections (enforced="false") page nobody. Per
+            // replica: each judges the fan-out rounds it serves itself.
+            // Summed `without` what tells ejections apart, so that the
+            // target's labels (cluster, pod) stay on the alert.
             |||
-              sum by (job, instance) (
+              sum without (backend, reason, enforced) (
                 increase(probegate_outlier_ejections_total{%(sel)s, enforced="true"}[%(window)s])
                 or
                 increase(probegate_outlier_ejections_suppressed_total{%(sel)s}[%(window)s])
