@@ -96,7 +96,8 @@ func TestPrometheusAlertsOnTheDemo(t *testing.T) {
 			exposed[name] = true
 		}
 		for _, name := range queriedProbegateMetrics(t) {
-			// The demo is one probegate with the file store;
+			// The demo is one probegate with the file store and without
+			// passive health, and a feature that is off exports nothing;
 			// replicas_test.go reads the series of replicas sharing etcd.
 			if onlyWith(name) != "" {
 				continue
