@@ -29,12 +29,11 @@ import (
 // last fan-out request (any path but the probe path) and of the last probe.
 type recordingBackend struct {
 	*httptest.Server
-	mu          sync.Mutex
-	fanout      http.Header
-	probe       http.Header
-	fanoutHits  int
-	answer      func(w http.ResponseWriter)
-	probeHeader chan http.Header
+	mu         sync.Mutex
+	fanout     http.Header
+	probe      http.Header
+	fanoutHits int
+	answer     func(w http.ResponseWriter)
 }
 
 func newRecordingBackend(t *testing.T, answer func(w http.ResponseWriter)) *recordingBackend {

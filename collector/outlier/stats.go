@@ -26,14 +26,6 @@ type counts struct {
 	latency  [latencyBins]uint32
 }
 
-func (c *counts) add(o *counts) {
-	c.rounds += o.rounds
-	c.failures += o.failures
-	for i := range c.latency {
-		c.latency[i] += o.latency[i]
-	}
-}
-
 func (c *counts) sub(o *counts) {
 	c.rounds -= o.rounds
 	c.failures -= o.failures

@@ -25,7 +25,7 @@ func (b *Backend) windowCounts(now time.Time, window time.Duration) WindowCounts
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := b.traffic.window.Counts(now, window)
-	return WindowCounts{Successes: c.Successes, Failures: c.Failures}
+	return WindowCounts(c)
 }
 
 // noteFailOpen logs entering fail-open at warn level and leaving it at
