@@ -113,8 +113,15 @@ func (m *Manager) apply(st State) {
 		return
 	}
 	m.state = st
+	had := len(m.local) > 0
 	if !m.dirty {
 		m.local = st.Entries
+	}
+	if !had && len(m.local) == 0 {
+		// Nothing was or is in maintenance: telling the pool would mark
+		// maintenance a feature in use, and export its series, on every
+		// probegate that never had an entry.
+		return
 	}
 	m.pool.SetMaintenance(m.local)
 }

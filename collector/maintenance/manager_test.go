@@ -329,3 +329,28 @@ func TestManagerAppliesOtherReplicasWrites(t *testing.T) {
 		wg.Wait()
 	})
 }
+
+// TestManagerLeavesAnUnusedFeatureOff: a store that never held an entry
+// does not mark maintenance in use, so a probegate that never had one
+// exports none of its series; the first entry does, and the mark stays
+// after it ends.
+func TestManagerLeavesAnUnusedFeatureOff(t *testing.T) {
+	p := testPool(t, []string{"a", "b"}, 1, nil)
+	store, err := OpenFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := startManager(t, p, store, nil)
+	if p.Snapshot().Maintenance {
+		t.Fatal("an empty store marked maintenance in use")
+	}
+	if _, err := m.Enter(t.Context(), pool.Maintenance{Backend: "a", Reason: "disk"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.Exit(t.Context(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Snapshot().Maintenance {
+		t.Error("maintenance not in use after an entry came and went")
+	}
+}
