@@ -160,9 +160,9 @@ func newExporter(backends *pool.Pool) *exporter {
 	e.define(familyOutlierSuppressed, "outlier_ejections_suppressed_total", counter, 0,
 		"Outlier ejections not made because the readiness budget allowed no disruption, by reason; counted once a window per backend.", "reason")
 	e.define(familyBackendsByState, "backends", gauge, 0,
-		"Configured backends per health state.", "state")
+		"Backends in the pool, static and discovered, per health state.", "state")
 	e.define(familyConfigured, "backends_configured", gauge, 0,
-		"Backends in the configuration.")
+		"Backends in the pool: those the configuration lists and those service discovery found.")
 	e.define(familyPoolInService, "backends_in_service", gauge, 0,
 		"Backends in service, not counting fail-open.")
 	e.define(familyFailOpen, "pool_fail_open", gauge, 0,

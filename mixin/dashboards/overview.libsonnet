@@ -24,7 +24,7 @@ local lib = import 'lib.libsonnet';
         lib.row(4, [
           lib.stat(
             'Backends configured',
-            'Backends in the configuration of the selected instances (probegate_backends_configured), summed.',
+            'Backends in the pools of the selected instances, static and discovered (probegate_backends_configured), summed.',
             'short',
             [lib.target('sum(probegate_backends_configured{%(sel)s})' % v, 'configured')],
           ),
