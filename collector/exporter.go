@@ -27,7 +27,7 @@ import (
 // slabs: label pairs of fixed values (states, reasons) exist once, a
 // backend's own label pairs once per scrape, shared by all its series, and
 // every family comes out sorted. It serves them two ways: as a
-// prometheus.Collector (NewExporter) for any registry, and as a
+// prometheus.Collector for any registry, and as a
 // prometheus.Gatherer (NewGatherer) that skips the registry's per-series
 // work for /metrics.
 type exporter struct {
@@ -100,13 +100,10 @@ type exportedFamily struct {
 	perBackend int
 }
 
-// NewExporter returns the collector that exports every backend and pool
-// series of the pool. Register it once; each scrape takes one snapshot.
-// For /metrics prefer NewGatherer, which exports the same series faster.
-func NewExporter(backends *pool.Pool) prometheus.Collector {
-	return newExporter(backends)
-}
-
+// newExporter returns the collector that exports every backend and pool
+// series of the pool. Each scrape takes one snapshot. NewGatherer serves
+// /metrics with it; the tests also register it in a plain registry, whose
+// checks prove the series well formed.
 func newExporter(backends *pool.Pool) *exporter {
 	e := &exporter{
 		pool:           backends,
@@ -536,11 +533,10 @@ func (s *dtoSeries) Write(out *dto.Metric) error {
 // NewGatherer returns the Gatherer to serve /metrics from: everything
 // others gathers (the registry with probegate's other metrics, the Go and
 // process collectors) merged with the pool's backend and pool series, all
-// sorted by name. Do not also register NewExporter in others: a family
-// exported by both is an error (the pool's copy is kept).
+// sorted by name. A family others exports too is an error (the pool's
+// copy is kept).
 //
-// It exports exactly what NewExporter does, but hands the families to the
-// encoder directly instead of through a registry, whose per-series
+// It hands the families to the encoder directly instead of through a registry, whose per-series
 // hashing, checks and sorting would cost more than the /metrics budget at
 // 10,000 backends. The checks it skips hold by construction: unique
 // backend names (config validation), label names fixed here, label values

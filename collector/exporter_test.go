@@ -105,7 +105,7 @@ func TestExporterSeriesOfPoolInEveryState(t *testing.T) {
 	exporterTestRecord(bs[2], 250*time.Millisecond, 404) // probe_unsupported
 	/* bs[3] is never probed */ // unknown
 
-	got := exporterTestText(t, NewExporter(p),
+	got := exporterTestText(t, newExporter(p),
 		"probegate_backend_in_service",
 		"probegate_backend_info",
 		"probegate_backend_last_probe_status_code",
@@ -252,7 +252,7 @@ func TestExporterUnreachableBackend(t *testing.T) {
 	b.Record(health.TimeoutResult("context deadline exceeded"))
 	b.Record(health.TransportResult("connect: connection refused"))
 
-	got := exporterTestText(t, NewExporter(p),
+	got := exporterTestText(t, newExporter(p),
 		"probegate_backend_reachable",
 		"probegate_backend_in_service",
 		"probegate_backend_last_probe_status_code",
@@ -285,7 +285,7 @@ probegate_readiness_disruptions_allowed 0
 // and that the timestamp series is absent until the first probe.
 func TestExporterPreinitialisesLabelValues(t *testing.T) {
 	p := exporterTestPool(t, exporterTestConfig("fresh"))
-	exporter := NewExporter(p)
+	exporter := newExporter(p)
 
 	for name, want := range map[string]int{
 		"probegate_probe_failures_total":                 len(health.FailureReasons()) - 2, // an http probe without a body regexp
@@ -365,7 +365,7 @@ probegate_passive_ejections_total{backend="x"} 2
 func TestExporterStateSetIsOneHot(t *testing.T) {
 	p := exporterTestPool(t, exporterTestConfig("walker"))
 	b := p.Backends()[0]
-	exporter := NewExporter(p)
+	exporter := newExporter(p)
 	steps := []struct {
 		feed []int
 		want health.State
@@ -406,7 +406,7 @@ func TestExporterForgetsRemovedBackend(t *testing.T) {
 	p := exporterTestPool(t, cfg)
 	exporterTestRecord(p.Backends()[0], 0, 200)
 	exporterTestRecord(p.Backends()[1], 0, 200, 503) // a state change, like keep's
-	exporter := NewExporter(p)
+	exporter := newExporter(p)
 	perBackend := testutil.CollectAndCount(exporter) - exporterTestPoolSeries
 	if perBackend%2 != 0 {
 		t.Fatalf("%d backend series for two backends", perBackend)
@@ -457,7 +457,7 @@ func TestExporterSeriesCount(t *testing.T) {
 	for _, b := range p.Backends() {
 		exporterTestRecord(b, 0, 200)
 	}
-	if got, want := testutil.CollectAndCount(NewExporter(p)), 3*exporterTestBackendSeries()+exporterTestPoolSeries; got != want {
+	if got, want := testutil.CollectAndCount(newExporter(p)), 3*exporterTestBackendSeries()+exporterTestPoolSeries; got != want {
 		t.Errorf("%d series for 3 probed backends, want %d", got, want)
 	}
 }
@@ -468,7 +468,7 @@ func TestExporterLint(t *testing.T) {
 	p := exporterTestPool(t, exporterTestConfig("a", "b"))
 	exporterTestRecord(p.Backends()[0], 0, 200)
 	exporterTestRecord(p.Backends()[1], 0, 404)
-	problems, err := testutil.CollectAndLint(NewExporter(p))
+	problems, err := testutil.CollectAndLint(newExporter(p))
 	if err != nil {
 		t.Fatalf("lint: %v", err)
 	}
@@ -481,7 +481,7 @@ func TestExporterLint(t *testing.T) {
 // series (zero configured, zero in service) and nothing else.
 func TestExporterEmptyPool(t *testing.T) {
 	p := exporterTestPool(t, exporterTestConfig())
-	exporter := NewExporter(p)
+	exporter := newExporter(p)
 	if got := testutil.CollectAndCount(exporter); got != exporterTestPoolSeries {
 		t.Errorf("%d series for an empty pool, want %d", got, exporterTestPoolSeries)
 	}
@@ -532,7 +532,7 @@ func TestGathererMatchesRegisteredExporter(t *testing.T) {
 	viaRegistry := prometheus.NewPedanticRegistry()
 	NewMetrics(viaRegistry)
 	fanout.NewMetrics(viaRegistry).Requests.Inc()
-	viaRegistry.MustRegister(NewExporter(p))
+	viaRegistry.MustRegister(newExporter(p))
 
 	others := prometheus.NewPedanticRegistry()
 	NewMetrics(others)
@@ -617,7 +617,7 @@ func TestExporterProbeDurations(t *testing.T) {
 		r.Time, r.Duration = exporterTestEpoch.Add(time.Duration(i)*time.Second), d
 		probed.Record(r)
 	}
-	got := exporterTestText(t, NewExporter(p), "probegate_backend_probe_duration_seconds", "probegate_backend_last_probe_duration_seconds")
+	got := exporterTestText(t, newExporter(p), "probegate_backend_probe_duration_seconds", "probegate_backend_last_probe_duration_seconds")
 	exporterTestCompare(t, got, `
 # TYPE probegate_backend_last_probe_duration_seconds gauge
 probegate_backend_last_probe_duration_seconds{backend="probed"} 3
@@ -662,7 +662,7 @@ func TestExporterCertExpiry(t *testing.T) {
 	}
 	bs[0].Record(health.TransportResult("connect: connection refused"))
 	exporterTestRecord(bs[1], 0, 200)
-	got := exporterTestText(t, NewExporter(p), "probegate_backend_tls_cert_expiry_timestamp_seconds")
+	got := exporterTestText(t, newExporter(p), "probegate_backend_tls_cert_expiry_timestamp_seconds")
 	exporterTestCompare(t, got, `
 # TYPE probegate_backend_tls_cert_expiry_timestamp_seconds gauge
 probegate_backend_tls_cert_expiry_timestamp_seconds{backend="tls"} 1.700864e+09

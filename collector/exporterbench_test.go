@@ -85,13 +85,13 @@ const exporterBenchPrometheusAccept = "application/openmetrics-text;version=1.0.
 // ns/series against the 1.5 µs budget. "gatherer" is NewGatherer alone
 // and "handler-*" the whole /metrics handler over it as probegate serves
 // it, without and with gzip (Prometheus asks for gzip by default);
-// "registry-*" is NewExporter registered in a plain registry, for
+// "registry-*" is the exporter registered in a plain registry, for
 // comparison.
 func BenchmarkExporter10000(b *testing.B) {
 	p := exporterBenchPool(b)
 	direct := NewGatherer(p, prometheus.NewRegistry())
 	registry := prometheus.NewRegistry()
-	registry.MustRegister(NewExporter(p))
+	registry.MustRegister(newExporter(p))
 	series := exporterBenchSeries(b, direct)
 	if viaRegistry := exporterBenchSeries(b, registry); viaRegistry != series {
 		b.Fatalf("registry gathers %d series, the gatherer %d", viaRegistry, series)

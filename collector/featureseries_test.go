@@ -37,7 +37,7 @@ func TestExporterExportsNothingOfFeaturesOff(t *testing.T) {
 	for _, b := range p.Backends() {
 		exporterTestRecord(b, 0, 200)
 	}
-	exporter := NewExporter(p)
+	exporter := newExporter(p)
 	text := allSeriesText(t, exporter)
 	for _, absent := range []string{
 		"probegate_fanout_backend_errors_total", "probegate_passive_ejections_total",
@@ -117,7 +117,7 @@ func TestExporterExportsWhatFeaturesOnCanReach(t *testing.T) {
 			if tc.hook {
 				p.SetMaintenance(nil)
 			}
-			text := allSeriesText(t, NewExporter(p))
+			text := allSeriesText(t, newExporter(p))
 			for _, line := range tc.present {
 				if !strings.Contains(text, line) {
 					t.Errorf("missing %s in\n%s", line, text)

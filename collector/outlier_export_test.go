@@ -15,7 +15,7 @@ import (
 // ejected backend shows in the state set.
 func TestOutlierSeriesOnlyWhenOn(t *testing.T) {
 	cfg := exporterTestConfig("a", "b")
-	off := exporterTestText(t, NewExporter(exporterTestPool(t, cfg)))
+	off := exporterTestText(t, newExporter(exporterTestPool(t, cfg)))
 	for _, name := range []string{`state="ejected"`, `to="ejected"`, "outlier"} {
 		if strings.Contains(off, name) {
 			t.Errorf("outlier detection off, yet %s is exported:\n%s", name, off)
@@ -34,7 +34,7 @@ func TestOutlierSeriesOnlyWhenOn(t *testing.T) {
 			{Backend: b, Latency: time.Millisecond},
 		})
 	}
-	got := exporterTestText(t, NewExporter(p), "probegate_outlier_ejections_total", "probegate_backend_outlier_ejected",
+	got := exporterTestText(t, newExporter(p), "probegate_outlier_ejections_total", "probegate_backend_outlier_ejected",
 		"probegate_outlier_ejections_suppressed_total", "probegate_backend_state")
 	for _, want := range []string{
 		`probegate_outlier_ejections_total{backend="a",enforced="true",reason="failure"} 1`,

@@ -61,7 +61,7 @@ func TestLastTransitionMetric(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Backends()[0].Record(health.StatusResult(200))
-	got := exporterTestText(t, NewExporter(p), "probegate_backend_last_transition_timestamp_seconds")
+	got := exporterTestText(t, newExporter(p), "probegate_backend_last_transition_timestamp_seconds")
 	want := `probegate_backend_last_transition_timestamp_seconds{backend="a"} 1.7000001e+09`
 	if !strings.Contains(got, want) || strings.Contains(got, `backend="b"`) {
 		t.Errorf("last transition series:\n%s\nwant %s and no series for b", got, want)

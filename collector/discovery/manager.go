@@ -103,7 +103,7 @@ func (d *Discovery) DetectLoops(isLoop func(backendURL string) bool) {
 // ApplyConfig starts, keeps or stops the discoverers to match cfg's
 // discovery blocks; unchanged ones keep running and keep their targets.
 func (d *Discovery) ApplyConfig(cfg *config.Config) error {
-	return d.manager.ApplyConfig(Configs(cfg))
+	return d.manager.ApplyConfig(sdConfigs(cfg))
 }
 
 // Run receives the manager's updates until its context ends, calling

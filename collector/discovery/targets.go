@@ -52,10 +52,10 @@ func configsOf[T sdConfig](list []T) []sdConfig {
 	return out
 }
 
-// Configs are the discovery manager's target sets for cfg: one per
+// sdConfigs are the discovery manager's target sets for cfg: one per
 // mechanism, named after it. A mechanism the configuration does not use
 // has an empty set, so that a reload that removes it stops it.
-func Configs(cfg *config.Config) map[string]sd.Configs {
+func sdConfigs(cfg *config.Config) map[string]sd.Configs {
 	sets := make(map[string]sd.Configs, len(mechanisms))
 	for _, m := range mechanisms {
 		sets[m.name] = m.configs(cfg)

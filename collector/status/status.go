@@ -24,9 +24,9 @@ var pageSource string
 
 var page = template.Must(template.New("status").Parse(pageSource))
 
-// DefaultRefresh is how often the page reloads itself unless the URL says
+// defaultRefresh is how often the page reloads itself unless the URL says
 // otherwise (?refresh=N seconds, 0 to pause).
-const DefaultRefresh = 5 * time.Second
+const defaultRefresh = 5 * time.Second
 
 // maxRefresh bounds ?refresh.
 const maxRefresh = time.Hour
@@ -76,7 +76,7 @@ func Handler(o Options) http.Handler {
 // parseRefresh reads ?refresh: whole seconds from 0 (paused) to an hour.
 func parseRefresh(s string) (time.Duration, error) {
 	if s == "" {
-		return DefaultRefresh, nil
+		return defaultRefresh, nil
 	}
 	n, err := strconv.Atoi(s)
 	// Compared in seconds: a huge n times a second would wrap.
@@ -176,7 +176,7 @@ func newView(o Options, refresh time.Duration) view {
 		Uptime:         human(now.Sub(o.Started)),
 		Draining:       o.Draining != nil && o.Draining(),
 		Refresh:        int(refresh / time.Second),
-		DefaultRefresh: int(DefaultRefresh / time.Second),
+		DefaultRefresh: int(defaultRefresh / time.Second),
 		Configured:     len(s.Backends), InService: s.InService,
 		FailOpen: s.FailOpen, PanicThreshold: s.PanicThreshold,
 		Budget: s.Budget, BudgetHolds: s.Budget.Holds(),
