@@ -22,13 +22,13 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
-// exporterTestEpoch is the start time of the probes the exporter tests feed.
-var exporterTestEpoch = time.Unix(1700000000, 0)
+// sampleEpoch is the start time of the probes the exporter tests feed.
+var sampleEpoch = time.Unix(1700000000, 0)
 
-// exporterTestConfig is a configuration with thresholds 3/2 and one
+// sampleConfig is a configuration with thresholds 3/2 and one
 // loopback backend per name (nothing listens: the tests feed results),
 // with fan-out and passive health on, so that every series is exported.
-func exporterTestConfig(names ...string) *config.Config {
+func sampleConfig(names ...string) *config.Config {
 	cfg := testConfig(namedBackends(names...)...)
 	cfg.Fanout.Enabled = true
 	cfg.PassiveHealth = config.Default().PassiveHealth
@@ -36,17 +36,17 @@ func exporterTestConfig(names ...string) *config.Config {
 	return cfg
 }
 
-// exporterTestPool is a pool of cfg's backends with maintenance in use
+// samplePool is a pool of cfg's backends with maintenance in use
 // (a store gave it its entries, none).
-func exporterTestPool(t testing.TB, cfg *config.Config) *pool.Pool {
+func samplePool(t testing.TB, cfg *config.Config) *pool.Pool {
 	t.Helper()
-	p := exporterTestLeanPool(t, cfg)
+	p := leanPool(t, cfg)
 	p.SetMaintenance(nil)
 	return p
 }
 
-// exporterTestLeanPool is a pool of cfg's backends without maintenance.
-func exporterTestLeanPool(t testing.TB, cfg *config.Config) *pool.Pool {
+// leanPool is a pool of cfg's backends without maintenance.
+func leanPool(t testing.TB, cfg *config.Config) *pool.Pool {
 	t.Helper()
 	p := pool.New(log.NewNopLogger(), nil)
 	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
@@ -55,21 +55,21 @@ func exporterTestLeanPool(t testing.TB, cfg *config.Config) *pool.Pool {
 	return p
 }
 
-// exporterTestRecord feeds status results to a backend, one second apart
-// starting at offset after exporterTestEpoch.
-func exporterTestRecord(b *pool.Backend, offset time.Duration, codes ...int) {
+// recordResult feeds status results to a backend, one second apart
+// starting at offset after sampleEpoch.
+func recordResult(b *pool.Backend, offset time.Duration, codes ...int) {
 	for i, code := range codes {
 		r := health.StatusResult(code)
-		r.Time = exporterTestEpoch.Add(offset + time.Duration(i)*time.Second)
+		r.Time = sampleEpoch.Add(offset + time.Duration(i)*time.Second)
 		r.Duration = 10 * time.Millisecond
 		b.Record(r)
 	}
 }
 
-// exporterTestText renders the collector's series in the text format
+// exportedText renders the collector's series in the text format
 // without HELP lines (the lint test checks those), so the expectations
 // read as the exposition an operator sees.
-func exporterTestText(t *testing.T, c prometheus.Collector, names ...string) string {
+func exportedText(t *testing.T, c prometheus.Collector, names ...string) string {
 	t.Helper()
 	out, err := testutil.CollectAndFormat(c, expfmt.TypeTextPlain, names...)
 	if err != nil {
@@ -84,7 +84,7 @@ func exporterTestText(t *testing.T, c prometheus.Collector, names ...string) str
 	return strings.Join(kept, "\n")
 }
 
-func exporterTestCompare(t *testing.T, got, want string) {
+func compareExposition(t *testing.T, got, want string) {
 	t.Helper()
 	want = strings.TrimSpace(want)
 	if got != want {
@@ -95,17 +95,17 @@ func exporterTestCompare(t *testing.T, got, want string) {
 // TestExporterSeriesOfPoolInEveryState drives four backends into the four
 // states and checks every backend and pool series, exactly.
 func TestExporterSeriesOfPoolInEveryState(t *testing.T) {
-	cfg := exporterTestConfig("a", "b", "c", "d")
+	cfg := sampleConfig("a", "b", "c", "d")
 	statusPath := "/status"
 	cfg.Backends[2].HealthProbe.Path = &statusPath
-	p := exporterTestPool(t, cfg)
+	p := samplePool(t, cfg)
 	bs := p.Backends()
-	exporterTestRecord(bs[0], 0, 200)                    // healthy
-	exporterTestRecord(bs[1], 0, 200, 503, 503, 503)     // unhealthy, verified
-	exporterTestRecord(bs[2], 250*time.Millisecond, 404) // probe_unsupported
+	recordResult(bs[0], 0, 200)                    // healthy
+	recordResult(bs[1], 0, 200, 503, 503, 503)     // unhealthy, verified
+	recordResult(bs[2], 250*time.Millisecond, 404) // probe_unsupported
 	/* bs[3] is never probed */ // unknown
 
-	got := exporterTestText(t, newExporter(p),
+	got := exportedText(t, newExporter(p),
 		"probegate_backend_in_service",
 		"probegate_backend_info",
 		"probegate_backend_last_probe_status_code",
@@ -124,7 +124,7 @@ func TestExporterSeriesOfPoolInEveryState(t *testing.T) {
 		"probegate_readiness_desired_healthy",
 		"probegate_readiness_disruptions_allowed",
 	)
-	exporterTestCompare(t, got, `
+	compareExposition(t, got, `
 # TYPE probegate_backend_in_service gauge
 probegate_backend_in_service{backend="a"} 1
 probegate_backend_in_service{backend="b"} 0
@@ -246,13 +246,13 @@ probegate_readiness_disruptions_allowed 2
 // out of service, unreachable, its unanswered failures counted by reason
 // and a last status code of 0.
 func TestExporterUnreachableBackend(t *testing.T) {
-	p := exporterTestPool(t, exporterTestConfig("dead"))
+	p := samplePool(t, sampleConfig("dead"))
 	b := p.Backends()[0]
 	b.Record(health.TransportResult("connect: connection refused"))
 	b.Record(health.TimeoutResult("context deadline exceeded"))
 	b.Record(health.TransportResult("connect: connection refused"))
 
-	got := exporterTestText(t, newExporter(p),
+	got := exportedText(t, newExporter(p),
 		"probegate_backend_reachable",
 		"probegate_backend_in_service",
 		"probegate_backend_last_probe_status_code",
@@ -260,7 +260,7 @@ func TestExporterUnreachableBackend(t *testing.T) {
 		"probegate_pool_fail_open",
 		"probegate_readiness_disruptions_allowed",
 	)
-	exporterTestCompare(t, got, `
+	compareExposition(t, got, `
 # TYPE probegate_backend_in_service gauge
 probegate_backend_in_service{backend="dead"} 0
 # TYPE probegate_backend_last_probe_status_code gauge
@@ -284,15 +284,15 @@ probegate_readiness_disruptions_allowed 0
 // before anything happened, so rate() and alerts work from the start,
 // and that the timestamp series is absent until the first probe.
 func TestExporterPreinitialisesLabelValues(t *testing.T) {
-	p := exporterTestPool(t, exporterTestConfig("fresh"))
+	p := samplePool(t, sampleConfig("fresh"))
 	exporter := newExporter(p)
 
 	for name, want := range map[string]int{
 		"probegate_probe_failures_total":                 len(health.FailureReasons()) - 2, // an http probe without a body regexp
-		"probegate_backend_state":                        exporterTestStates(),
-		"probegate_backend_transitions_total":            exporterTestStates(),
+		"probegate_backend_state":                        exportedStates(),
+		"probegate_backend_transitions_total":            exportedStates(),
 		"probegate_fanout_backend_errors_total":          len(pool.FanoutReasons()),
-		"probegate_backends":                             exporterTestStates(),
+		"probegate_backends":                             exportedStates(),
 		"probegate_passive_ejections_total":              1,
 		"probegate_backend_last_probe_status_code":       1,
 		"probegate_backend_last_probe_timestamp_seconds": 0,
@@ -302,8 +302,8 @@ func TestExporterPreinitialisesLabelValues(t *testing.T) {
 		}
 	}
 
-	got := exporterTestText(t, exporter, "probegate_probe_failures_total")
-	exporterTestCompare(t, got, `
+	got := exportedText(t, exporter, "probegate_probe_failures_total")
+	compareExposition(t, got, `
 # TYPE probegate_probe_failures_total counter
 probegate_probe_failures_total{backend="fresh",reason="http_429"} 0
 probegate_probe_failures_total{backend="fresh",reason="http_5xx"} 0
@@ -311,7 +311,7 @@ probegate_probe_failures_total{backend="fresh",reason="timeout"} 0
 probegate_probe_failures_total{backend="fresh",reason="transport"} 0
 `)
 	// The fan-out owns its list of reasons; each must be there at 0.
-	got = exporterTestText(t, exporter, "probegate_fanout_backend_errors_total")
+	got = exportedText(t, exporter, "probegate_fanout_backend_errors_total")
 	for _, r := range pool.FanoutReasons() {
 		line := fmt.Sprintf("probegate_fanout_backend_errors_total{backend=\"fresh\",reason=%q} 0\n", r)
 		if !strings.Contains(got+"\n", line) {
@@ -320,15 +320,15 @@ probegate_probe_failures_total{backend="fresh",reason="transport"} 0
 	}
 }
 
-// exporterTestSnapshotCollector exports a hand-made pool snapshot, for
+// snapshotCollector exports a hand-made pool snapshot, for
 // numbers the tests cannot drive through a Backend (traffic is recorded by
 // the fan-out).
-type exporterTestSnapshotCollector struct {
+type snapshotCollector struct {
 	*exporter
 	snapshot pool.Snapshot
 }
 
-func (c exporterTestSnapshotCollector) Collect(ch chan<- prometheus.Metric) {
+func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 	c.collect(ch, c.snapshot)
 }
 
@@ -340,18 +340,18 @@ func TestExporterTrafficSeries(t *testing.T) {
 	for i, r := range pool.FanoutReasons() {
 		snap.Traffic.Errors[r] = uint64(10 + i)
 	}
-	c := exporterTestSnapshotCollector{
-		exporter: newExporter(exporterTestPool(t, exporterTestConfig())),
+	c := snapshotCollector{
+		exporter: newExporter(samplePool(t, sampleConfig())),
 		snapshot: pool.Snapshot{Backends: []pool.BackendSnapshot{snap}, Fanout: true, PassiveHealth: true},
 	}
-	got := exporterTestText(t, c, "probegate_passive_ejections_total")
-	exporterTestCompare(t, got, `
+	got := exportedText(t, c, "probegate_passive_ejections_total")
+	compareExposition(t, got, `
 # TYPE probegate_passive_ejections_total counter
 probegate_passive_ejections_total{backend="x"} 2
 `)
 	// The fan-out owns its list of reasons: check each count went to
 	// its own label, whatever the list is.
-	got = exporterTestText(t, c, "probegate_fanout_backend_errors_total")
+	got = exportedText(t, c, "probegate_fanout_backend_errors_total")
 	for i, r := range pool.FanoutReasons() {
 		line := fmt.Sprintf("probegate_fanout_backend_errors_total{backend=\"x\",reason=%q} %d\n", r, 10+i)
 		if !strings.Contains(got+"\n", line) {
@@ -363,7 +363,7 @@ probegate_passive_ejections_total{backend="x"} 2
 // TestExporterStateSetIsOneHot walks one backend through every state and
 // checks after each step that exactly its current state reads 1.
 func TestExporterStateSetIsOneHot(t *testing.T) {
-	p := exporterTestPool(t, exporterTestConfig("walker"))
+	p := samplePool(t, sampleConfig("walker"))
 	b := p.Backends()[0]
 	exporter := newExporter(p)
 	steps := []struct {
@@ -377,7 +377,7 @@ func TestExporterStateSetIsOneHot(t *testing.T) {
 		{[]int{200, 200}, health.StateHealthy},
 	}
 	for _, step := range steps {
-		exporterTestRecord(b, 0, step.feed...)
+		recordResult(b, 0, step.feed...)
 		var lines []string
 		for _, s := range health.States() {
 			if s == health.StateEjected {
@@ -389,7 +389,7 @@ func TestExporterStateSetIsOneHot(t *testing.T) {
 			}
 			lines = append(lines, fmt.Sprintf("probegate_backend_state{backend=\"walker\",state=%q} %d", s, value))
 		}
-		got := exporterTestText(t, exporter, "probegate_backend_state")
+		got := exportedText(t, exporter, "probegate_backend_state")
 		// The exposition sorts by label value; compare as sets.
 		for _, line := range lines {
 			if !strings.Contains(got+"\n", line+"\n") {
@@ -402,25 +402,25 @@ func TestExporterStateSetIsOneHot(t *testing.T) {
 // TestExporterForgetsRemovedBackend checks that a backend dropped by reload
 // vanishes from the next scrape while the others keep their numbers.
 func TestExporterForgetsRemovedBackend(t *testing.T) {
-	cfg := exporterTestConfig("keep", "drop")
-	p := exporterTestPool(t, cfg)
-	exporterTestRecord(p.Backends()[0], 0, 200)
-	exporterTestRecord(p.Backends()[1], 0, 200, 503) // a state change, like keep's
+	cfg := sampleConfig("keep", "drop")
+	p := samplePool(t, cfg)
+	recordResult(p.Backends()[0], 0, 200)
+	recordResult(p.Backends()[1], 0, 200, 503) // a state change, like keep's
 	exporter := newExporter(p)
-	perBackend := testutil.CollectAndCount(exporter) - exporterTestPoolSeries
+	perBackend := testutil.CollectAndCount(exporter) - poolSeries
 	if perBackend%2 != 0 {
 		t.Fatalf("%d backend series for two backends", perBackend)
 	}
 
-	reloaded := exporterTestConfig("keep")
+	reloaded := sampleConfig("keep")
 	if err := p.Apply(discovery.Static(reloaded), pool.SettingsOf(reloaded)); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
-	if got, want := testutil.CollectAndCount(exporter), perBackend/2+exporterTestPoolSeries; got != want {
+	if got, want := testutil.CollectAndCount(exporter), perBackend/2+poolSeries; got != want {
 		t.Errorf("%d series after removing a backend, want %d", got, want)
 	}
-	got := exporterTestText(t, exporter, "probegate_probes_total", "probegate_backends_configured")
-	exporterTestCompare(t, got, `
+	got := exportedText(t, exporter, "probegate_probes_total", "probegate_backends_configured")
+	compareExposition(t, got, `
 # TYPE probegate_backends_configured gauge
 probegate_backends_configured 1
 # TYPE probegate_probes_total counter
@@ -428,16 +428,16 @@ probegate_probes_total{backend="keep"} 1
 `)
 }
 
-// exporterTestPoolSeries is the number of pool-wide series: one per state
+// poolSeries is the number of pool-wide series: one per state
 // plus configured, in service, fail-open, desired healthy and disruptions
 // allowed.
-const exporterTestPoolSeries = 5 + 5
+const poolSeries = 5 + 5
 
-// exporterTestStates is the number of states exported with outlier
+// exportedStates is the number of states exported with outlier
 // detection off: all but ejected.
-func exporterTestStates() int { return len(health.States()) - 1 }
+func exportedStates() int { return len(health.States()) - 1 }
 
-// exporterTestBackendSeries is the number of series per backend once
+// seriesPerBackend is the number of series per backend once
 // probed: probes, one per failure reason, refusals, one per state, in
 // service, reachable, verified, one transition count per state, status
 // code, timestamp, info, one per fan-out reason, ejections, the last
@@ -445,19 +445,19 @@ func exporterTestStates() int { return len(health.States()) - 1 }
 // duration histogram (one metric, however many buckets) and the last
 // probe's duration. An http probe without a body regexp cannot fail for
 // body_mismatch or grpc_not_serving.
-func exporterTestBackendSeries() int {
-	states := exporterTestStates()
+func seriesPerBackend() int {
+	states := exportedStates()
 	return 1 + len(health.FailureReasons()) - 2 + 1 + states + 3 + states + 2 + 1 + len(pool.FanoutReasons()) + 1 + 1 + 2
 }
 
 // TestExporterSeriesCount pins the number of series per backend, which the
 // /metrics budget (docs/design.md, "Budgets") is expressed in.
 func TestExporterSeriesCount(t *testing.T) {
-	p := exporterTestPool(t, exporterTestConfig("a", "b", "c"))
+	p := samplePool(t, sampleConfig("a", "b", "c"))
 	for _, b := range p.Backends() {
-		exporterTestRecord(b, 0, 200)
+		recordResult(b, 0, 200)
 	}
-	if got, want := testutil.CollectAndCount(newExporter(p)), 3*exporterTestBackendSeries()+exporterTestPoolSeries; got != want {
+	if got, want := testutil.CollectAndCount(newExporter(p)), 3*seriesPerBackend()+poolSeries; got != want {
 		t.Errorf("%d series for 3 probed backends, want %d", got, want)
 	}
 }
@@ -465,9 +465,9 @@ func TestExporterSeriesCount(t *testing.T) {
 // TestExporterLint runs promlint over every series of a probed pool: names,
 // units, help text and counter suffixes follow the conventions.
 func TestExporterLint(t *testing.T) {
-	p := exporterTestPool(t, exporterTestConfig("a", "b"))
-	exporterTestRecord(p.Backends()[0], 0, 200)
-	exporterTestRecord(p.Backends()[1], 0, 404)
+	p := samplePool(t, sampleConfig("a", "b"))
+	recordResult(p.Backends()[0], 0, 200)
+	recordResult(p.Backends()[1], 0, 404)
 	problems, err := testutil.CollectAndLint(newExporter(p))
 	if err != nil {
 		t.Fatalf("lint: %v", err)
@@ -480,13 +480,13 @@ func TestExporterLint(t *testing.T) {
 // TestExporterEmptyPool checks a pool without backends exports the pool
 // series (zero configured, zero in service) and nothing else.
 func TestExporterEmptyPool(t *testing.T) {
-	p := exporterTestPool(t, exporterTestConfig())
+	p := samplePool(t, sampleConfig())
 	exporter := newExporter(p)
-	if got := testutil.CollectAndCount(exporter); got != exporterTestPoolSeries {
-		t.Errorf("%d series for an empty pool, want %d", got, exporterTestPoolSeries)
+	if got := testutil.CollectAndCount(exporter); got != poolSeries {
+		t.Errorf("%d series for an empty pool, want %d", got, poolSeries)
 	}
-	got := exporterTestText(t, exporter, "probegate_backends_configured", "probegate_pool_fail_open", "probegate_readiness_desired_healthy")
-	exporterTestCompare(t, got, `
+	got := exportedText(t, exporter, "probegate_backends_configured", "probegate_pool_fail_open", "probegate_readiness_desired_healthy")
+	compareExposition(t, got, `
 # TYPE probegate_backends_configured gauge
 probegate_backends_configured 0
 # TYPE probegate_pool_fail_open gauge
@@ -496,19 +496,19 @@ probegate_readiness_desired_healthy 1
 `)
 }
 
-// exporterTestMixedPool is a pool with a backend in each state, probed at
+// mixedPool is a pool with a backend in each state, probed at
 // known times.
-func exporterTestMixedPool(t testing.TB) *pool.Pool {
+func mixedPool(t testing.TB) *pool.Pool {
 	t.Helper()
-	p := exporterTestPool(t, exporterTestConfig("d", "c", "b", "a"))
+	p := samplePool(t, sampleConfig("d", "c", "b", "a"))
 	bs := p.Backends()
-	exporterTestRecord(bs[0], 0, 200)
-	exporterTestRecord(bs[1], 0, 200, 503, 503, 503)
-	exporterTestRecord(bs[2], 0, 404)
+	recordResult(bs[0], 0, 200)
+	recordResult(bs[1], 0, 200, 503, 503, 503)
+	recordResult(bs[2], 0, 404)
 	return p
 }
 
-func exporterTestGatherText(t *testing.T, g prometheus.Gatherer) string {
+func gatheredText(t *testing.T, g prometheus.Gatherer) string {
 	t.Helper()
 	families, err := g.Gather()
 	if err != nil {
@@ -527,7 +527,7 @@ func exporterTestGatherText(t *testing.T, g prometheus.Gatherer) string {
 // path exports exactly what a registry with the exporter registered does,
 // merged in name order with the registry's own metrics.
 func TestGathererMatchesRegisteredExporter(t *testing.T) {
-	p := exporterTestMixedPool(t)
+	p := mixedPool(t)
 
 	viaRegistry := prometheus.NewPedanticRegistry()
 	NewMetrics(viaRegistry)
@@ -539,8 +539,8 @@ func TestGathererMatchesRegisteredExporter(t *testing.T) {
 	fanout.NewMetrics(others).Requests.Inc()
 	direct := NewGatherer(p, others)
 
-	want := exporterTestGatherText(t, viaRegistry)
-	if got := exporterTestGatherText(t, direct); got != want {
+	want := gatheredText(t, viaRegistry)
+	if got := gatheredText(t, direct); got != want {
 		t.Errorf("gatherer and registry differ\n--- gatherer\n%s\n--- registry\n%s", got, want)
 	}
 	if !strings.Contains(want, "probegate_fanout_requests_total 1") || !strings.Contains(want, `probegate_probes_total{backend="c"} 4`) {
@@ -551,7 +551,7 @@ func TestGathererMatchesRegisteredExporter(t *testing.T) {
 // TestGathererReportsCollision checks that a family exported by both the
 // pool and the registry is an error, keeping the pool's series.
 func TestGathererReportsCollision(t *testing.T) {
-	p := exporterTestMixedPool(t)
+	p := mixedPool(t)
 	others := prometheus.NewRegistry()
 	impostor := prometheus.NewGauge(prometheus.GaugeOpts{Name: "probegate_backends_configured", Help: "Backends in the configuration."})
 	impostor.Set(99)
@@ -573,9 +573,9 @@ func TestGathererReportsCollision(t *testing.T) {
 // TestGathererServesValidExposition serves the gatherer through promhttp
 // and parses the answer back, with a label value that is not UTF-8.
 func TestGathererServesValidExposition(t *testing.T) {
-	cfg := exporterTestConfig("a")
+	cfg := sampleConfig("a")
 	cfg.Backends[0].URL = "http://127.0.0.1:19001/\xff"
-	p := exporterTestPool(t, cfg)
+	p := samplePool(t, cfg)
 	handler := promhttp.HandlerFor(NewGatherer(p, prometheus.NewRegistry()), promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
 	rec := httptest.NewRecorder()
 	handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
@@ -607,18 +607,18 @@ func TestGathererServesValidExposition(t *testing.T) {
 // duration for a probed backend, and no latency series at all for one
 // that is not probed.
 func TestExporterProbeDurations(t *testing.T) {
-	cfg := exporterTestConfig("probed", "unprobed")
+	cfg := sampleConfig("probed", "unprobed")
 	off := false
 	cfg.Backends[1].HealthProbe.Enabled = &off
-	p := exporterTestPool(t, cfg)
+	p := samplePool(t, cfg)
 	probed := p.Backends()[0]
 	for i, d := range []time.Duration{2 * time.Millisecond, 20 * time.Millisecond, 300 * time.Millisecond, 3 * time.Second} {
 		r := health.StatusResult(200)
-		r.Time, r.Duration = exporterTestEpoch.Add(time.Duration(i)*time.Second), d
+		r.Time, r.Duration = sampleEpoch.Add(time.Duration(i)*time.Second), d
 		probed.Record(r)
 	}
-	got := exporterTestText(t, newExporter(p), "probegate_backend_probe_duration_seconds", "probegate_backend_last_probe_duration_seconds")
-	exporterTestCompare(t, got, `
+	got := exportedText(t, newExporter(p), "probegate_backend_probe_duration_seconds", "probegate_backend_last_probe_duration_seconds")
+	compareExposition(t, got, `
 # TYPE probegate_backend_last_probe_duration_seconds gauge
 probegate_backend_last_probe_duration_seconds{backend="probed"} 3
 # TYPE probegate_backend_probe_duration_seconds histogram
@@ -653,17 +653,17 @@ probegate_backend_probe_duration_seconds_count{backend="probed"} 4
 // probed over TLS: the last TLS probe's, kept through a probe that failed
 // before any handshake; a backend never probed over TLS has no series.
 func TestExporterCertExpiry(t *testing.T) {
-	p := exporterTestPool(t, exporterTestConfig("tls", "plain"))
+	p := samplePool(t, sampleConfig("tls", "plain"))
 	bs := p.Backends()
-	for _, expiry := range []time.Time{exporterTestEpoch.Add(30 * 24 * time.Hour), exporterTestEpoch.Add(10 * 24 * time.Hour)} {
+	for _, expiry := range []time.Time{sampleEpoch.Add(30 * 24 * time.Hour), sampleEpoch.Add(10 * 24 * time.Hour)} {
 		r := health.StatusResult(200)
 		r.TLSCertExpiry = expiry
 		bs[0].Record(r)
 	}
 	bs[0].Record(health.TransportResult("connect: connection refused"))
-	exporterTestRecord(bs[1], 0, 200)
-	got := exporterTestText(t, newExporter(p), "probegate_backend_tls_cert_expiry_timestamp_seconds")
-	exporterTestCompare(t, got, `
+	recordResult(bs[1], 0, 200)
+	got := exportedText(t, newExporter(p), "probegate_backend_tls_cert_expiry_timestamp_seconds")
+	compareExposition(t, got, `
 # TYPE probegate_backend_tls_cert_expiry_timestamp_seconds gauge
 probegate_backend_tls_cert_expiry_timestamp_seconds{backend="tls"} 1.700864e+09
 `)

@@ -27,16 +27,16 @@ func exporterBenchPool(b *testing.B) *pool.Pool {
 		// name, so the benchmark pays for putting them in order.
 		names[i] = fmt.Sprintf("backend-%05d", i*7919%exporterBenchBackends)
 	}
-	p := exporterTestPool(b, exporterTestConfig(names...))
+	p := samplePool(b, sampleConfig(names...))
 	for i, backend := range p.Backends() {
 		switch i % 4 {
 		case 0: // unknown: never probed
 		case 1:
-			exporterTestRecord(backend, 0, 200)
+			recordResult(backend, 0, 200)
 		case 2:
-			exporterTestRecord(backend, 0, 200, 503, 503, 503)
+			recordResult(backend, 0, 200, 503, 503, 503)
 		case 3:
-			exporterTestRecord(backend, 0, 404)
+			recordResult(backend, 0, 404)
 		}
 	}
 	return p
@@ -143,14 +143,14 @@ func BenchmarkExporterSeriesPerBackend(b *testing.B) {
 		names[i] = fmt.Sprintf("backend-%04d", i)
 	}
 	perBackend := func(cfg *config.Config, maintenance bool) float64 {
-		p := exporterTestLeanPool(b, cfg)
+		p := leanPool(b, cfg)
 		if maintenance {
 			p.SetMaintenance(nil)
 		}
 		for _, backend := range p.Backends() {
-			exporterTestRecord(backend, 0, 200)
+			recordResult(backend, 0, 200)
 		}
-		empty := exporterTestLeanPool(b, testConfig())
+		empty := leanPool(b, testConfig())
 		emptySeries := exporterBenchExposed(b, NewGatherer(empty, nil))
 		return float64(exporterBenchExposed(b, NewGatherer(p, nil))-emptySeries) / backends
 	}
@@ -160,7 +160,7 @@ func BenchmarkExporterSeriesPerBackend(b *testing.B) {
 		withFanout.Fanout.Enabled = true
 		off := perBackend(lean, false)
 		fanout := perBackend(withFanout, false)
-		all := perBackend(exporterTestConfig(names...), true)
+		all := perBackend(sampleConfig(names...), true)
 		b.ReportMetric(off, "series/backend")
 		b.ReportMetric(fanout, "fanout-series/backend")
 		b.ReportMetric(all, "all-features-series/backend")

@@ -33,9 +33,9 @@ const leanBackendSeries = 1 + 4 + 1 + 4 + 3 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 3
 // backend costs at most the budget's series.
 func TestExporterExportsNothingOfFeaturesOff(t *testing.T) {
 	cfg := testConfig(namedBackends("a", "b")...)
-	p := exporterTestLeanPool(t, cfg)
+	p := leanPool(t, cfg)
 	for _, b := range p.Backends() {
-		exporterTestRecord(b, 0, 200)
+		recordResult(b, 0, 200)
 	}
 	exporter := newExporter(p)
 	text := allSeriesText(t, exporter)
@@ -49,7 +49,7 @@ func TestExporterExportsNothingOfFeaturesOff(t *testing.T) {
 		}
 	}
 	// The budget of 25 is bench-metrics' to check; this pins the count.
-	if perBackend := (exposedSeries(t, exporter) - exporterTestLeanPoolSeries) / 2; perBackend != leanBackendSeries {
+	if perBackend := (exposedSeries(t, exporter) - leanPoolSeries) / 2; perBackend != leanBackendSeries {
 		t.Errorf("%d series per backend, want %d", perBackend, leanBackendSeries)
 	}
 }
@@ -81,9 +81,9 @@ func countExposed(families []*dto.MetricFamily) int {
 	return n
 }
 
-// exporterTestLeanPoolSeries is the number of pool-wide series without
+// leanPoolSeries is the number of pool-wide series without
 // maintenance: one per state but maintenance, and five others.
-const exporterTestLeanPoolSeries = 4 + 5
+const leanPoolSeries = 4 + 5
 
 // TestExporterExportsWhatFeaturesOnCanReach: each feature turned on brings
 // its series back, each at zero before anything happened.
@@ -113,7 +113,7 @@ func TestExporterExportsWhatFeaturesOnCanReach(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(namedBackends("a")...)
 			tc.change(cfg)
-			p := exporterTestLeanPool(t, cfg)
+			p := leanPool(t, cfg)
 			if tc.hook {
 				p.SetMaintenance(nil)
 			}

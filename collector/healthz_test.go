@@ -14,9 +14,9 @@ import (
 	"github.com/probegate/probegate/collector/health"
 )
 
-// healthzTestGet serves one GET /healthz and decodes the body generically,
+// getHealthz serves one GET /healthz and decodes the body generically,
 // so the tests see field names and JSON types as a client does.
-func healthzTestGet(t *testing.T, h http.Handler) map[string]any {
+func getHealthz(t *testing.T, h http.Handler) map[string]any {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
@@ -33,8 +33,8 @@ func healthzTestGet(t *testing.T, h http.Handler) map[string]any {
 	return doc
 }
 
-// healthzTestKeys fails unless obj is a JSON object with exactly keys.
-func healthzTestKeys(t *testing.T, what string, obj any, keys ...string) map[string]any {
+// jsonKeys fails unless obj is a JSON object with exactly keys.
+func jsonKeys(t *testing.T, what string, obj any, keys ...string) map[string]any {
 	t.Helper()
 	m, ok := obj.(map[string]any)
 	if !ok {
@@ -52,9 +52,9 @@ func healthzTestKeys(t *testing.T, what string, obj any, keys ...string) map[str
 	return m
 }
 
-// healthzTestFields compares fields of a decoded object with want, values
+// checkFields compares fields of a decoded object with want, values
 // as encoding/json decodes them (numbers are float64).
-func healthzTestFields(t *testing.T, what string, obj map[string]any, want map[string]any) {
+func checkFields(t *testing.T, what string, obj map[string]any, want map[string]any) {
 	t.Helper()
 	for k, v := range want {
 		if !reflect.DeepEqual(obj[k], v) {
@@ -63,21 +63,21 @@ func healthzTestFields(t *testing.T, what string, obj map[string]any, want map[s
 	}
 }
 
-var healthzTestBackendKeys = []string{"name", "url", "probe_path", "state", "in_service", "reachable",
+var backendKeys = []string{"name", "url", "probe_path", "state", "in_service", "reachable",
 	"verified", "consecutive_not_ok", "consecutive_good", "last_probe", "since", "downtime_seconds"}
 
 // TestHealthzBeforeAnything checks the document of a pool nothing happened
 // to yet: every key present with its JSON type, last_probe and last_fanout
 // null.
 func TestHealthzBeforeAnything(t *testing.T) {
-	p := exporterTestPool(t, exporterTestConfig("a", "b"))
+	p := samplePool(t, sampleConfig("a", "b"))
 	for name, lastRound := range map[string]func() *fanout.RoundSummary{
 		"no round source":        nil,
 		"round source, no round": func() *fanout.RoundSummary { return nil },
 	} {
 		t.Run(name, func(t *testing.T) {
-			doc := healthzTestGet(t, HealthzHandler(p, lastRound))
-			healthzTestKeys(t, "document", doc, "backends", "pool", "readiness", "last_fanout")
+			doc := getHealthz(t, HealthzHandler(p, lastRound))
+			jsonKeys(t, "document", doc, "backends", "pool", "readiness", "last_fanout")
 			if doc["last_fanout"] != nil {
 				t.Errorf("last_fanout = %#v before any round, want null", doc["last_fanout"])
 			}
@@ -85,18 +85,18 @@ func TestHealthzBeforeAnything(t *testing.T) {
 			if !ok || len(backends) != 2 {
 				t.Fatalf("backends = %#v, want an array of 2", doc["backends"])
 			}
-			b := healthzTestKeys(t, "backends[0]", backends[0], healthzTestBackendKeys...)
-			healthzTestFields(t, "backends[0]", b, map[string]any{
+			b := jsonKeys(t, "backends[0]", backends[0], backendKeys...)
+			checkFields(t, "backends[0]", b, map[string]any{
 				"name": "a", "url": "http://127.0.0.1:19001", "probe_path": "/healthz",
 				"state": "unknown", "in_service": true, "reachable": true, "verified": false,
 				"consecutive_not_ok": 0.0, "consecutive_good": 0.0, "last_probe": nil,
 				"since": nil, "downtime_seconds": 0.0,
 			})
-			poolDoc := healthzTestKeys(t, "pool", doc["pool"], "configured", "in_service", "fail_open")
-			healthzTestFields(t, "pool", poolDoc, map[string]any{"configured": 2.0, "in_service": 2.0, "fail_open": false})
-			readiness := healthzTestKeys(t, "readiness", doc["readiness"],
+			poolDoc := jsonKeys(t, "pool", doc["pool"], "configured", "in_service", "fail_open")
+			checkFields(t, "pool", poolDoc, map[string]any{"configured": 2.0, "in_service": 2.0, "fail_open": false})
+			readiness := jsonKeys(t, "readiness", doc["readiness"],
 				"expected", "current_healthy", "desired_healthy", "disruptions_allowed")
-			healthzTestFields(t, "readiness", readiness, map[string]any{
+			checkFields(t, "readiness", readiness, map[string]any{
 				"expected": 2.0, "current_healthy": 2.0, "desired_healthy": 1.0, "disruptions_allowed": 1.0,
 			})
 		})
@@ -106,7 +106,7 @@ func TestHealthzBeforeAnything(t *testing.T) {
 // TestHealthzAfterProbesAndRound checks the last probe of an answered
 // failure, of an unanswered one, and the last fan-out round, field by field.
 func TestHealthzAfterProbesAndRound(t *testing.T) {
-	p := exporterTestPool(t, exporterTestConfig("a", "b"))
+	p := samplePool(t, sampleConfig("a", "b"))
 	bs := p.Backends()
 	for range 3 {
 		r := health.StatusResult(503)
@@ -120,50 +120,50 @@ func TestHealthzAfterProbesAndRound(t *testing.T) {
 	bs[1].Record(timeout)
 	round := &fanout.RoundSummary{Time: time.Date(2024, 3, 1, 11, 0, 2, 0, time.UTC), Contributed: 1, Configured: 2, Partial: true}
 
-	doc := healthzTestGet(t, HealthzHandler(p, func() *fanout.RoundSummary { return round }))
+	doc := getHealthz(t, HealthzHandler(p, func() *fanout.RoundSummary { return round }))
 	backends := doc["backends"].([]any)
 
-	a := healthzTestKeys(t, "backends[0]", backends[0], healthzTestBackendKeys...)
-	healthzTestFields(t, "backends[0]", a, map[string]any{
+	a := jsonKeys(t, "backends[0]", backends[0], backendKeys...)
+	checkFields(t, "backends[0]", a, map[string]any{
 		"state": "unhealthy", "in_service": false, "reachable": true, "verified": true,
 		"consecutive_not_ok": 3.0, "consecutive_good": 0.0,
 	})
-	lastA := healthzTestKeys(t, "backends[0].last_probe", a["last_probe"],
+	lastA := jsonKeys(t, "backends[0].last_probe", a["last_probe"],
 		"time", "class", "reason", "status_code", "duration_seconds", "error")
-	healthzTestFields(t, "backends[0].last_probe", lastA, map[string]any{
+	checkFields(t, "backends[0].last_probe", lastA, map[string]any{
 		"time": "2024-03-01T11:00:00.500Z", "class": "failed", "reason": "http_5xx",
 		"status_code": 503.0, "duration_seconds": 0.25, "error": "",
 	})
 
-	b := healthzTestKeys(t, "backends[1]", backends[1], healthzTestBackendKeys...)
-	healthzTestFields(t, "backends[1]", b, map[string]any{
+	b := jsonKeys(t, "backends[1]", backends[1], backendKeys...)
+	checkFields(t, "backends[1]", b, map[string]any{
 		"state": "unknown", "in_service": true, "reachable": true, "verified": false,
 		"consecutive_not_ok": 1.0, "consecutive_good": 0.0,
 	})
-	lastB := healthzTestKeys(t, "backends[1].last_probe", b["last_probe"],
+	lastB := jsonKeys(t, "backends[1].last_probe", b["last_probe"],
 		"time", "class", "reason", "status_code", "duration_seconds", "error")
-	healthzTestFields(t, "backends[1].last_probe", lastB, map[string]any{
+	checkFields(t, "backends[1].last_probe", lastB, map[string]any{
 		"time": "2024-03-01T11:00:01.000Z", "class": "failed", "reason": "timeout",
 		"status_code": 0.0, "duration_seconds": 2.0, "error": "context deadline exceeded",
 	})
 
-	fanout := healthzTestKeys(t, "last_fanout", doc["last_fanout"], "time", "contributed", "configured", "partial", "backends")
-	healthzTestFields(t, "last_fanout", fanout, map[string]any{
+	fanout := jsonKeys(t, "last_fanout", doc["last_fanout"], "time", "contributed", "configured", "partial", "backends")
+	checkFields(t, "last_fanout", fanout, map[string]any{
 		"time": "2024-03-01T11:00:02.000Z", "contributed": 1.0, "configured": 2.0, "partial": true,
 	})
-	healthzTestFields(t, "pool", doc["pool"].(map[string]any), map[string]any{"configured": 2.0, "in_service": 1.0, "fail_open": false})
+	checkFields(t, "pool", doc["pool"].(map[string]any), map[string]any{"configured": 2.0, "in_service": 1.0, "fail_open": false})
 }
 
 // TestHealthzRefusedProbeHasEmptyReason checks that ok and refused results
 // keep the reason key with an empty string, so every last_probe has the
 // same keys.
 func TestHealthzRefusedProbeHasEmptyReason(t *testing.T) {
-	p := exporterTestPool(t, exporterTestConfig("a"))
-	exporterTestRecord(p.Backends()[0], 0, 404)
-	doc := healthzTestGet(t, HealthzHandler(p, nil))
+	p := samplePool(t, sampleConfig("a"))
+	recordResult(p.Backends()[0], 0, 404)
+	doc := getHealthz(t, HealthzHandler(p, nil))
 	b := doc["backends"].([]any)[0].(map[string]any)
-	healthzTestFields(t, "backends[0]", b, map[string]any{"state": "probe_unsupported", "consecutive_good": 1.0})
-	healthzTestFields(t, "backends[0].last_probe", b["last_probe"].(map[string]any), map[string]any{
+	checkFields(t, "backends[0]", b, map[string]any{"state": "probe_unsupported", "consecutive_good": 1.0})
+	checkFields(t, "backends[0].last_probe", b["last_probe"].(map[string]any), map[string]any{
 		"class": "refused", "reason": "", "status_code": 404.0, "error": "",
 	})
 }
@@ -172,28 +172,28 @@ func TestHealthzRefusedProbeHasEmptyReason(t *testing.T) {
 // rather than judges: a pool with every backend out of service still gets
 // 200, with fail_open set.
 func TestHealthzAlways200WhenNothingIsInService(t *testing.T) {
-	p := exporterTestPool(t, exporterTestConfig("a"))
-	exporterTestRecord(p.Backends()[0], 0, 503, 503, 503)
-	doc := healthzTestGet(t, HealthzHandler(p, nil))
-	healthzTestFields(t, "pool", doc["pool"].(map[string]any), map[string]any{"configured": 1.0, "in_service": 0.0, "fail_open": true})
+	p := samplePool(t, sampleConfig("a"))
+	recordResult(p.Backends()[0], 0, 503, 503, 503)
+	doc := getHealthz(t, HealthzHandler(p, nil))
+	checkFields(t, "pool", doc["pool"].(map[string]any), map[string]any{"configured": 1.0, "in_service": 0.0, "fail_open": true})
 }
 
 // TestHealthzEmptyPool checks that an empty pool is an empty array, not null.
 func TestHealthzEmptyPool(t *testing.T) {
-	p := exporterTestPool(t, exporterTestConfig())
+	p := samplePool(t, sampleConfig())
 	rec := httptest.NewRecorder()
 	HealthzHandler(p, nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	if !strings.Contains(rec.Body.String(), `"backends": []`) {
 		t.Errorf("empty pool body has no empty backends array:\n%s", rec.Body.String())
 	}
-	doc := healthzTestGet(t, HealthzHandler(p, nil))
-	healthzTestFields(t, "pool", doc["pool"].(map[string]any), map[string]any{"configured": 0.0, "in_service": 0.0, "fail_open": false})
+	doc := getHealthz(t, HealthzHandler(p, nil))
+	checkFields(t, "pool", doc["pool"].(map[string]any), map[string]any{"configured": 0.0, "in_service": 0.0, "fail_open": false})
 }
 
 // TestHealthzMethods checks that HEAD gets the headers without a body and
 // that a write method is refused with its Allow header.
 func TestHealthzMethods(t *testing.T) {
-	h := HealthzHandler(exporterTestPool(t, exporterTestConfig("a")), nil)
+	h := HealthzHandler(samplePool(t, sampleConfig("a")), nil)
 
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/healthz", nil))

@@ -13,9 +13,9 @@ import (
 	"github.com/probegate/probegate/collector/health"
 )
 
-// metricsTestHistograms gathers reg and returns the probe duration
+// histogramsOf gathers reg and returns the probe duration
 // histogram of each class label value.
-func metricsTestHistograms(t *testing.T, reg prometheus.Gatherer) map[string]*dto.Histogram {
+func histogramsOf(t *testing.T, reg prometheus.Gatherer) map[string]*dto.Histogram {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
@@ -43,7 +43,7 @@ func TestMetricsProbeDurationPerClass(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
 
-	before := metricsTestHistograms(t, reg)
+	before := histogramsOf(t, reg)
 	for _, c := range health.Classes() {
 		h, ok := before[c.String()]
 		if !ok {
@@ -62,7 +62,7 @@ func TestMetricsProbeDurationPerClass(t *testing.T) {
 	m.ObserveProbe(timeout)
 	m.ObserveProbe(timeout)
 
-	after := metricsTestHistograms(t, reg)
+	after := histogramsOf(t, reg)
 	for class, want := range map[string]struct {
 		count uint64
 		sum   float64
@@ -148,10 +148,10 @@ func TestMetricsRegistriesAreIndependent(t *testing.T) {
 	if got := testutil.ToFloat64(two.ConfigReloadTimestamp); got != 0 {
 		t.Errorf("second instance has the reload timestamp %g of the first", got)
 	}
-	if got := metricsTestHistograms(t, regTwo)["ok"].GetSampleCount(); got != 0 {
+	if got := histogramsOf(t, regTwo)["ok"].GetSampleCount(); got != 0 {
 		t.Errorf("second instance counted %d ok probes of the first", got)
 	}
-	if got := metricsTestHistograms(t, regOne)["ok"].GetSampleCount(); got != 1 {
+	if got := histogramsOf(t, regOne)["ok"].GetSampleCount(); got != 1 {
 		t.Errorf("first instance counted %d ok probes, want 1", got)
 	}
 	if got := testutil.CollectAndCount(two.ProbeDuration); got != len(health.Classes()) {

@@ -14,8 +14,8 @@ import (
 // them, with the ejections of the mode in force pre-initialised, and an
 // ejected backend shows in the state set.
 func TestOutlierSeriesOnlyWhenOn(t *testing.T) {
-	cfg := exporterTestConfig("a", "b")
-	off := exporterTestText(t, newExporter(exporterTestPool(t, cfg)))
+	cfg := sampleConfig("a", "b")
+	off := exportedText(t, newExporter(samplePool(t, cfg)))
 	for _, name := range []string{`state="ejected"`, `to="ejected"`, "outlier"} {
 		if strings.Contains(off, name) {
 			t.Errorf("outlier detection off, yet %s is exported:\n%s", name, off)
@@ -26,7 +26,7 @@ func TestOutlierSeriesOnlyWhenOn(t *testing.T) {
 	cfg.Fanout.OutlierDetection = config.DefaultOutlierDetection()
 	cfg.Fanout.OutlierDetection.Enabled = true
 	cfg.Fanout.OutlierDetection.MinRounds = 3
-	p := exporterTestPool(t, cfg)
+	p := samplePool(t, cfg)
 	a, b := p.Backends()[0], p.Backends()[1]
 	for range 3 {
 		p.RecordRound([]pool.RoundSample{
@@ -34,7 +34,7 @@ func TestOutlierSeriesOnlyWhenOn(t *testing.T) {
 			{Backend: b, Latency: time.Millisecond},
 		})
 	}
-	got := exporterTestText(t, newExporter(p), "probegate_outlier_ejections_total", "probegate_backend_outlier_ejected",
+	got := exportedText(t, newExporter(p), "probegate_outlier_ejections_total", "probegate_backend_outlier_ejected",
 		"probegate_outlier_ejections_suppressed_total", "probegate_backend_state")
 	for _, want := range []string{
 		`probegate_outlier_ejections_total{backend="a",enforced="true",reason="failure"} 1`,

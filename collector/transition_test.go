@@ -19,7 +19,7 @@ import (
 // out of service, and last_fanout names every backend's outcome.
 func TestHealthzSinceDowntimeAndRoundBackends(t *testing.T) {
 	clock := testclock.New(time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC))
-	cfg := exporterTestConfig("a", "b")
+	cfg := sampleConfig("a", "b")
 	p := pool.New(log.NewNopLogger(), clock.Now)
 	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
 		t.Fatal(err)
@@ -32,12 +32,12 @@ func TestHealthzSinceDowntimeAndRoundBackends(t *testing.T) {
 		{Name: "b", Outcome: fanout.OutcomeContributed, Status: 200},
 		{Name: "a", Outcome: fanout.OutcomeSkipped, Reason: "skipped"},
 	}}
-	doc := healthzTestGet(t, HealthzHandler(p, func() *fanout.RoundSummary { return round }))
+	doc := getHealthz(t, HealthzHandler(p, func() *fanout.RoundSummary { return round }))
 	backends := doc["backends"].([]any)
-	healthzTestFields(t, "backends[0]", backends[0].(map[string]any), map[string]any{
+	checkFields(t, "backends[0]", backends[0].(map[string]any), map[string]any{
 		"since": "2024-03-01T12:00:00.000Z", "downtime_seconds": 90.0,
 	})
-	healthzTestFields(t, "backends[1]", backends[1].(map[string]any), map[string]any{
+	checkFields(t, "backends[1]", backends[1].(map[string]any), map[string]any{
 		"since": nil, "downtime_seconds": 0.0,
 	})
 	last := doc["last_fanout"].(map[string]any)
@@ -45,9 +45,9 @@ func TestHealthzSinceDowntimeAndRoundBackends(t *testing.T) {
 	if !ok || len(rbs) != 2 {
 		t.Fatalf("last_fanout.backends = %#v, want 2 entries", last["backends"])
 	}
-	healthzTestFields(t, "last_fanout.backends[0]", healthzTestKeys(t, "last_fanout.backends[0]", rbs[0], "name", "outcome", "reason", "status"),
+	checkFields(t, "last_fanout.backends[0]", jsonKeys(t, "last_fanout.backends[0]", rbs[0], "name", "outcome", "reason", "status"),
 		map[string]any{"name": "b", "outcome": "contributed", "reason": "", "status": 200.0})
-	healthzTestFields(t, "last_fanout.backends[1]", rbs[1].(map[string]any),
+	checkFields(t, "last_fanout.backends[1]", rbs[1].(map[string]any),
 		map[string]any{"name": "a", "outcome": "skipped", "reason": "skipped", "status": 0.0})
 }
 
@@ -55,13 +55,13 @@ func TestHealthzSinceDowntimeAndRoundBackends(t *testing.T) {
 // exported per backend, and absent until the first change.
 func TestLastTransitionMetric(t *testing.T) {
 	clock := testclock.New(time.Unix(1700000100, 0))
-	cfg := exporterTestConfig("a", "b")
+	cfg := sampleConfig("a", "b")
 	p := pool.New(log.NewNopLogger(), clock.Now)
 	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	p.Backends()[0].Record(health.StatusResult(200))
-	got := exporterTestText(t, newExporter(p), "probegate_backend_last_transition_timestamp_seconds")
+	got := exportedText(t, newExporter(p), "probegate_backend_last_transition_timestamp_seconds")
 	want := `probegate_backend_last_transition_timestamp_seconds{backend="a"} 1.7000001e+09`
 	if !strings.Contains(got, want) || strings.Contains(got, `backend="b"`) {
 		t.Errorf("last transition series:\n%s\nwant %s and no series for b", got, want)

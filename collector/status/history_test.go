@@ -12,30 +12,30 @@ import (
 	"github.com/probegate/probegate/collector/pool"
 )
 
-// historyTestStrip reads the history strip of a backend's row: the class
+// historyStrip reads the history strip of a backend's row: the class
 // of each cell that holds a result, their titles, the number of cells in
 // all, and the availability text.
-func historyTestStrip(t *testing.T, page, backend string) (classes, titles []string, cells int, availability string) {
+func historyStrip(t *testing.T, page, backend string) (classes, titles []string, cells int, availability string) {
 	t.Helper()
 	doc, err := html.Parse(strings.NewReader(page))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for n := range doc.Descendants() {
-		if n.Type != html.ElementNode || n.Data != "tr" || historyTestAttr(n, "data-backend") != backend {
+		if n.Type != html.ElementNode || n.Data != "tr" || attrOf(n, "data-backend") != backend {
 			continue
 		}
 		for c := range n.Descendants() {
 			if c.Type != html.ElementNode {
 				continue
 			}
-			if historyTestAttr(c.Parent, "class") == "strip" {
+			if attrOf(c.Parent, "class") == "strip" {
 				cells++
-				if class := historyTestAttr(c, "data-class"); class != "" {
-					classes, titles = append(classes, class), append(titles, historyTestAttr(c, "title"))
+				if class := attrOf(c, "data-class"); class != "" {
+					classes, titles = append(classes, class), append(titles, attrOf(c, "title"))
 				}
 			}
-			if historyTestAttr(c, "data-field") == "availability" && c.FirstChild != nil {
+			if attrOf(c, "data-field") == "availability" && c.FirstChild != nil {
 				availability = c.FirstChild.Data
 			}
 		}
@@ -43,7 +43,7 @@ func historyTestStrip(t *testing.T, page, backend string) (classes, titles []str
 	return classes, titles, cells, availability
 }
 
-func historyTestAttr(n *html.Node, name string) string {
+func attrOf(n *html.Node, name string) string {
 	if n == nil {
 		return ""
 	}
@@ -77,7 +77,7 @@ func TestPageShowsHistoryStrips(t *testing.T) {
 	feedAt(bs[1], 1, health.BodyMismatchResult(200))
 	body := get(t, Handler(Options{Pool: p, Started: start}), "/status?refresh=0").Body.String()
 
-	classes, titles, cells, availability := historyTestStrip(t, body, "a")
+	classes, titles, cells, availability := historyStrip(t, body, "a")
 	if cells != pool.HistoryLength || len(classes) != pool.HistoryLength {
 		t.Fatalf("backend a: %d cells, %d with a result; want %d of each", cells, len(classes), pool.HistoryLength)
 	}
@@ -98,11 +98,11 @@ func TestPageShowsHistoryStrips(t *testing.T) {
 		t.Errorf("availability of a %q, want 75.0%% available", availability)
 	}
 
-	classes, titles, cells, availability = historyTestStrip(t, body, "b")
+	classes, titles, cells, availability = historyStrip(t, body, "b")
 	if cells != pool.HistoryLength || strings.Join(classes, ",") != "refused,failed" || titles[1] != "2024-03-01T12:00:01Z · 200 body_mismatch · 12ms" || availability != "0.0% available" {
 		t.Errorf("backend b: %d cells %v %q, availability %q", cells, classes, titles, availability)
 	}
-	if classes, _, cells, availability := historyTestStrip(t, body, "c"); cells != pool.HistoryLength || len(classes) != 0 || availability != "not probed yet" {
+	if classes, _, cells, availability := historyStrip(t, body, "c"); cells != pool.HistoryLength || len(classes) != 0 || availability != "not probed yet" {
 		t.Errorf("backend c: %d cells, %v, availability %q", cells, classes, availability)
 	}
 }
@@ -132,7 +132,7 @@ func TestPageShowsRecentTransitions(t *testing.T) {
 	}
 	var rows []string
 	for n := range doc.Descendants() {
-		if n.Type == html.ElementNode && n.Data == "tr" && historyTestAttr(n, "data-transition-backend") != "" {
+		if n.Type == html.ElementNode && n.Data == "tr" && attrOf(n, "data-transition-backend") != "" {
 			var cells []string
 			for c := n.FirstChild; c != nil; c = c.NextSibling {
 				if c.Type == html.ElementNode && c.Data == "td" {
