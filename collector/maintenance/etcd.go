@@ -2,7 +2,6 @@ package maintenance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -206,13 +205,10 @@ func (s *EtcdStore) follow(ctx context.Context, rev int64, changed func(State)) 
 // Close closes the client.
 func (s *EtcdStore) Close() error { return s.client.Close() }
 
-// Publish stores this replica's view under its lease, granting a new
-// lease when it has none or lost it, and refreshes the lease.
-func (s *EtcdStore) Publish(ctx context.Context, v ReplicaView) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
+// Publish stores one replica's view under this replica's lease, granting
+// a new lease when it has none or lost it, and refreshes the lease. The
+// view is opaque here: its reader decodes it.
+func (s *EtcdStore) Publish(ctx context.Context, name string, view []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
 	s.leaseMu.Lock()
@@ -229,8 +225,8 @@ func (s *EtcdStore) Publish(ctx context.Context, v ReplicaView) error {
 		}
 		s.lease = grant.ID
 	}
-	if _, err := s.client.Put(ctx, s.replicasPrefix+v.Name, string(data), clientv3.WithLease(s.lease)); err != nil {
-		return fmt.Errorf("etcd: publish replica %s: %w", v.Name, err)
+	if _, err := s.client.Put(ctx, s.replicasPrefix+name, string(view), clientv3.WithLease(s.lease)); err != nil {
+		return fmt.Errorf("etcd: publish replica %s: %w", name, err)
 	}
 	return nil
 }
@@ -249,23 +245,18 @@ func (s *EtcdStore) Withdraw(ctx context.Context, name string) error {
 	return err
 }
 
-// Replicas reads the views of the live replicas, sorted by name. A view
-// that does not parse is left out.
-func (s *EtcdStore) Replicas(ctx context.Context) ([]ReplicaView, error) {
+// Replicas reads the views of the live replicas, as published.
+func (s *EtcdStore) Replicas(ctx context.Context) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
 	resp, err := s.client.Get(ctx, s.replicasPrefix, clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("etcd: read the replicas: %w", err)
 	}
-	views := make([]ReplicaView, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		var v ReplicaView
-		if json.Unmarshal(kv.Value, &v) == nil && v.Name != "" {
-			views = append(views, v)
-		}
+	views := make([][]byte, len(resp.Kvs))
+	for i, kv := range resp.Kvs {
+		views[i] = kv.Value
 	}
-	slices.SortFunc(views, func(a, b ReplicaView) int { return strings.Compare(a.Name, b.Name) })
 	return views, nil
 }
 

@@ -2,6 +2,9 @@ package maintenance
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,11 +20,17 @@ const peersRefresh = time.Second
 // ReplicaStates are the states probegate_replicas counts.
 var replicaStates = []string{"ready", "unready", "draining"}
 
-// Registry is where replicas publish their views: the etcd store.
+// Registry is where replicas publish their views: the etcd store. It
+// keeps each view as the bytes it was given, so that what a view holds is
+// decided here, with the other wire types.
 type Registry interface {
-	Publish(ctx context.Context, v ReplicaView) error
+	// Publish stores the named replica's view until this replica stops
+	// refreshing it.
+	Publish(ctx context.Context, name string, view []byte) error
+	// Withdraw removes the named replica's view.
 	Withdraw(ctx context.Context, name string) error
-	Replicas(ctx context.Context) ([]ReplicaView, error)
+	// Replicas returns the views of the live replicas.
+	Replicas(ctx context.Context) ([][]byte, error)
 }
 
 // Replicas publishes this replica's view under a lease, on every change
@@ -89,7 +98,7 @@ func (r *Replicas) Run(ctx context.Context) {
 		v := r.self(ctx)
 		if changed(last, v) || r.now().Sub(published) >= replicaRefresh {
 			v.Updated = r.now()
-			if err := r.registry.Publish(ctx, v); err != nil {
+			if err := r.publish(ctx, v); err != nil {
 				level.Debug(r.logger).Log("msg", "Cannot publish the replica view", "err", err)
 			} else {
 				last, published = v, v.Updated
@@ -107,14 +116,23 @@ func (r *Replicas) Run(ctx context.Context) {
 	}
 }
 
+func (r *Replicas) publish(ctx context.Context, v ReplicaView) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return r.registry.Publish(ctx, v.Name, data)
+}
+
 func (r *Replicas) refresh(ctx context.Context) {
-	live, err := r.registry.Replicas(ctx)
+	raw, err := r.registry.Replicas(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
 		r.fresh = false
 		return
 	}
+	live := decodeViews(raw)
 	r.live, r.fresh = live, true
 	counts := map[string]int{}
 	for _, v := range live {
@@ -123,6 +141,21 @@ func (r *Replicas) refresh(ctx context.Context) {
 	for _, s := range replicaStates {
 		r.gauge.WithLabelValues(s).Set(float64(counts[s]))
 	}
+}
+
+// decodeViews parses the published views, sorted by name. A view that
+// does not parse, or names no replica, is left out: one unreadable value
+// must not stop the others from being counted.
+func decodeViews(raw [][]byte) []ReplicaView {
+	views := make([]ReplicaView, 0, len(raw))
+	for _, data := range raw {
+		var v ReplicaView
+		if json.Unmarshal(data, &v) == nil && v.Name != "" {
+			views = append(views, v)
+		}
+	}
+	slices.SortFunc(views, func(a, b ReplicaView) int { return strings.Compare(a.Name, b.Name) })
+	return views
 }
 
 // stateOf is the state probegate_replicas counts a view under.

@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -14,23 +15,37 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// memRegistry is an in-memory Registry for unit tests.
+// memRegistry is an in-memory Registry for unit tests. It keeps views as
+// bytes, in a map, so that their order is the map's: sorting them is the
+// reader's job.
 type memRegistry struct {
 	mu        sync.Mutex
-	views     map[string]ReplicaView
+	views     map[string][]byte
 	publishes int
 	withdrawn []string
 	down      bool
 }
 
-func (r *memRegistry) Publish(_ context.Context, v ReplicaView) error {
+func newMemRegistry(t *testing.T, views ...ReplicaView) *memRegistry {
+	r := &memRegistry{views: map[string][]byte{}}
+	for _, v := range views {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.views[v.Name] = data
+	}
+	return r
+}
+
+func (r *memRegistry) Publish(_ context.Context, name string, view []byte) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.down {
 		return errors.New("unreachable")
 	}
 	r.publishes++
-	r.views[v.Name] = v
+	r.views[name] = view
 	return nil
 }
 
@@ -42,22 +57,16 @@ func (r *memRegistry) Withdraw(_ context.Context, name string) error {
 	return nil
 }
 
-func (r *memRegistry) Replicas(context.Context) ([]ReplicaView, error) {
+func (r *memRegistry) Replicas(context.Context) ([][]byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.down {
 		return nil, errors.New("unreachable")
 	}
-	views := make([]ReplicaView, 0, len(r.views))
+	views := make([][]byte, 0, len(r.views))
 	for _, v := range r.views {
 		views = append(views, v)
 	}
-	slices.SortFunc(views, func(a, b ReplicaView) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		return 1
-	})
 	return views, nil
 }
 
@@ -74,10 +83,9 @@ func (r *memRegistry) count() int {
 func TestReplicasPublishFollowAndWithdraw(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		begin := time.Now()
-		registry := &memRegistry{views: map[string]ReplicaView{
-			"r2": {Name: "r2", Ready: true, BudgetHolds: true, Draining: true},
-			"r3": {Name: "r3"},
-		}}
+		registry := newMemRegistry(t,
+			ReplicaView{Name: "r2", Ready: true, BudgetHolds: true, Draining: true},
+			ReplicaView{Name: "r3"})
 		var ready atomic.Bool
 		ready.Store(true)
 		self := func(context.Context) ReplicaView {
@@ -142,4 +150,14 @@ func TestReplicasPublishFollowAndWithdraw(t *testing.T) {
 			t.Errorf("withdrawn %v, want r1", registry.withdrawn)
 		}
 	})
+}
+
+// TestReplicasSkipUnreadableViews: a published value that does not parse,
+// or names no replica, is left out of the live views, and the others are
+// still listed, sorted by name.
+func TestReplicasSkipUnreadableViews(t *testing.T) {
+	got := decodeViews([][]byte{[]byte(`{"name":"r2"}`), []byte("garbage"), []byte(`{"ready":true}`), []byte(`{"name":"r1"}`)})
+	if len(got) != 2 || got[0].Name != "r1" || got[1].Name != "r2" {
+		t.Errorf("views %+v, want r1 and r2", got)
+	}
 }
