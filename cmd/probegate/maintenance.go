@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/collector/maintenance"
+	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 )
@@ -294,19 +295,19 @@ func (a apiClient) do(ctx context.Context, method, path string, body []byte) (*h
 // running. It takes the directory's lock first, so it never writes under a
 // running probegate, which would overwrite the change.
 func (c *maintenanceCLI) stopOffline(stdout io.Writer) error {
-	unlock, err := maintenance.LockDir(c.storagePath)
-	if errors.Is(err, maintenance.ErrLocked) {
+	unlock, err := store.LockDir(c.storagePath)
+	if errors.Is(err, store.ErrLocked) {
 		return fmt.Errorf("%w: %v; end it through the running probegate's admin API (--url) instead", errRefused, err)
 	}
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	store, err := maintenance.OpenFile(c.storagePath)
+	fs, err := store.OpenFile(c.storagePath)
 	if err != nil {
 		return err
 	}
-	st, err := store.Load(context.Background())
+	st, err := fs.Load(context.Background())
 	if err != nil {
 		return err
 	}
@@ -315,7 +316,7 @@ func (c *maintenanceCLI) stopOffline(stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%s was not in maintenance\n", c.name)
 		return nil
 	}
-	if _, err := store.Swap(context.Background(), st.Revision, kept); err != nil {
+	if _, err := fs.Swap(context.Background(), st.Revision, kept); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s left maintenance in %s; probegate readmits it after its probes, once started\n", c.name, c.storagePath)

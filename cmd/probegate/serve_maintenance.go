@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/probegate/probegate/collector/maintenance"
+	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/gate"
@@ -24,20 +25,12 @@ import (
 // configuration names, the manager that keeps the pool in step with it,
 // and, with a shared store, this replica's view among its peers.
 type maintenanceService struct {
-	store    maintenance.Store
+	store    store.Store
 	manager  *maintenance.Manager
 	replicas *maintenance.Replicas // nil unless the store is shared
 	// settings is the maintenance block the store was opened with: a
 	// reload may not change it.
 	settings config.Maintenance
-	// unlock releases the storage directory's lock, when held.
-	unlock func()
-}
-
-func (svc *maintenanceService) release() {
-	if svc.unlock != nil {
-		svc.unlock()
-	}
 }
 
 // openMaintenance opens the configured store and applies its entries to
@@ -47,32 +40,15 @@ func (svc *maintenanceService) release() {
 func openMaintenance(opts *options, cfg *config.Config, p *pool.Pool, reg prometheus.Registerer, logger log.Logger) (*maintenanceService, error) {
 	svc := &maintenanceService{settings: cfg.Maintenance}
 	var err error
-	switch cfg.Maintenance.Store {
-	case config.StoreEtcd:
-		store, err := maintenance.OpenEtcd(cfg.Maintenance.Etcd)
-		if err != nil {
-			return nil, err
-		}
-		svc.store = store
-	default:
-		dir := opts.storageDir()
-		if _, statErr := os.Stat(dir); opts.EnableAdminAPI || statErr == nil {
-			// Held for the life of the process, so that an offline
-			// `probegate maintenance stop` cannot write under it.
-			if svc.unlock, err = maintenance.LockDir(dir); err != nil {
-				return nil, err
-			}
-		}
-		if svc.store, err = maintenance.OpenFile(dir); err != nil {
-			svc.release()
-			return nil, err
-		}
+	if svc.store, err = store.Open(cfg.Maintenance, opts.storageDir(), opts.EnableAdminAPI); err != nil {
+		return nil, err
 	}
 	svc.manager = maintenance.NewManager(p, svc.store, reg, logger, time.Now)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.Maintenance.Etcd.RequestTimeout)+time.Second)
 	defer cancel()
 	if err := svc.manager.Start(ctx); err != nil {
 		if !svc.store.Shared() {
+			svc.store.Close()
 			return nil, err
 		}
 		level.Warn(logger).Log("msg", "Cannot read the maintenance store; serving without its entries until it answers", "store", svc.store.Kind(), "err", err)
@@ -123,7 +99,6 @@ func (svc *maintenanceService) run(ctx context.Context) {
 	svc.manager.Run(ctx)
 	<-done
 	svc.store.Close()
-	svc.release()
 }
 
 // api is the admin API over the service; the demo serves it to loopback

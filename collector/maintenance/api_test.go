@@ -13,6 +13,7 @@ import (
 
 	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/internal/testclock"
 )
@@ -37,18 +38,18 @@ type apiFixture struct {
 func newAPIFixture(t *testing.T, allowed int, opts APIOptions) *apiFixture {
 	t.Helper()
 	dir := t.TempDir()
-	store, err := OpenFile(dir)
+	fs, err := store.OpenFile(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newAPIFixtureOver(t, allowed, opts, store, dir)
+	return newAPIFixtureOver(t, allowed, opts, fs, dir)
 }
 
-func newAPIFixtureOver(t *testing.T, allowed int, opts APIOptions, store Store, dir string) *apiFixture {
+func newAPIFixtureOver(t *testing.T, allowed int, opts APIOptions, s store.Store, dir string) *apiFixture {
 	t.Helper()
 	clock := testclock.New(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
 	p := testPool(t, []string{"a", "b", "c"}, allowed, clock.Now)
-	m, _ := startManager(t, p, store, clock.Now)
+	m, _ := startManager(t, p, s, clock.Now)
 	if opts.MaxTTL == 0 {
 		opts.MaxTTL = testMaxTTL
 	}
@@ -87,14 +88,19 @@ func (f *apiFixture) post(target, body string) *httptest.ResponseRecorder {
 	return f.do(request{method: http.MethodPost, target: target, body: body})
 }
 
-// fileEntries reads back what the state file holds.
+// fileEntries reads back what the state file holds, through a store of
+// its own.
 func (f *apiFixture) fileEntries(t *testing.T) []pool.Maintenance {
 	t.Helper()
-	entries, err := ReadFile(f.dir)
+	fs, err := store.OpenFile(f.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return entries
+	st, err := fs.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Entries
 }
 
 // TestAPIDisabledForbids: without the flag every path answers 403 with a
@@ -214,18 +220,18 @@ func TestAPIEnterListExit(t *testing.T) {
 func TestAPIListsAbsentEntries(t *testing.T) {
 	dir := t.TempDir()
 	gone := pool.Maintenance{Backend: "gone", Reason: "decommissioned", Since: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), By: "127.0.0.1"}
-	seed, err := OpenFile(dir)
+	seed, err := store.OpenFile(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := seed.Swap(t.Context(), 1, []pool.Maintenance{gone}); err != nil {
 		t.Fatal(err)
 	}
-	store, err := OpenFile(dir)
+	fs, err := store.OpenFile(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newAPIFixtureOver(t, 1, APIOptions{Enabled: true}, store, dir)
+	f := newAPIFixtureOver(t, 1, APIOptions{Enabled: true}, fs, dir)
 	var list List
 	if err := json.Unmarshal(f.do(request{method: "GET", target: "/api/v1/backends"}).Body.Bytes(), &list); err != nil {
 		t.Fatal(err)
@@ -326,9 +332,9 @@ func TestAPIAuditFieldBy(t *testing.T) {
 // still answer.
 func TestAPIStoreDownAnswers503(t *testing.T) {
 	entry := pool.Maintenance{Backend: "c", Reason: "disk", Since: time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC), By: "127.0.0.1"}
-	store := newMemStore("etcd", true, entry)
-	f := newAPIFixtureOver(t, 2, APIOptions{Enabled: true}, store, "")
-	store.set(func(s *memStore) { s.down = &testError{"etcdserver: request timed out"} })
+	ms := newMemStore("etcd", true, entry)
+	f := newAPIFixtureOver(t, 2, APIOptions{Enabled: true}, ms, "")
+	ms.set(func(s *memStore) { s.down = &testError{"etcdserver: request timed out"} })
 
 	for _, r := range []request{
 		{method: "POST", target: "/api/v1/backends/a/maintenance", body: `{"reason":"x"}`},
@@ -346,7 +352,7 @@ func TestAPIStoreDownAnswers503(t *testing.T) {
 	if m := f.pool.Maintenances(); len(m) != 1 || m[0].Backend != "c" {
 		t.Errorf("pool entries %+v, want c's alone", m)
 	}
-	if stored, _ := store.stored(); len(stored) != 1 || stored[0].Backend != "c" {
+	if stored, _ := ms.stored(); len(stored) != 1 || stored[0].Backend != "c" {
 		t.Errorf("store holds %+v, want c's alone", stored)
 	}
 	var list List

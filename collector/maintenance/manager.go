@@ -12,6 +12,7 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 )
 
@@ -38,14 +39,14 @@ const (
 // other replicas' alike.
 type Manager struct {
 	pool    *pool.Pool
-	store   Store
+	store   store.Store
 	logger  log.Logger
 	now     func() time.Time
 	metrics *metrics
 
 	mu sync.Mutex
 	// state is the last state read from or written to the store.
-	state State
+	state store.State
 	// local differs from state.Entries when an end of maintenance is in
 	// force here but its save failed (an unshared store only); dirty says
 	// so, and the save is retried.
@@ -62,14 +63,14 @@ type Manager struct {
 // are refused meanwhile); an unshared store was read when it was opened.
 //
 // It registers the metrics of maintenance and its store on reg.
-func NewManager(p *pool.Pool, store Store, reg prometheus.Registerer, logger log.Logger, now func() time.Time) *Manager {
+func NewManager(p *pool.Pool, s store.Store, reg prometheus.Registerer, logger log.Logger, now func() time.Time) *Manager {
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
 	if now == nil {
 		now = time.Now
 	}
-	return &Manager{pool: p, store: store, metrics: newMetrics(reg), logger: logger, now: now}
+	return &Manager{pool: p, store: s, metrics: newMetrics(reg), logger: logger, now: now}
 }
 
 // Start reads the store once and applies what it holds.
@@ -105,7 +106,7 @@ func (m *Manager) Healthy() bool {
 
 // apply makes st the state in force when it is newer than the one the
 // manager has, and hands its entries to the pool.
-func (m *Manager) apply(st State) {
+func (m *Manager) apply(st store.State) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.synced(nil)
@@ -144,7 +145,7 @@ func (m *Manager) synced(err error) {
 	m.metrics.storeUp.Set(1)
 }
 
-func (m *Manager) load(ctx context.Context) (State, error) {
+func (m *Manager) load(ctx context.Context) (store.State, error) {
 	st, err := m.store.Load(ctx)
 	if ctx.Err() != nil {
 		// Shutting down, or the client gave up: not the store's fault.
@@ -163,7 +164,7 @@ func (m *Manager) swap(ctx context.Context, rev int64, entries []pool.Maintenanc
 	next, err := m.store.Swap(ctx, rev, entries)
 	m.count(opSwap, err)
 	switch {
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, store.ErrConflict):
 		m.metrics.conflicts.Inc()
 	case err != nil:
 		m.mu.Lock()
@@ -176,7 +177,7 @@ func (m *Manager) swap(ctx context.Context, rev int64, entries []pool.Maintenanc
 func (m *Manager) count(op string, err error) {
 	result := resultSuccess
 	switch {
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, store.ErrConflict):
 		result = resultConflict
 	case err != nil:
 		result = resultError
@@ -186,18 +187,18 @@ func (m *Manager) count(op string, err error) {
 
 // base is the state a write starts from: the entries in force here and the
 // store revision they were read at.
-func (m *Manager) base() State {
+func (m *Manager) base() store.State {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return State{Entries: m.local, Revision: m.state.Revision}
+	return store.State{Entries: m.local, Revision: m.state.Revision}
 }
 
 // refresh reads the store after a conflict and returns the state to retry
 // on.
-func (m *Manager) refresh(ctx context.Context) (State, error) {
+func (m *Manager) refresh(ctx context.Context) (store.State, error) {
 	st, err := m.load(ctx)
 	if err != nil {
-		return State{}, err
+		return store.State{}, err
 	}
 	m.apply(st)
 	return m.base(), nil
@@ -265,7 +266,7 @@ func (m *Manager) Enter(ctx context.Context, e pool.Maintenance, force bool) (Gr
 		}
 		next := sorted(append(slices.Clone(entries), entry))
 		rev, err := m.swap(ctx, st.Revision, next)
-		if errors.Is(err, ErrConflict) {
+		if errors.Is(err, store.ErrConflict) {
 			if st, err = m.refresh(ctx); err != nil {
 				return Grant{}, &StoreError{Kind: m.store.Kind(), Err: err}
 			}
@@ -274,7 +275,7 @@ func (m *Manager) Enter(ctx context.Context, e pool.Maintenance, force bool) (Gr
 		if err != nil {
 			return Grant{}, &StoreError{Kind: m.store.Kind(), Err: err}
 		}
-		m.written(State{Entries: next, Revision: rev})
+		m.written(store.State{Entries: next, Revision: rev})
 		after, _, _ := m.pool.BudgetWith(next, e.Backend)
 		m.logEntered(entry, forced, after)
 		return Grant{Entry: entry, Forced: forced, Budget: after}, nil
@@ -300,7 +301,7 @@ func (m *Manager) logEntered(e pool.Maintenance, forced bool, after pool.Budget)
 }
 
 // written applies a state this replica stored itself.
-func (m *Manager) written(st State) {
+func (m *Manager) written(st store.State) {
 	m.mu.Lock()
 	m.dirty = false
 	m.mu.Unlock()
@@ -325,7 +326,7 @@ func (m *Manager) Exit(ctx context.Context, name string) (existed, saved bool, e
 		}
 		next := slices.Delete(slices.Clone(entries), i, i+1)
 		rev, err := m.swap(ctx, st.Revision, next)
-		if errors.Is(err, ErrConflict) {
+		if errors.Is(err, store.ErrConflict) {
 			if st, err = m.refresh(ctx); err != nil {
 				return true, false, &StoreError{Kind: m.store.Kind(), Err: err}
 			}
@@ -338,10 +339,10 @@ func (m *Manager) Exit(ctx context.Context, name string) (existed, saved bool, e
 			m.endLocally(next, err)
 			return true, false, nil
 		}
-		m.written(State{Entries: next, Revision: rev})
+		m.written(store.State{Entries: next, Revision: rev})
 		return true, true, nil
 	}
-	return true, false, &StoreError{Kind: m.store.Kind(), Err: ErrConflict}
+	return true, false, &StoreError{Kind: m.store.Kind(), Err: store.ErrConflict}
 }
 
 // endLocally puts an end in force that the store did not record, and
@@ -406,7 +407,7 @@ func (m *Manager) tidy(ctx context.Context) error {
 		st := m.base()
 		next := unexpired(st.Entries, m.now())
 		rev, err := m.swap(ctx, st.Revision, next)
-		if errors.Is(err, ErrConflict) {
+		if errors.Is(err, store.ErrConflict) {
 			if _, err := m.refresh(ctx); err != nil {
 				return err
 			}
@@ -415,10 +416,10 @@ func (m *Manager) tidy(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		m.written(State{Entries: next, Revision: rev})
+		m.written(store.State{Entries: next, Revision: rev})
 		return nil
 	}
-	return ErrConflict
+	return store.ErrConflict
 }
 
 // flush makes one last attempt at a pending save, at shutdown.

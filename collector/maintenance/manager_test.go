@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 )
 
@@ -52,15 +53,15 @@ func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 func TestManagersSharingAStoreGrantOneDisruption(t *testing.T) {
 	const n = 24
 	names := backendNames(n)
-	store := newMemStore("etcd", true)
-	m1, reg1 := startManager(t, testPool(t, names, 1, nil), store, nil)
-	m2, reg2 := startManager(t, testPool(t, names, 1, nil), store, nil)
+	ms := newMemStore("etcd", true)
+	m1, reg1 := startManager(t, testPool(t, names, 1, nil), ms, nil)
+	m2, reg2 := startManager(t, testPool(t, names, 1, nil), ms, nil)
 
 	// Every request reaches the store with the same revision before any
 	// swap is judged, so that all of them race for it.
 	var arrived atomic.Int32
 	race := make(chan struct{})
-	store.set(func(s *memStore) {
+	ms.set(func(s *memStore) {
 		s.beforeSwap = func() {
 			if arrived.Add(1) == n {
 				close(race)
@@ -102,7 +103,7 @@ func TestManagersSharingAStoreGrantOneDisruption(t *testing.T) {
 	if granted == "" {
 		t.Fatal("nothing granted")
 	}
-	if stored, _ := store.stored(); len(stored) != 1 || stored[0].Backend != granted {
+	if stored, _ := ms.stored(); len(stored) != 1 || stored[0].Backend != granted {
 		t.Errorf("store holds %+v, want %s's entry alone", stored, granted)
 	}
 	for i, m := range []*Manager{m1, m2} {
@@ -126,9 +127,9 @@ func TestManagersSharingAStoreGrantOneDisruption(t *testing.T) {
 // manager reads the new entries and refuses.
 func TestManagerJudgesEveryStoredEntry(t *testing.T) {
 	names := backendNames(3)
-	store := newMemStore("etcd", true)
-	m, _ := startManager(t, testPool(t, names, 1, nil), store, nil)
-	other, _ := startManager(t, testPool(t, names, 1, nil), store, nil)
+	ms := newMemStore("etcd", true)
+	m, _ := startManager(t, testPool(t, names, 1, nil), ms, nil)
+	other, _ := startManager(t, testPool(t, names, 1, nil), ms, nil)
 	if _, err := other.Enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestManagerJudgesEveryStoredEntry(t *testing.T) {
 	if err != nil || !g.Forced || g.Budget.CurrentHealthy != 1 {
 		t.Fatalf("forced: %+v %v", g, err)
 	}
-	if stored, _ := store.stored(); len(stored) != 2 {
+	if stored, _ := ms.stored(); len(stored) != 2 {
 		t.Errorf("store holds %+v, want both entries", stored)
 	}
 }
@@ -154,11 +155,11 @@ func TestManagerJudgesEveryStoredEntry(t *testing.T) {
 func TestManagerStoreDownChangesNothing(t *testing.T) {
 	names := backendNames(3)
 	existing := pool.Maintenance{Backend: "b02", Reason: "disk", Since: time.Now().Add(-time.Hour)}
-	store := newMemStore("etcd", true, existing)
+	ms := newMemStore("etcd", true, existing)
 	p := testPool(t, names, 2, nil)
-	m, reg := startManager(t, p, store, nil)
+	m, reg := startManager(t, p, ms, nil)
 	down := &testError{"connection refused"}
-	store.set(func(s *memStore) { s.down = down })
+	ms.set(func(s *memStore) { s.down = down })
 
 	_, err := m.Enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false)
 	var se *StoreError
@@ -175,7 +176,7 @@ func TestManagerStoreDownChangesNothing(t *testing.T) {
 	if b := p.Backends()[0]; b.Health().State != health.StateHealthy {
 		t.Errorf("b00 is %v, want healthy", b.Health().State)
 	}
-	if stored, _ := store.stored(); len(stored) != 1 || stored[0].Backend != "b02" {
+	if stored, _ := ms.stored(); len(stored) != 1 || stored[0].Backend != "b02" {
 		t.Errorf("store holds %+v", stored)
 	}
 	if m.Healthy() || counter(t, reg, "probegate_maintenance_store_up") != 0 ||
@@ -186,7 +187,7 @@ func TestManagerStoreDownChangesNothing(t *testing.T) {
 		t.Errorf("status %+v, want unhealthy with the error", s)
 	}
 
-	store.set(func(s *memStore) { s.down = nil })
+	ms.set(func(s *memStore) { s.down = nil })
 	if _, err := m.Enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false); err != nil {
 		t.Fatalf("Enter after the store returned: %v", err)
 	}
@@ -203,10 +204,10 @@ func TestManagerUnsavedExitEndsLocallyAndIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		begin := time.Now()
 		names := backendNames(3)
-		store := newMemStore("file", false, pool.Maintenance{Backend: "b01", Reason: "disk", Since: begin})
+		ms := newMemStore("file", false, pool.Maintenance{Backend: "b01", Reason: "disk", Since: begin})
 		p := testPool(t, names, 1, nil)
-		m, reg := startManager(t, p, store, nil)
-		store.set(func(s *memStore) { s.failSwaps = 3 })
+		m, reg := startManager(t, p, ms, nil)
+		ms.set(func(s *memStore) { s.failSwaps = 3 })
 
 		existed, saved, err := m.Exit(t.Context(), "b01")
 		if err != nil || !existed || saved {
@@ -231,7 +232,7 @@ func TestManagerUnsavedExitEndsLocallyAndIsRetried(t *testing.T) {
 		}{{500 * time.Millisecond, 1, 1}, {1500 * time.Millisecond, 2, 1}, {2500 * time.Millisecond, 3, 1}, {3500 * time.Millisecond, 3, 1}, {4500 * time.Millisecond, 4, 0}, {8 * time.Second, 4, 0}} {
 			time.Sleep(c.at - time.Since(begin))
 			synctest.Wait()
-			stored, swaps := store.stored()
+			stored, swaps := ms.stored()
 			if swaps != c.swaps || len(stored) != c.stored {
 				t.Errorf("at %v: %d swaps, %d stored entries; want %d and %d", c.at, swaps, len(stored), c.swaps, c.stored)
 			}
@@ -248,9 +249,9 @@ func TestManagerUnsavedExitEndsLocallyAndIsRetried(t *testing.T) {
 // tried once more when Run stops.
 func TestManagerFlushesAnUnsavedExitAtShutdown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := newMemStore("file", false, pool.Maintenance{Backend: "b00", Reason: "disk", Since: time.Now()})
-		m, _ := startManager(t, testPool(t, backendNames(2), 1, nil), store, nil)
-		store.set(func(s *memStore) { s.failSwaps = 1 })
+		ms := newMemStore("file", false, pool.Maintenance{Backend: "b00", Reason: "disk", Since: time.Now()})
+		m, _ := startManager(t, testPool(t, backendNames(2), 1, nil), ms, nil)
+		ms.set(func(s *memStore) { s.failSwaps = 1 })
 		if _, saved, err := m.Exit(t.Context(), "b00"); saved || err != nil {
 			t.Fatalf("Exit: saved %v err %v", saved, err)
 		}
@@ -260,7 +261,7 @@ func TestManagerFlushesAnUnsavedExitAtShutdown(t *testing.T) {
 		synctest.Wait()
 		cancel()
 		wg.Wait()
-		if stored, swaps := store.stored(); len(stored) != 0 || swaps != 2 {
+		if stored, swaps := ms.stored(); len(stored) != 0 || swaps != 2 {
 			t.Errorf("after shutdown: %d swaps, stored %+v; want the end saved by a second swap", swaps, stored)
 		}
 	})
@@ -271,18 +272,18 @@ func TestManagerFlushesAnUnsavedExitAtShutdown(t *testing.T) {
 func TestManagerRemovesExpiredEntriesFromTheStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		now := time.Now()
-		store := newMemStore("etcd", true,
+		ms := newMemStore("etcd", true,
 			pool.Maintenance{Backend: "b00", Reason: "short", Since: now, Until: now.Add(1500 * time.Millisecond)},
 			pool.Maintenance{Backend: "b01", Reason: "long", Since: now})
 		p := testPool(t, backendNames(3), 2, nil)
-		m, _ := startManager(t, p, store, nil)
+		m, _ := startManager(t, p, ms, nil)
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		wg.Go(func() { m.Run(ctx) })
 
 		time.Sleep(time.Second + time.Millisecond)
 		synctest.Wait()
-		if stored, _ := store.stored(); len(stored) != 2 || len(p.Maintenances()) != 2 {
+		if stored, _ := ms.stored(); len(stored) != 2 || len(p.Maintenances()) != 2 {
 			t.Errorf("before the entry's until: stored %+v, pool %+v", stored, p.Maintenances())
 		}
 		time.Sleep(time.Second)
@@ -290,7 +291,7 @@ func TestManagerRemovesExpiredEntriesFromTheStore(t *testing.T) {
 		if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b01" {
 			t.Errorf("pool entries after the until %+v, want b01's alone", got)
 		}
-		if stored, _ := store.stored(); len(stored) != 1 || stored[0].Backend != "b01" {
+		if stored, _ := ms.stored(); len(stored) != 1 || stored[0].Backend != "b01" {
 			t.Errorf("store holds %+v after the until, want b01's alone", stored)
 		}
 		cancel()
@@ -303,10 +304,10 @@ func TestManagerRemovesExpiredEntriesFromTheStore(t *testing.T) {
 func TestManagerAppliesOtherReplicasWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		names := backendNames(3)
-		store := newMemStore("etcd", true)
+		ms := newMemStore("etcd", true)
 		p := testPool(t, names, 1, nil)
-		m, _ := startManager(t, p, store, nil)
-		other, _ := startManager(t, testPool(t, names, 1, nil), store, nil)
+		m, _ := startManager(t, p, ms, nil)
+		other, _ := startManager(t, testPool(t, names, 1, nil), ms, nil)
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		wg.Go(func() { m.Run(ctx) })
@@ -336,11 +337,11 @@ func TestManagerAppliesOtherReplicasWrites(t *testing.T) {
 // after it ends.
 func TestManagerLeavesAnUnusedFeatureOff(t *testing.T) {
 	p := testPool(t, []string{"a", "b"}, 1, nil)
-	store, err := OpenFile(t.TempDir())
+	fs, err := store.OpenFile(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := startManager(t, p, store, nil)
+	m, _ := startManager(t, p, fs, nil)
 	if p.Snapshot().Maintenance {
 		t.Fatal("an empty store marked maintenance in use")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 )
@@ -56,13 +57,13 @@ func (s *memStore) Kind() string { return s.kind }
 func (s *memStore) Shared() bool { return s.shared }
 func (s *memStore) Close() error { return nil }
 
-func (s *memStore) Load(context.Context) (State, error) {
+func (s *memStore) Load(context.Context) (store.State, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.down != nil {
-		return State{}, s.down
+		return store.State{}, s.down
 	}
-	return State{Entries: slices.Clone(s.entries), Revision: s.rev}, nil
+	return store.State{Entries: slices.Clone(s.entries), Revision: s.rev}, nil
 }
 
 func (s *memStore) Swap(_ context.Context, rev int64, entries []pool.Maintenance) (int64, error) {
@@ -82,7 +83,7 @@ func (s *memStore) Swap(_ context.Context, rev int64, entries []pool.Maintenance
 		s.failSwaps--
 		return s.rev, errSaveFailed
 	case rev != s.rev:
-		return s.rev, ErrConflict
+		return s.rev, store.ErrConflict
 	}
 	s.rev++
 	s.entries = slices.Clone(entries)
@@ -93,14 +94,14 @@ func (s *memStore) Swap(_ context.Context, rev int64, entries []pool.Maintenance
 
 // Watch hands every new state to changed while ctx lasts, for a shared
 // store; an unshared one returns at once, as the file store does.
-func (s *memStore) Watch(ctx context.Context, changed func(State)) {
+func (s *memStore) Watch(ctx context.Context, changed func(store.State)) {
 	if !s.shared {
 		return
 	}
 	var seen int64
 	for {
 		s.mu.Lock()
-		st := State{Entries: slices.Clone(s.entries), Revision: s.rev}
+		st := store.State{Entries: slices.Clone(s.entries), Revision: s.rev}
 		wake := s.wake
 		s.mu.Unlock()
 		if st.Revision > seen {
@@ -153,12 +154,12 @@ func testPool(t *testing.T, names []string, allowed int, now func() time.Time) *
 	return p
 }
 
-// startManager makes a manager over store for p and applies what the
+// startManager makes a manager over s for p and applies what the
 // store holds.
-func startManager(t *testing.T, p *pool.Pool, store Store, now func() time.Time) (*Manager, *prometheus.Registry) {
+func startManager(t *testing.T, p *pool.Pool, s store.Store, now func() time.Time) (*Manager, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	m := NewManager(p, store, reg, nil, now)
+	m := NewManager(p, s, reg, nil, now)
 	if err := m.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,18 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/probegate/probegate/collector/maintenance/store"
 )
 
 // peersRefresh is how often a replica reads its peers' views, and checks
 // whether its own changed.
 const peersRefresh = time.Second
+
+// viewRefresh is how often a replica publishes its view although it did
+// not change: twice within the lease that keeps it, so that one lost
+// refresh does not make the replica vanish for its peers.
+const viewRefresh = store.ReplicaTTL / 2
 
 // ReplicaStates are the states probegate_replicas counts.
 var replicaStates = []string{"ready", "unready", "draining"}
@@ -96,7 +103,7 @@ func (r *Replicas) Run(ctx context.Context) {
 	defer ticker.Stop()
 	for {
 		v := r.self(ctx)
-		if changed(last, v) || r.now().Sub(published) >= replicaRefresh {
+		if changed(last, v) || r.now().Sub(published) >= viewRefresh {
 			v.Updated = r.now()
 			if err := r.publish(ctx, v); err != nil {
 				level.Debug(r.logger).Log("msg", "Cannot publish the replica view", "err", err)

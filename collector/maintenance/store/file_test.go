@@ -1,4 +1,4 @@
-package maintenance
+package store
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 	"github.com/probegate/probegate/collector/pool"
 )
 
-var storeTestEntries = []pool.Maintenance{
+var sampleEntries = []pool.Maintenance{
 	{Backend: "a", Reason: "disk swap", Since: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), By: "alice"},
 	{Backend: "b", Reason: "kernel", Since: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Until: time.Date(2026, 1, 2, 5, 4, 5, 0, time.UTC), By: "127.0.0.1"},
@@ -25,6 +25,12 @@ func openFile(t *testing.T, dir string) *FileStore {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// fileEntries reads what the state file in dir holds, without opening a
+// store.
+func fileEntries(dir string) ([]pool.Maintenance, error) {
+	return readStateFile(filepath.Join(dir, fileName))
 }
 
 // swapAt saves entries on s at its current revision.
@@ -48,7 +54,7 @@ func TestStoreMissingFileIsEmpty(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("opening created the directory: %v", err)
 	}
-	swapAt(t, s, storeTestEntries)
+	swapAt(t, s, sampleEntries)
 	info, err := os.Stat(dir)
 	if err != nil || info.Mode().Perm() != 0o750 {
 		t.Errorf("storage dir: %v %v, want mode 0750", info, err)
@@ -60,20 +66,20 @@ func TestStoreMissingFileIsEmpty(t *testing.T) {
 func TestStoreSaveRoundTrips(t *testing.T) {
 	dir := t.TempDir()
 	s := openFile(t, dir)
-	swapAt(t, s, storeTestEntries)
-	if st, _ := openFile(t, dir).Load(t.Context()); !reflect.DeepEqual(st.Entries, storeTestEntries) {
-		t.Errorf("read back %+v; want %+v", st.Entries, storeTestEntries)
+	swapAt(t, s, sampleEntries)
+	if st, _ := openFile(t, dir).Load(t.Context()); !reflect.DeepEqual(st.Entries, sampleEntries) {
+		t.Errorf("read back %+v; want %+v", st.Entries, sampleEntries)
 	}
-	if got, err := ReadFile(dir); err != nil || !reflect.DeepEqual(got, storeTestEntries) {
-		t.Errorf("ReadFile: %+v, %v", got, err)
+	if got, err := fileEntries(dir); err != nil || !reflect.DeepEqual(got, sampleEntries) {
+		t.Errorf("read back from the file: %+v, %v", got, err)
 	}
 	swapAt(t, s, nil)
 	if st, _ := openFile(t, dir).Load(t.Context()); len(st.Entries) != 0 {
 		t.Errorf("after saving nothing: %v", st.Entries)
 	}
 	names, _ := os.ReadDir(dir)
-	if len(names) != 1 || names[0].Name() != FileName {
-		t.Errorf("directory holds %v, want only %s", names, FileName)
+	if len(names) != 1 || names[0].Name() != fileName {
+		t.Errorf("directory holds %v, want only %s", names, fileName)
 	}
 }
 
@@ -83,14 +89,14 @@ func TestStoreSwapIsACompareAndSwap(t *testing.T) {
 	dir := t.TempDir()
 	s := openFile(t, dir)
 	st, _ := s.Load(t.Context())
-	rev, err := s.Swap(t.Context(), st.Revision, storeTestEntries[:1])
+	rev, err := s.Swap(t.Context(), st.Revision, sampleEntries[:1])
 	if err != nil || rev <= st.Revision {
 		t.Fatalf("Swap: rev %d err %v, want a revision after %d", rev, err, st.Revision)
 	}
-	if _, err := s.Swap(t.Context(), st.Revision, storeTestEntries); err != ErrConflict {
+	if _, err := s.Swap(t.Context(), st.Revision, sampleEntries); err != ErrConflict {
 		t.Errorf("stale Swap: err %v, want ErrConflict", err)
 	}
-	if got, _ := ReadFile(dir); len(got) != 1 {
+	if got, _ := fileEntries(dir); len(got) != 1 {
 		t.Errorf("a stale swap saved: %+v", got)
 	}
 }
@@ -101,7 +107,7 @@ func TestStoreSwapIsACompareAndSwap(t *testing.T) {
 func TestStoreSaveIsAtomic(t *testing.T) {
 	dir := t.TempDir()
 	s := openFile(t, dir)
-	swapAt(t, s, storeTestEntries[:1])
+	swapAt(t, s, sampleEntries[:1])
 	before, _ := s.Load(t.Context())
 	s.path = filepath.Join(dir, "taken")
 	if err := os.Mkdir(s.path, 0o750); err != nil {
@@ -110,7 +116,7 @@ func TestStoreSaveIsAtomic(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.path, "x"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Swap(t.Context(), before.Revision, storeTestEntries); err == nil {
+	if _, err := s.Swap(t.Context(), before.Revision, sampleEntries); err == nil {
 		t.Fatal("a save over a non-empty directory succeeded")
 	}
 	if after, _ := s.Load(t.Context()); !reflect.DeepEqual(after, before) {
@@ -131,7 +137,7 @@ func TestStoreSaveIsAtomic(t *testing.T) {
 func TestStoreFailedSaveKeepsOldState(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	s := openFile(t, dir)
-	swapAt(t, s, storeTestEntries[:1])
+	swapAt(t, s, sampleEntries[:1])
 	before, _ := s.Load(t.Context())
 	aside := dir + ".aside"
 	if err := os.Rename(dir, aside); err != nil {
@@ -140,14 +146,14 @@ func TestStoreFailedSaveKeepsOldState(t *testing.T) {
 	if err := os.WriteFile(dir, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Swap(t.Context(), before.Revision, storeTestEntries)
+	_, err := s.Swap(t.Context(), before.Revision, sampleEntries)
 	if err == nil || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("Swap: %v, want an error naming %s", err, dir)
 	}
 	if after, _ := s.Load(t.Context()); !reflect.DeepEqual(after, before) {
 		t.Errorf("state after a failed save %+v, want the old %+v", after, before)
 	}
-	if _, err := s.Swap(t.Context(), before.Revision+1, storeTestEntries); err != ErrConflict {
+	if _, err := s.Swap(t.Context(), before.Revision+1, sampleEntries); err != ErrConflict {
 		t.Errorf("the failed save moved the revision: a swap at the next one answered %v", err)
 	}
 	if err := os.Remove(dir); err != nil {
@@ -156,7 +162,7 @@ func TestStoreFailedSaveKeepsOldState(t *testing.T) {
 	if err := os.Rename(aside, dir); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ReadFile(dir); err != nil || !reflect.DeepEqual(got, storeTestEntries[:1]) {
+	if got, err := fileEntries(dir); err != nil || !reflect.DeepEqual(got, sampleEntries[:1]) {
 		t.Errorf("file after a failed save: %+v %v", got, err)
 	}
 }
@@ -177,7 +183,7 @@ func TestStoreCorruptFileRefuses(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			path := filepath.Join(dir, FileName)
+			path := filepath.Join(dir, fileName)
 			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -188,8 +194,8 @@ func TestStoreCorruptFileRefuses(t *testing.T) {
 			if got, _ := os.ReadFile(path); string(got) != content {
 				t.Errorf("file changed to %q", got)
 			}
-			if _, err := ReadFile(dir); err == nil {
-				t.Error("ReadFile accepted it")
+			if _, err := fileEntries(dir); err == nil {
+				t.Error("reading the file accepted it")
 			}
 		})
 	}
@@ -199,7 +205,7 @@ func TestStoreCorruptFileRefuses(t *testing.T) {
 // a directory, which is not a regular file either) is an error naming it.
 func TestStoreUnreadableFileRefuses(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, FileName)
+	path := filepath.Join(dir, fileName)
 	if err := os.Mkdir(path, 0o750); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +219,7 @@ func TestStoreUnreadableFileRefuses(t *testing.T) {
 // writer.
 func TestStoreFIFORefusedWithoutHanging(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, FileName)
+	path := filepath.Join(dir, fileName)
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +248,7 @@ func TestStoreFIFORefusedWithoutHanging(t *testing.T) {
 // give zeros).
 func TestStoreOversizedFileRefused(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, FileName)
+	path := filepath.Join(dir, fileName)
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +267,7 @@ func TestStoreOversizedFileRefused(t *testing.T) {
 // interrupted are removed; the state file is kept.
 func TestStoreOpenRemovesTemporaries(t *testing.T) {
 	dir := t.TempDir()
-	swapAt(t, openFile(t, dir), storeTestEntries)
+	swapAt(t, openFile(t, dir), sampleEntries)
 	leftover := filepath.Join(dir, tempPrefix+"123")
 	if err := os.WriteFile(leftover, []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
@@ -270,7 +276,7 @@ func TestStoreOpenRemovesTemporaries(t *testing.T) {
 	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
 		t.Errorf("leftover still there: %v", err)
 	}
-	if st, _ := s.Load(t.Context()); !reflect.DeepEqual(st.Entries, storeTestEntries) {
+	if st, _ := s.Load(t.Context()); !reflect.DeepEqual(st.Entries, sampleEntries) {
 		t.Errorf("state file lost: %+v", st.Entries)
 	}
 }

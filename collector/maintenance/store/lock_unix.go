@@ -1,6 +1,6 @@
 //go:build unix
 
-package maintenance
+package store
 
 import (
 	"errors"
@@ -10,10 +10,10 @@ import (
 	"syscall"
 )
 
-// LockName is the lock file in the storage directory: a running probegate
+// lockName is the lock file in the storage directory: a running probegate
 // holds it, so that an offline `probegate maintenance stop` cannot write
 // the state file under it.
-const LockName = ".lock"
+const lockName = ".lock"
 
 // ErrLocked says another process holds the storage directory.
 var ErrLocked = errors.New("another probegate holds the storage directory")
@@ -25,7 +25,7 @@ func LockDir(dir string) (unlock func(), err error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create storage directory: %w", err)
 	}
-	path := filepath.Join(dir, LockName)
+	path := filepath.Join(dir, lockName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)

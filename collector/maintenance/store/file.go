@@ -1,9 +1,7 @@
-package maintenance
+package store
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,18 +13,15 @@ import (
 	"syscall"
 
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
 )
 
-// FileName is the name of the state file in the storage directory.
-const FileName = "maintenance.json"
-
-// maxStoredBytes bounds what is read of a stored state, a file or an etcd
-// value: a real one holds a few hundred bytes per entry.
-const maxStoredBytes = 64 << 20
+// fileName is the name of the state file in the storage directory.
+const fileName = "maintenance.json"
 
 // tempPrefix starts the names of the temporary files a save writes before
 // renaming one over the state file.
-const tempPrefix = "." + FileName + ".tmp-"
+const tempPrefix = "." + fileName + ".tmp-"
 
 // FileStore keeps the entries of a single replica in one JSON file,
 // replaced atomically on every save: a crash leaves the old file or the
@@ -35,17 +30,21 @@ const tempPrefix = "." + FileName + ".tmp-"
 type FileStore struct {
 	dir, path string
 
+	// unlock releases the directory's lock, when the store holds it.
+	unlock func()
+
 	mu      sync.Mutex
 	rev     int64
 	entries []pool.Maintenance
 }
 
-// OpenFile reads the state file in the storage directory. A missing file
-// (or directory) holds no entries, and the directory is created by the
-// first save; a file that is not a regular file, is larger than 64 MiB, or
-// cannot be read or parsed is an error naming it, and nothing is written.
+// OpenFile reads the state file in the storage directory, without taking
+// its lock: the caller holds it (LockDir). A missing file (or directory)
+// holds no entries, and the directory is created by the first save; a
+// file that is not a regular file, is larger than 64 MiB, or cannot be
+// read or parsed is an error naming it, and nothing is written.
 func OpenFile(dir string) (*FileStore, error) {
-	s := &FileStore{dir: dir, path: filepath.Join(dir, FileName), rev: 1}
+	s := &FileStore{dir: dir, path: filepath.Join(dir, fileName), rev: 1}
 	entries, err := readStateFile(s.path)
 	if err != nil {
 		return nil, err
@@ -55,10 +54,23 @@ func OpenFile(dir string) (*FileStore, error) {
 	return s, nil
 }
 
-// ReadFile reads the entries of the state file in dir without opening a
-// store: for a listing that must not touch the directory.
-func ReadFile(dir string) ([]pool.Maintenance, error) {
-	return readStateFile(filepath.Join(dir, FileName))
+// openLockedFile opens the file store of a running probegate: it takes
+// the directory's lock when the directory exists or create is set, and
+// holds it until Close.
+func openLockedFile(dir string, create bool) (*FileStore, error) {
+	unlock := func() {}
+	if _, err := os.Stat(dir); create || err == nil {
+		if unlock, err = LockDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	s, err := OpenFile(dir)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	s.unlock = unlock
+	return s, nil
 }
 
 // readStateFile reads a state file. It opens without blocking, so that a
@@ -86,54 +98,15 @@ func readStateFile(path string) ([]pool.Maintenance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read maintenance state %s: %w", path, err)
 	}
-	entries, err := DecodeState(data)
+	entries, err := decodeState(data)
 	if err != nil {
 		return nil, fmt.Errorf("maintenance state %s is corrupt (fix or remove it): %w", path, err)
 	}
 	return entries, nil
 }
 
-// DecodeState parses a stored state: one JSON object
-// {"maintenance": [entry, ...]}, no unknown field, nothing after it, at
-// most 64 MiB, every entry naming a distinct backend. It is the reader of
-// both stores.
-func DecodeState(data []byte) ([]pool.Maintenance, error) {
-	if len(data) > maxStoredBytes {
-		return nil, fmt.Errorf("%d bytes, more than %d", len(data), maxStoredBytes)
-	}
-	var d document
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the JSON object")
-	}
-	seen := make(map[string]bool, len(d.Maintenance))
-	for i, m := range d.Maintenance {
-		switch {
-		case m.Backend == "":
-			return nil, fmt.Errorf("entry %d has no backend", i+1)
-		case seen[m.Backend]:
-			return nil, fmt.Errorf("backend %q appears twice", m.Backend)
-		}
-		seen[m.Backend] = true
-	}
-	return d.Maintenance, nil
-}
-
-// encodeState is the stored form of entries.
-func encodeState(entries []pool.Maintenance) ([]byte, error) {
-	if entries == nil {
-		entries = []pool.Maintenance{}
-	}
-	data, err := json.MarshalIndent(document{Maintenance: entries}, "", "  ")
-	return append(data, '\n'), err
-}
-
 // Kind is "file".
-func (s *FileStore) Kind() string { return "file" }
+func (s *FileStore) Kind() string { return config.StoreFile }
 
 // Shared is false: one replica owns the file.
 func (s *FileStore) Shared() bool { return false }
@@ -164,8 +137,14 @@ func (s *FileStore) Swap(_ context.Context, rev int64, entries []pool.Maintenanc
 // Watch returns at once: nobody else writes the file.
 func (s *FileStore) Watch(context.Context, func(State)) {}
 
-// Close does nothing: every save is complete when Swap returns.
-func (s *FileStore) Close() error { return nil }
+// Close releases the directory's lock when the store holds it; every save
+// is complete when Swap returns.
+func (s *FileStore) Close() error {
+	if s.unlock != nil {
+		s.unlock()
+	}
+	return nil
+}
 
 // removeTemporaries removes what a save interrupted by a crash left behind.
 func (s *FileStore) removeTemporaries() {

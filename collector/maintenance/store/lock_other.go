@@ -1,14 +1,14 @@
 //go:build !unix
 
-package maintenance
+package store
 
 import (
 	"errors"
 	"os"
 )
 
-// LockName is the lock file in the storage directory.
-const LockName = ".lock"
+// lockName is the lock file in the storage directory.
+const lockName = ".lock"
 
 // ErrLocked says another process holds the storage directory.
 var ErrLocked = errors.New("another probegate holds the storage directory")

@@ -1,16 +1,19 @@
-// Package maintenance is everything about taking backends out of service
-// for maintenance: the entries and the store that keeps them (a file for
-// one replica, etcd for several), the readiness-budget rule a new entry is
-// granted by, the admin API, the wire types the CLI shares, and the views
-// that replicas sharing a store publish of themselves. The pool applies
-// the entries in force (collector/pool, maintenance.go).
-package maintenance
+// Package store keeps the maintenance entries of a pool: the Store every
+// write goes through, the file store of a single replica (with the lock
+// of its directory), and the etcd store that replicas share, which also
+// holds the views they publish of themselves. It knows nothing of the
+// budget rule or the API: collector/maintenance decides what to write.
+//
+// A new store is one file here with a type that implements Store, its
+// name in config/maintenance.go, and a case in Open.
+package store
 
 import (
 	"context"
 	"errors"
 
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
 )
 
 // Store keeps the maintenance entries of one pool. Every write is a
@@ -18,7 +21,7 @@ import (
 // made on stale entries never lands: this is what makes the budget hold
 // across replicas (the Kubernetes Eviction API's rule).
 type Store interface {
-	// Kind names the store: file or etcd.
+	// Kind names the store, as maintenance.store does: file or etcd.
 	Kind() string
 	// Shared reports whether other replicas read and write the store
 	// too. An end of maintenance may then not take effect before the
@@ -50,7 +53,19 @@ type State struct {
 // writer read.
 var ErrConflict = errors.New("the maintenance entries changed since they were read")
 
-// document is the stored form of the entries, in the file and in etcd.
-type document struct {
-	Maintenance []pool.Maintenance `json:"maintenance"`
+// Open opens the store that cfg names, for a running probegate. The file
+// store keeps its file in dir and holds the directory's lock until Close,
+// so that an offline `probegate maintenance stop` cannot write under it.
+// A missing directory is created and locked only when create is set (the
+// admin API is on, and will write there); otherwise a probegate that
+// never stores an entry leaves no directory behind. An etcd store does
+// not wait for its cluster: one that cannot be reached shows in the first
+// Load.
+func Open(cfg config.Maintenance, dir string, create bool) (Store, error) {
+	switch cfg.Store {
+	case config.StoreEtcd:
+		return openEtcd(cfg.Etcd)
+	default:
+		return openLockedFile(dir, create)
+	}
 }

@@ -1,4 +1,4 @@
-package maintenance
+package store
 
 import (
 	"context"
@@ -17,20 +17,17 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
-// replicaTTL is the lease of a replica's view: a replica that dies is gone
-// from its peers' lists within this long after its last refresh, which
-// comes every replicaRefresh.
-const (
-	replicaTTL     = 10 * time.Second
-	replicaRefresh = 5 * time.Second
-)
+// ReplicaTTL is the lease of a replica's view: a replica that dies is gone
+// from its peers' lists within this long after its last refresh, so a
+// publisher must refresh its view well within it.
+const ReplicaTTL = 10 * time.Second
 
-// EtcdStore keeps the entries of a pool in etcd, shared by every replica
+// etcdStore keeps the entries of a pool in etcd, shared by every replica
 // under one key prefix: the entries are one JSON document at
 // <prefix>/maintenance, replaced by a transaction that compares its
 // ModRevision, and each replica's view lives at <prefix>/replicas/<name>
 // under a lease of its own.
-type EtcdStore struct {
+type etcdStore struct {
 	client         *clientv3.Client
 	key            string
 	replicasPrefix string
@@ -42,9 +39,9 @@ type EtcdStore struct {
 	lease   clientv3.LeaseID
 }
 
-// OpenEtcd connects to the etcd cluster of cfg. It does not wait for the
+// openEtcd connects to the etcd cluster of cfg. It does not wait for the
 // cluster: an unreachable one shows in the first Load.
-func OpenEtcd(cfg config.Etcd) (*EtcdStore, error) {
+func openEtcd(cfg config.Etcd) (*etcdStore, error) {
 	tlsConfig, err := commoncfg.NewTLSConfig(&cfg.TLSConfig)
 	if err != nil {
 		return nil, fmt.Errorf("maintenance.etcd.tls_config: %w", err)
@@ -75,7 +72,7 @@ func OpenEtcd(cfg config.Etcd) (*EtcdStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("maintenance.etcd: %w", err)
 	}
-	return &EtcdStore{
+	return &etcdStore{
 		client:         client,
 		key:            cfg.Prefix + "/maintenance",
 		replicasPrefix: cfg.Prefix + "/replicas/",
@@ -88,13 +85,13 @@ func usesTLS(endpoints []string) bool {
 }
 
 // Kind is "etcd".
-func (s *EtcdStore) Kind() string { return "etcd" }
+func (s *etcdStore) Kind() string { return config.StoreEtcd }
 
 // Shared is true: every replica of the pool writes the same key.
-func (s *EtcdStore) Shared() bool { return true }
+func (s *etcdStore) Shared() bool { return true }
 
 // Load reads the entries with a linearizable read.
-func (s *EtcdStore) Load(ctx context.Context) (State, error) {
+func (s *etcdStore) Load(ctx context.Context) (State, error) {
 	var resp *clientv3.GetResponse
 	err := s.retry(ctx, func(ctx context.Context) (err error) {
 		resp, err = s.client.Get(ctx, s.key)
@@ -109,8 +106,8 @@ func (s *EtcdStore) Load(ctx context.Context) (State, error) {
 	return s.decode(resp.Kvs[0].Value, resp.Kvs[0].ModRevision)
 }
 
-func (s *EtcdStore) decode(value []byte, rev int64) (State, error) {
-	entries, err := DecodeState(value)
+func (s *etcdStore) decode(value []byte, rev int64) (State, error) {
+	entries, err := decodeState(value)
 	if err != nil {
 		return State{Revision: rev}, fmt.Errorf("etcd: %s at revision %d is corrupt: %w", s.key, rev, err)
 	}
@@ -119,7 +116,7 @@ func (s *EtcdStore) decode(value []byte, rev int64) (State, error) {
 
 // Swap writes entries in a transaction that succeeds only while the key's
 // ModRevision is rev (0: the key does not exist yet).
-func (s *EtcdStore) Swap(ctx context.Context, rev int64, entries []pool.Maintenance) (int64, error) {
+func (s *etcdStore) Swap(ctx context.Context, rev int64, entries []pool.Maintenance) (int64, error) {
 	data, err := encodeState(entries)
 	if err != nil {
 		return 0, err
@@ -147,7 +144,7 @@ func (s *EtcdStore) Swap(ctx context.Context, rev int64, entries []pool.Maintena
 // a healthy majority, and should not fail the request. Retrying a swap is
 // safe: one that did commit makes the retry a conflict, which the caller
 // resolves by reading the entries again.
-func (s *EtcdStore) retry(ctx context.Context, op func(context.Context) error) error {
+func (s *etcdStore) retry(ctx context.Context, op func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
 	for {
@@ -166,7 +163,7 @@ func (s *EtcdStore) retry(ctx context.Context, op func(context.Context) error) e
 // Watch follows the key from the revision after the last one it saw and
 // hands on every new state. A watch that fails (the member lost its
 // leader, the revision was compacted) is started again after a fresh read.
-func (s *EtcdStore) Watch(ctx context.Context, changed func(State)) {
+func (s *etcdStore) Watch(ctx context.Context, changed func(State)) {
 	var rev int64
 	for ctx.Err() == nil {
 		if st, err := s.Load(ctx); err == nil {
@@ -183,7 +180,7 @@ func (s *EtcdStore) Watch(ctx context.Context, changed func(State)) {
 }
 
 // follow hands on the states of one watch from rev on until it ends.
-func (s *EtcdStore) follow(ctx context.Context, rev int64, changed func(State)) {
+func (s *etcdStore) follow(ctx context.Context, rev int64, changed func(State)) {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	for resp := range s.client.Watch(wctx, s.key, clientv3.WithRev(rev+1)) {
@@ -203,12 +200,12 @@ func (s *EtcdStore) follow(ctx context.Context, rev int64, changed func(State)) 
 }
 
 // Close closes the client.
-func (s *EtcdStore) Close() error { return s.client.Close() }
+func (s *etcdStore) Close() error { return s.client.Close() }
 
 // Publish stores one replica's view under this replica's lease, granting
 // a new lease when it has none or lost it, and refreshes the lease. The
 // view is opaque here: its reader decodes it.
-func (s *EtcdStore) Publish(ctx context.Context, name string, view []byte) error {
+func (s *etcdStore) Publish(ctx context.Context, name string, view []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
 	s.leaseMu.Lock()
@@ -219,7 +216,7 @@ func (s *EtcdStore) Publish(ctx context.Context, name string, view []byte) error
 		}
 	}
 	if s.lease == 0 {
-		grant, err := s.client.Grant(ctx, int64(replicaTTL/time.Second))
+		grant, err := s.client.Grant(ctx, int64(ReplicaTTL/time.Second))
 		if err != nil {
 			return fmt.Errorf("etcd: grant the replica lease: %w", err)
 		}
@@ -232,7 +229,7 @@ func (s *EtcdStore) Publish(ctx context.Context, name string, view []byte) error
 }
 
 // Withdraw removes this replica's view at once, for a clean shutdown.
-func (s *EtcdStore) Withdraw(ctx context.Context, name string) error {
+func (s *etcdStore) Withdraw(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
 	s.leaseMu.Lock()
@@ -246,7 +243,7 @@ func (s *EtcdStore) Withdraw(ctx context.Context, name string) error {
 }
 
 // Replicas reads the views of the live replicas, as published.
-func (s *EtcdStore) Replicas(ctx context.Context) ([][]byte, error) {
+func (s *etcdStore) Replicas(ctx context.Context) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
 	resp, err := s.client.Get(ctx, s.replicasPrefix, clientv3.WithPrefix())

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/probegate/probegate/collector/pool"
+)
+
+// maxStoredBytes bounds what is read of a stored state, a file or an etcd
+// value: a real one holds a few hundred bytes per entry.
+const maxStoredBytes = 64 << 20
+
+// document is the stored form of the entries, in the file and in etcd.
+type document struct {
+	Maintenance []pool.Maintenance `json:"maintenance"`
+}
+
+// decodeState parses a stored state: one JSON object
+// {"maintenance": [entry, ...]}, no unknown field, nothing after it, at
+// most 64 MiB, every entry naming a distinct backend. It is the reader of
+// both stores.
+func decodeState(data []byte) ([]pool.Maintenance, error) {
+	if len(data) > maxStoredBytes {
+		return nil, fmt.Errorf("%d bytes, more than %d", len(data), maxStoredBytes)
+	}
+	var d document
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON object")
+	}
+	seen := make(map[string]bool, len(d.Maintenance))
+	for i, m := range d.Maintenance {
+		switch {
+		case m.Backend == "":
+			return nil, fmt.Errorf("entry %d has no backend", i+1)
+		case seen[m.Backend]:
+			return nil, fmt.Errorf("backend %q appears twice", m.Backend)
+		}
+		seen[m.Backend] = true
+	}
+	return d.Maintenance, nil
+}
+
+// encodeState is the stored form of entries.
+func encodeState(entries []pool.Maintenance) ([]byte, error) {
+	if entries == nil {
+		entries = []pool.Maintenance{}
+	}
+	data, err := json.MarshalIndent(document{Maintenance: entries}, "", "  ")
+	return append(data, '\n'), err
+}
