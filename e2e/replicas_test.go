@@ -60,7 +60,7 @@ func waitAgree(t *testing.T, replicas []*probegateProcess, want []string, within
 
 func post(t testing.TB, base, backend, body string) (int, http.Header, string) {
 	t.Helper()
-	return apiCall(t, "POST", base+maintenance.BackendsPath+"/"+backend+"/maintenance", body)
+	return apiCall(t, "POST", base+maintenance.MaintenancePath(backend), body)
 }
 
 // TestReplicasShareOneBudget: 24 concurrent requests for 24 distinct
@@ -116,7 +116,7 @@ func TestReplicasShareOneBudget(t *testing.T) {
 	}
 
 	// An end on one replica is seen by all within a second.
-	if code, _, body := apiCall(t, "DELETE", replicas[2].base+maintenance.BackendsPath+"/"+granted[0]+"/maintenance", ""); code != http.StatusOK {
+	if code, _, body := apiCall(t, "DELETE", replicas[2].base+maintenance.MaintenancePath(granted[0]), ""); code != http.StatusOK {
 		t.Fatalf("DELETE: %d %s", code, body)
 	}
 	waitAgree(t, replicas, nil, time.Second)
@@ -172,7 +172,7 @@ func TestReplicasThroughMemberLoss(t *testing.T) {
 	if took > 2*time.Second+time.Second {
 		t.Errorf("the refused write took %s, more than the 2s request timeout", took)
 	}
-	if code, _, body := apiCall(t, "DELETE", replicas[2].base+maintenance.BackendsPath+"/b0/maintenance", ""); code != http.StatusServiceUnavailable {
+	if code, _, body := apiCall(t, "DELETE", replicas[2].base+maintenance.MaintenancePath("b0"), ""); code != http.StatusServiceUnavailable {
 		t.Errorf("DELETE with two members down: %d %s, want 503", code, body)
 	}
 	waitFor(t, 10*time.Second, "every replica reports the store unhealthy", func() bool {
@@ -193,7 +193,7 @@ func TestReplicasThroughMemberLoss(t *testing.T) {
 	cluster.start(1)
 	cluster.waitHealthy(20 * time.Second)
 	waitFor(t, 10*time.Second, "a write succeeds with the members back", func() bool {
-		code, _, _ := apiCall(t, "DELETE", replicas[1].base+maintenance.BackendsPath+"/b0/maintenance", "")
+		code, _, _ := apiCall(t, "DELETE", replicas[1].base+maintenance.MaintenancePath("b0"), "")
 		return code == http.StatusOK
 	})
 	// A replica whose watch broke with the quorum catches up by its next

@@ -18,6 +18,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
+	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
@@ -131,7 +132,7 @@ func (c *maintenanceCLI) doStart(ctx context.Context, api apiClient, stdout io.W
 		}
 	}
 	body, _ := json.Marshal(maintenance.Request{Reason: c.reason, TTL: c.ttl})
-	path := "/api/v1/backends/" + url.PathEscape(c.name) + "/maintenance"
+	path := maintenance.MaintenancePath(c.name)
 	if c.force {
 		path += "?force=true"
 	}
@@ -167,7 +168,7 @@ func (c *maintenanceCLI) doStart(ctx context.Context, api apiClient, stdout io.W
 }
 
 func (c *maintenanceCLI) doStop(ctx context.Context, api apiClient, stdout io.Writer) error {
-	resp, data, err := api.do(ctx, http.MethodDelete, "/api/v1/backends/"+url.PathEscape(c.name)+"/maintenance", nil)
+	resp, data, err := api.do(ctx, http.MethodDelete, maintenance.MaintenancePath(c.name), nil)
 	if err != nil {
 		return err
 	}
@@ -255,9 +256,7 @@ func budgetText(b pool.Budget) string {
 
 // apiError is the error message of a JSON error answer, or the answer.
 func apiError(data []byte) string {
-	var e struct {
-		Error string `json:"error"`
-	}
+	var e admin.Error
 	if json.Unmarshal(data, &e) == nil && e.Error != "" {
 		return e.Error
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,12 @@ const (
 	// maintenancePattern is the ServeMux pattern of one backend's maintenance.
 	maintenancePattern = BackendsPath + "/{name}/maintenance"
 )
+
+// MaintenancePath is the path of the named backend's maintenance: POST
+// starts it, DELETE ends it.
+func MaintenancePath(name string) string {
+	return BackendsPath + "/" + url.PathEscape(name) + "/maintenance"
+}
 
 // maxRequestBytes bounds the body of a maintenance request.
 const maxRequestBytes = 64 << 10

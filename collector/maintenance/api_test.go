@@ -435,3 +435,18 @@ func TestAPIRefusesCrossOrigin(t *testing.T) {
 		t.Errorf("cross-site POST: %d %s", w.Code, w.Body)
 	}
 }
+
+// TestMaintenancePathIsServed: the path the CLI builds for a backend's
+// maintenance is the one the API serves, for POST and DELETE alike.
+func TestMaintenancePathIsServed(t *testing.T) {
+	f := newAPIFixture(t, 1, APIOptions{Enabled: true})
+	if got, want := MaintenancePath("b"), "/api/v1/backends/b/maintenance"; got != want {
+		t.Errorf("MaintenancePath(b) = %s, want %s", got, want)
+	}
+	if w := f.post(MaintenancePath("b"), `{"reason":"kernel"}`); w.Code != http.StatusOK {
+		t.Errorf("POST %s: %d %s", MaintenancePath("b"), w.Code, w.Body)
+	}
+	if w := f.do(request{method: "DELETE", target: MaintenancePath("b")}); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"was_in_maintenance": true`) {
+		t.Errorf("DELETE %s: %d %s", MaintenancePath("b"), w.Code, w.Body)
+	}
+}
