@@ -104,8 +104,8 @@ func onlyGet(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// ListBackends is the answer of GET /api/v1/backends now.
-func (a *API) ListBackends() List {
+// listBackends is the answer of GET /api/v1/backends now.
+func (a *API) listBackends() List {
 	snap := a.pool.Snapshot()
 	view := List{Backends: make([]BackendView, len(snap.Backends)), Absent: []pool.Maintenance{},
 		Readiness: snap.Budget, Store: a.manager.Status()}
@@ -125,7 +125,7 @@ func (a *API) ListBackends() List {
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) {
 	if onlyGet(w, r) {
-		admin.WriteJSON(w, http.StatusOK, a.ListBackends())
+		admin.WriteJSON(w, http.StatusOK, a.listBackends())
 	}
 }
 
@@ -159,20 +159,20 @@ func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 		admin.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	req, err := ParseRequest(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	req, err := parseRequest(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
 		admin.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	entry, err := req.Entry(a.now(), a.opts.MaxTTL)
+	entry, err := req.entry(a.now(), a.opts.MaxTTL)
 	if err != nil {
 		admin.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	entry.Backend = name
 	entry.By = a.requester(r)
-	grant, err := a.manager.Enter(r.Context(), entry, force)
-	var budgetErr *BudgetError
+	g, err := a.manager.enter(r.Context(), entry, force)
+	var budgetErr *budgetError
 	switch {
 	case errors.Is(err, pool.ErrUnknownBackend):
 		admin.WriteError(w, http.StatusNotFound, fmt.Sprintf("no backend named %q", name))
@@ -183,14 +183,14 @@ func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 			"expected", b.Expected, "current_healthy", b.CurrentHealthy, "desired_healthy", b.DesiredHealthy, "disruptions_allowed", b.DisruptionsAllowed)
 		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(name)))
 		admin.WriteJSON(w, http.StatusTooManyRequests, Refused{Error: budgetErr.Error() + "; retry later or use force", Budget: b})
-	case errors.Is(err, ErrContended):
+	case errors.Is(err, errContended):
 		w.Header().Set("Retry-After", "1")
 		admin.WriteError(w, http.StatusTooManyRequests, err.Error())
 	case err != nil:
 		a.storeUnavailable(w, err)
 	default:
-		admin.WriteJSON(w, http.StatusOK, Entered{Backend: name, State: "maintenance", Forced: grant.Forced,
-			Maintenance: grant.Entry, Readiness: grant.Budget})
+		admin.WriteJSON(w, http.StatusOK, Entered{Backend: name, State: "maintenance", Forced: g.Forced,
+			Maintenance: g.Entry, Readiness: g.Budget})
 	}
 }
 
@@ -212,9 +212,9 @@ func parseForce(r *http.Request) (bool, error) {
 	return force, nil
 }
 
-// ParseRequest reads the body of a maintenance request: one JSON object
+// parseRequest reads the body of a maintenance request: one JSON object
 // with the known keys and nothing after it.
-func ParseRequest(body io.Reader) (Request, error) {
+func parseRequest(body io.Reader) (Request, error) {
 	var req Request
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
@@ -228,10 +228,10 @@ func ParseRequest(body io.Reader) (Request, error) {
 	return req, nil
 }
 
-// Entry checks the request and makes the entry it asks for at now. The
+// entry checks the request and makes the entry it asks for at now. The
 // reason is required: an entry that may outlive restarts must say why. A
 // ttl may not exceed maxTTL (no limit when 0).
-func (req Request) Entry(now time.Time, maxTTL time.Duration) (pool.Maintenance, error) {
+func (req Request) entry(now time.Time, maxTTL time.Duration) (pool.Maintenance, error) {
 	var m pool.Maintenance
 	m.Reason = strings.TrimSpace(req.Reason)
 	switch {
@@ -292,7 +292,7 @@ func (a *API) retryAfter(name string) int {
 }
 
 func (a *API) exit(w http.ResponseWriter, r *http.Request, name string) {
-	existed, saved, err := a.manager.Exit(r.Context(), name)
+	existed, saved, err := a.manager.exit(r.Context(), name)
 	switch {
 	case errors.Is(err, pool.ErrUnknownBackend):
 		admin.WriteError(w, http.StatusNotFound, fmt.Sprintf("no backend named %q and no maintenance entry for it", name))

@@ -383,7 +383,7 @@ func TestAPIFailedFileSaveAnswers503(t *testing.T) {
 	if len(f.pool.Maintenances()) != 0 || f.pool.Backends()[0].Health().State != health.StateHealthy {
 		t.Error("an entry the store did not take is in force")
 	}
-	if f.manager.Healthy() || testutil.ToFloat64(f.manager.metrics.storeUp) != 0 ||
+	if f.manager.Status().Healthy || testutil.ToFloat64(f.manager.metrics.storeUp) != 0 ||
 		testutil.ToFloat64(f.manager.metrics.operations.WithLabelValues(opSwap, resultError)) != 1 {
 		t.Error("the failed save does not show in the store's health and metrics")
 	}

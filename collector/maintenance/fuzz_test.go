@@ -15,7 +15,7 @@ import (
 func FuzzMaintenanceRequest(f *testing.F) {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 8, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte, maxTTLSeconds int64) {
-		req, err := ParseRequest(bytes.NewReader(body))
+		req, err := parseRequest(bytes.NewReader(body))
 		if err != nil {
 			return
 		}
@@ -23,7 +23,7 @@ func FuzzMaintenanceRequest(f *testing.F) {
 		if maxTTLSeconds > 0 {
 			maxTTL = time.Duration(min(maxTTLSeconds, math.MaxInt64/int64(time.Second))) * time.Second
 		}
-		e, err := req.Entry(now, maxTTL)
+		e, err := req.entry(now, maxTTL)
 		if err != nil {
 			return
 		}

@@ -83,9 +83,6 @@ func (m *Manager) Start(ctx context.Context) error {
 	return nil
 }
 
-// Kind is the store's kind.
-func (m *Manager) Kind() string { return m.store.Kind() }
-
 // Status is the store's health as this replica sees it.
 func (m *Manager) Status() StoreStatus {
 	m.mu.Lock()
@@ -95,13 +92,6 @@ func (m *Manager) Status() StoreStatus {
 		s.Error = m.lastErr.Error()
 	}
 	return s
-}
-
-// Healthy reports whether the store answered the last operation.
-func (m *Manager) Healthy() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.healthy
 }
 
 // apply makes st the state in force when it is newer than the one the
@@ -204,57 +194,57 @@ func (m *Manager) refresh(ctx context.Context) (store.State, error) {
 	return m.base(), nil
 }
 
-// Grant is the outcome of an Enter that stored its entry.
-type Grant struct {
+// grant is the outcome of an enter that stored its entry.
+type grant struct {
 	Entry  pool.Maintenance
 	Forced bool
 	// Budget is the readiness budget with the new entry counted.
 	Budget pool.Budget
 }
 
-// BudgetError refuses a maintenance that the readiness budget does not
+// budgetError refuses a maintenance that the readiness budget does not
 // allow: the backend is in service and no disruption is allowed.
-type BudgetError struct {
+type budgetError struct {
 	Budget pool.Budget
 }
 
-func (e *BudgetError) Error() string {
+func (e *budgetError) Error() string {
 	return fmt.Sprintf("the readiness budget allows no disruption: expected=%d current_healthy=%d desired_healthy=%d disruptions_allowed=%d",
 		e.Budget.Expected, e.Budget.CurrentHealthy, e.Budget.DesiredHealthy, e.Budget.DisruptionsAllowed)
 }
 
-// StoreError is an operation the store could not do: nothing changed.
-type StoreError struct {
+// storeError is an operation the store could not do: nothing changed.
+type storeError struct {
 	Kind string
 	Err  error
 }
 
-func (e *StoreError) Error() string {
+func (e *storeError) Error() string {
 	return fmt.Sprintf("the %s maintenance store is unavailable, nothing changed: %v", e.Kind, e.Err)
 }
 
-func (e *StoreError) Unwrap() error { return e.Err }
+func (e *storeError) Unwrap() error { return e.Err }
 
-// Enter puts e.Backend in maintenance with e's reason, until and by. It
+// enter puts e.Backend in maintenance with e's reason, until and by. It
 // judges the budget on the entries it last knew, then stores the new
 // entries by a compare-and-swap on their revision; when another write came
-// first it judges again on the new entries. It returns a *BudgetError when
+// first it judges again on the new entries. It returns a *budgetError when
 // the backend is in service and no disruption is allowed (unless force),
-// pool.ErrUnknownBackend, a *StoreError, or ErrContended when every
+// pool.ErrUnknownBackend, a *storeError, or errContended when every
 // attempt lost to another writer; in each case nothing changed.
-func (m *Manager) Enter(ctx context.Context, e pool.Maintenance, force bool) (Grant, error) {
+func (m *Manager) enter(ctx context.Context, e pool.Maintenance, force bool) (grant, error) {
 	st := m.base()
 	for range maxSwapAttempts {
 		now := m.now()
 		entries := unexpired(st.Entries, now)
 		budget, inService, err := m.pool.BudgetWith(entries, e.Backend)
 		if err != nil {
-			return Grant{}, err
+			return grant{}, err
 		}
 		forced := false
 		if inService && budget.DisruptionsAllowed == 0 {
 			if !force {
-				return Grant{}, &BudgetError{Budget: budget}
+				return grant{}, &budgetError{Budget: budget}
 			}
 			forced = true
 		}
@@ -268,27 +258,27 @@ func (m *Manager) Enter(ctx context.Context, e pool.Maintenance, force bool) (Gr
 		rev, err := m.swap(ctx, st.Revision, next)
 		if errors.Is(err, store.ErrConflict) {
 			if st, err = m.refresh(ctx); err != nil {
-				return Grant{}, &StoreError{Kind: m.store.Kind(), Err: err}
+				return grant{}, &storeError{Kind: m.store.Kind(), Err: err}
 			}
 			continue
 		}
 		if err != nil {
-			return Grant{}, &StoreError{Kind: m.store.Kind(), Err: err}
+			return grant{}, &storeError{Kind: m.store.Kind(), Err: err}
 		}
 		m.written(store.State{Entries: next, Revision: rev})
 		after, _, _ := m.pool.BudgetWith(next, e.Backend)
 		m.logEntered(entry, forced, after)
-		return Grant{Entry: entry, Forced: forced, Budget: after}, nil
+		return grant{Entry: entry, Forced: forced, Budget: after}, nil
 	}
 	// Every attempt lost to another writer: the budget is being spent
 	// right now, so this is a refusal to retry shortly.
-	return Grant{}, ErrContended
+	return grant{}, errContended
 }
 
-// ErrContended refuses a request whose every compare-and-swap lost to
+// errContended refuses a request whose every compare-and-swap lost to
 // another writer: the entries are changing right now, so it is to be
 // retried shortly, as a 429.
-var ErrContended = errors.New("the maintenance entries kept changing under concurrent requests; retry shortly")
+var errContended = errors.New("the maintenance entries kept changing under concurrent requests; retry shortly")
 
 func (m *Manager) logEntered(e pool.Maintenance, forced bool, after pool.Budget) {
 	keyvals := []any{"backend", e.Backend, "reason", e.Reason, "by", e.By, "until", e.Until, "forced", forced,
@@ -308,12 +298,12 @@ func (m *Manager) written(st store.State) {
 	m.apply(st)
 }
 
-// Exit ends the maintenance of the named backend. It returns whether there
+// exit ends the maintenance of the named backend. It returns whether there
 // was an entry and whether its end is stored. With a shared store an end
-// that cannot be stored is refused (*StoreError), or the replicas would
+// that cannot be stored is refused (*storeError), or the replicas would
 // disagree; with a store of this replica's own the end takes effect at
 // once and its save is retried until it succeeds.
-func (m *Manager) Exit(ctx context.Context, name string) (existed, saved bool, err error) {
+func (m *Manager) exit(ctx context.Context, name string) (existed, saved bool, err error) {
 	st := m.base()
 	for range maxSwapAttempts {
 		entries := unexpired(st.Entries, m.now())
@@ -328,13 +318,13 @@ func (m *Manager) Exit(ctx context.Context, name string) (existed, saved bool, e
 		rev, err := m.swap(ctx, st.Revision, next)
 		if errors.Is(err, store.ErrConflict) {
 			if st, err = m.refresh(ctx); err != nil {
-				return true, false, &StoreError{Kind: m.store.Kind(), Err: err}
+				return true, false, &storeError{Kind: m.store.Kind(), Err: err}
 			}
 			continue
 		}
 		if err != nil {
 			if m.store.Shared() {
-				return true, false, &StoreError{Kind: m.store.Kind(), Err: err}
+				return true, false, &storeError{Kind: m.store.Kind(), Err: err}
 			}
 			m.endLocally(next, err)
 			return true, false, nil
@@ -342,7 +332,7 @@ func (m *Manager) Exit(ctx context.Context, name string) (existed, saved bool, e
 		m.written(store.State{Entries: next, Revision: rev})
 		return true, true, nil
 	}
-	return true, false, &StoreError{Kind: m.store.Kind(), Err: store.ErrConflict}
+	return true, false, &storeError{Kind: m.store.Kind(), Err: store.ErrConflict}
 }
 
 // endLocally puts an end in force that the store did not record, and

@@ -78,14 +78,14 @@ func TestManagersSharingAStoreGrantOneDisruption(t *testing.T) {
 	for i := range n {
 		m := []*Manager{m1, m2}[i%2]
 		wg.Go(func() {
-			_, errs[i] = m.Enter(t.Context(), pool.Maintenance{Backend: names[i], Reason: "kernel", By: "127.0.0.1"}, false)
+			_, errs[i] = m.enter(t.Context(), pool.Maintenance{Backend: names[i], Reason: "kernel", By: "127.0.0.1"}, false)
 		})
 	}
 	wg.Wait()
 
 	granted := ""
 	for i, err := range errs {
-		var be *BudgetError
+		var be *budgetError
 		switch {
 		case err == nil:
 			if granted != "" {
@@ -97,7 +97,7 @@ func TestManagersSharingAStoreGrantOneDisruption(t *testing.T) {
 				t.Errorf("%s refused with budget %+v, want %d healthy and none allowed", names[i], be.Budget, n-1)
 			}
 		default:
-			t.Errorf("%s: %v, want a grant or a BudgetError", names[i], err)
+			t.Errorf("%s: %v, want a grant or a budgetError", names[i], err)
 		}
 	}
 	if granted == "" {
@@ -130,16 +130,16 @@ func TestManagerJudgesEveryStoredEntry(t *testing.T) {
 	ms := newMemStore("etcd", true)
 	m, _ := startManager(t, testPool(t, names, 1, nil), ms, nil)
 	other, _ := startManager(t, testPool(t, names, 1, nil), ms, nil)
-	if _, err := other.Enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false); err != nil {
+	if _, err := other.enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false); err != nil {
 		t.Fatal(err)
 	}
-	_, err := m.Enter(t.Context(), pool.Maintenance{Backend: "b01", Reason: "x"}, false)
-	var be *BudgetError
+	_, err := m.enter(t.Context(), pool.Maintenance{Backend: "b01", Reason: "x"}, false)
+	var be *budgetError
 	if !errors.As(err, &be) {
-		t.Fatalf("err %v, want a BudgetError", err)
+		t.Fatalf("err %v, want a budgetError", err)
 	}
 	// Forced, it lands on top of the other entry rather than over it.
-	g, err := m.Enter(t.Context(), pool.Maintenance{Backend: "b01", Reason: "x"}, true)
+	g, err := m.enter(t.Context(), pool.Maintenance{Backend: "b01", Reason: "x"}, true)
 	if err != nil || !g.Forced || g.Budget.CurrentHealthy != 1 {
 		t.Fatalf("forced: %+v %v", g, err)
 	}
@@ -148,8 +148,8 @@ func TestManagerJudgesEveryStoredEntry(t *testing.T) {
 	}
 }
 
-// TestManagerStoreDownChangesNothing: with the store failing, Enter and a
-// shared store's Exit answer a *StoreError naming the store and change
+// TestManagerStoreDownChangesNothing: with the store failing, enter and a
+// shared store's exit answer a *storeError naming the store and change
 // nothing, in the pool or the store; the failure shows in the metrics,
 // and the store's return heals them.
 func TestManagerStoreDownChangesNothing(t *testing.T) {
@@ -161,14 +161,14 @@ func TestManagerStoreDownChangesNothing(t *testing.T) {
 	down := &testError{"connection refused"}
 	ms.set(func(s *memStore) { s.down = down })
 
-	_, err := m.Enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false)
-	var se *StoreError
+	_, err := m.enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false)
+	var se *storeError
 	if !errors.As(err, &se) || se.Kind != "etcd" || !errors.Is(err, down) {
-		t.Fatalf("Enter: %v, want a StoreError of the etcd store", err)
+		t.Fatalf("enter: %v, want a storeError of the etcd store", err)
 	}
-	existed, saved, err := m.Exit(t.Context(), "b02")
+	existed, saved, err := m.exit(t.Context(), "b02")
 	if !errors.As(err, &se) || !existed || saved {
-		t.Fatalf("Exit: existed %v saved %v err %v, want a StoreError", existed, saved, err)
+		t.Fatalf("exit: existed %v saved %v err %v, want a storeError", existed, saved, err)
 	}
 	if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b02" {
 		t.Errorf("pool entries %+v, want b02's alone", got)
@@ -179,7 +179,7 @@ func TestManagerStoreDownChangesNothing(t *testing.T) {
 	if stored, _ := ms.stored(); len(stored) != 1 || stored[0].Backend != "b02" {
 		t.Errorf("store holds %+v", stored)
 	}
-	if m.Healthy() || counter(t, reg, "probegate_maintenance_store_up") != 0 ||
+	if m.Status().Healthy || counter(t, reg, "probegate_maintenance_store_up") != 0 ||
 		testutil.ToFloat64(m.metrics.operations.WithLabelValues(opSwap, resultError)) != 2 {
 		t.Error("the failures do not show in the store's health and metrics")
 	}
@@ -188,10 +188,10 @@ func TestManagerStoreDownChangesNothing(t *testing.T) {
 	}
 
 	ms.set(func(s *memStore) { s.down = nil })
-	if _, err := m.Enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false); err != nil {
-		t.Fatalf("Enter after the store returned: %v", err)
+	if _, err := m.enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false); err != nil {
+		t.Fatalf("enter after the store returned: %v", err)
 	}
-	if !m.Healthy() || counter(t, reg, "probegate_maintenance_store_up") != 1 {
+	if !m.Status().Healthy || counter(t, reg, "probegate_maintenance_store_up") != 1 {
 		t.Error("the store's return does not show")
 	}
 }
@@ -209,9 +209,9 @@ func TestManagerUnsavedExitEndsLocallyAndIsRetried(t *testing.T) {
 		m, reg := startManager(t, p, ms, nil)
 		ms.set(func(s *memStore) { s.failSwaps = 3 })
 
-		existed, saved, err := m.Exit(t.Context(), "b01")
+		existed, saved, err := m.exit(t.Context(), "b01")
 		if err != nil || !existed || saved {
-			t.Fatalf("Exit: existed %v saved %v err %v, want ended but not saved", existed, saved, err)
+			t.Fatalf("exit: existed %v saved %v err %v, want ended but not saved", existed, saved, err)
 		}
 		if len(p.Maintenances()) != 0 || p.Backends()[1].Health().State != health.StateUnhealthy {
 			t.Fatalf("the end is not in force here: %+v, b1 %v", p.Maintenances(), p.Backends()[1].Health().State)
@@ -223,7 +223,7 @@ func TestManagerUnsavedExitEndsLocallyAndIsRetried(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		wg.Go(func() { m.Run(ctx) })
-		// Exit's save and the retries at 1 s and 2 s fail; the one at 4 s
+		// exit's save and the retries at 1 s and 2 s fail; the one at 4 s
 		// lands.
 		for _, c := range []struct {
 			at     time.Duration
@@ -237,8 +237,8 @@ func TestManagerUnsavedExitEndsLocallyAndIsRetried(t *testing.T) {
 				t.Errorf("at %v: %d swaps, %d stored entries; want %d and %d", c.at, swaps, len(stored), c.swaps, c.stored)
 			}
 		}
-		if len(p.Maintenances()) != 0 || !m.Healthy() {
-			t.Errorf("after the save landed: entries %+v, healthy %v", p.Maintenances(), m.Healthy())
+		if len(p.Maintenances()) != 0 || !m.Status().Healthy {
+			t.Errorf("after the save landed: entries %+v, healthy %v", p.Maintenances(), m.Status().Healthy)
 		}
 		cancel()
 		wg.Wait()
@@ -252,8 +252,8 @@ func TestManagerFlushesAnUnsavedExitAtShutdown(t *testing.T) {
 		ms := newMemStore("file", false, pool.Maintenance{Backend: "b00", Reason: "disk", Since: time.Now()})
 		m, _ := startManager(t, testPool(t, backendNames(2), 1, nil), ms, nil)
 		ms.set(func(s *memStore) { s.failSwaps = 1 })
-		if _, saved, err := m.Exit(t.Context(), "b00"); saved || err != nil {
-			t.Fatalf("Exit: saved %v err %v", saved, err)
+		if _, saved, err := m.exit(t.Context(), "b00"); saved || err != nil {
+			t.Fatalf("exit: saved %v err %v", saved, err)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
@@ -312,14 +312,14 @@ func TestManagerAppliesOtherReplicasWrites(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Go(func() { m.Run(ctx) })
 
-		if _, err := other.Enter(t.Context(), pool.Maintenance{Backend: "b02", Reason: "x"}, false); err != nil {
+		if _, err := other.enter(t.Context(), pool.Maintenance{Backend: "b02", Reason: "x"}, false); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
 		if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b02" {
 			t.Errorf("entries here %+v, want b02's", got)
 		}
-		if _, _, err := other.Exit(t.Context(), "b02"); err != nil {
+		if _, _, err := other.exit(t.Context(), "b02"); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -345,10 +345,10 @@ func TestManagerLeavesAnUnusedFeatureOff(t *testing.T) {
 	if p.Snapshot().Maintenance {
 		t.Fatal("an empty store marked maintenance in use")
 	}
-	if _, err := m.Enter(t.Context(), pool.Maintenance{Backend: "a", Reason: "disk"}, false); err != nil {
+	if _, err := m.enter(t.Context(), pool.Maintenance{Backend: "a", Reason: "disk"}, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := m.Exit(t.Context(), "a"); err != nil {
+	if _, _, err := m.exit(t.Context(), "a"); err != nil {
 		t.Fatal(err)
 	}
 	if !p.Snapshot().Maintenance {
