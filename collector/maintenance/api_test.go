@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,8 +19,8 @@ import (
 	"github.com/probegate/probegate/internal/testclock"
 )
 
-// testMaxTTL is maintenance.max_ttl's default.
-const testMaxTTL = 8760 * time.Hour
+// defaultMaxTTL is maintenance.max_ttl's default.
+const defaultMaxTTL = 8760 * time.Hour
 
 // apiFixture is an admin API over a pool of healthy probed backends a, b
 // and c, whose entries are kept in a file store in dir.
@@ -34,7 +35,7 @@ type apiFixture struct {
 
 // newAPIFixture builds the fixture over a new file store, with a budget
 // that allows `allowed` disruptions, behind an API with opts (MaxTTL
-// defaults to testMaxTTL).
+// defaults to defaultMaxTTL).
 func newAPIFixture(t *testing.T, allowed int, opts APIOptions) *apiFixture {
 	t.Helper()
 	dir := t.TempDir()
@@ -48,10 +49,10 @@ func newAPIFixture(t *testing.T, allowed int, opts APIOptions) *apiFixture {
 func newAPIFixtureOver(t *testing.T, allowed int, opts APIOptions, s store.Store, dir string) *apiFixture {
 	t.Helper()
 	clock := testclock.New(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
-	p := testPool(t, []string{"a", "b", "c"}, allowed, clock.Now)
+	p := healthyPool(t, []string{"a", "b", "c"}, allowed, clock.Now)
 	m, _ := startManager(t, p, s, clock.Now)
 	if opts.MaxTTL == 0 {
-		opts.MaxTTL = testMaxTTL
+		opts.MaxTTL = defaultMaxTTL
 	}
 	api := NewAPI(m, opts, nil)
 	mux := http.NewServeMux()
@@ -286,7 +287,7 @@ func TestAPIBadRequests(t *testing.T) {
 	}
 	// The longest ttl allowed is granted, and ends when it says.
 	w := f.post("/api/v1/backends/a/maintenance", `{"reason":"x","ttl":"8760h"}`)
-	if m := f.pool.Maintenances(); w.Code != 200 || len(m) != 1 || !m[0].Until.Equal(f.clock.Now().Add(testMaxTTL)) {
+	if m := f.pool.Maintenances(); w.Code != 200 || len(m) != 1 || !m[0].Until.Equal(f.clock.Now().Add(defaultMaxTTL)) {
 		t.Errorf("ttl of max_ttl: %d %s", w.Code, w.Body)
 	}
 }
@@ -334,7 +335,7 @@ func TestAPIStoreDownAnswers503(t *testing.T) {
 	entry := pool.Maintenance{Backend: "c", Reason: "disk", Since: time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC), By: "127.0.0.1"}
 	ms := newMemStore("etcd", true, entry)
 	f := newAPIFixtureOver(t, 2, APIOptions{Enabled: true}, ms, "")
-	ms.set(func(s *memStore) { s.down = &testError{"etcdserver: request timed out"} })
+	ms.set(func(s *memStore) { s.down = errors.New("etcdserver: request timed out") })
 
 	for _, r := range []request{
 		{method: "POST", target: "/api/v1/backends/a/maintenance", body: `{"reason":"x"}`},

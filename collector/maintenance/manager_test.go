@@ -54,8 +54,8 @@ func TestManagersSharingAStoreGrantOneDisruption(t *testing.T) {
 	const n = 24
 	names := backendNames(n)
 	ms := newMemStore("etcd", true)
-	m1, reg1 := startManager(t, testPool(t, names, 1, nil), ms, nil)
-	m2, reg2 := startManager(t, testPool(t, names, 1, nil), ms, nil)
+	m1, reg1 := startManager(t, healthyPool(t, names, 1, nil), ms, nil)
+	m2, reg2 := startManager(t, healthyPool(t, names, 1, nil), ms, nil)
 
 	// Every request reaches the store with the same revision before any
 	// swap is judged, so that all of them race for it.
@@ -128,8 +128,8 @@ func TestManagersSharingAStoreGrantOneDisruption(t *testing.T) {
 func TestManagerJudgesEveryStoredEntry(t *testing.T) {
 	names := backendNames(3)
 	ms := newMemStore("etcd", true)
-	m, _ := startManager(t, testPool(t, names, 1, nil), ms, nil)
-	other, _ := startManager(t, testPool(t, names, 1, nil), ms, nil)
+	m, _ := startManager(t, healthyPool(t, names, 1, nil), ms, nil)
+	other, _ := startManager(t, healthyPool(t, names, 1, nil), ms, nil)
 	if _, err := other.enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -156,9 +156,9 @@ func TestManagerStoreDownChangesNothing(t *testing.T) {
 	names := backendNames(3)
 	existing := pool.Maintenance{Backend: "b02", Reason: "disk", Since: time.Now().Add(-time.Hour)}
 	ms := newMemStore("etcd", true, existing)
-	p := testPool(t, names, 2, nil)
+	p := healthyPool(t, names, 2, nil)
 	m, reg := startManager(t, p, ms, nil)
-	down := &testError{"connection refused"}
+	down := errors.New("connection refused")
 	ms.set(func(s *memStore) { s.down = down })
 
 	_, err := m.enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false)
@@ -205,7 +205,7 @@ func TestManagerUnsavedExitEndsLocallyAndIsRetried(t *testing.T) {
 		begin := time.Now()
 		names := backendNames(3)
 		ms := newMemStore("file", false, pool.Maintenance{Backend: "b01", Reason: "disk", Since: begin})
-		p := testPool(t, names, 1, nil)
+		p := healthyPool(t, names, 1, nil)
 		m, reg := startManager(t, p, ms, nil)
 		ms.set(func(s *memStore) { s.failSwaps = 3 })
 
@@ -250,7 +250,7 @@ func TestManagerUnsavedExitEndsLocallyAndIsRetried(t *testing.T) {
 func TestManagerFlushesAnUnsavedExitAtShutdown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ms := newMemStore("file", false, pool.Maintenance{Backend: "b00", Reason: "disk", Since: time.Now()})
-		m, _ := startManager(t, testPool(t, backendNames(2), 1, nil), ms, nil)
+		m, _ := startManager(t, healthyPool(t, backendNames(2), 1, nil), ms, nil)
 		ms.set(func(s *memStore) { s.failSwaps = 1 })
 		if _, saved, err := m.exit(t.Context(), "b00"); saved || err != nil {
 			t.Fatalf("exit: saved %v err %v", saved, err)
@@ -275,7 +275,7 @@ func TestManagerRemovesExpiredEntriesFromTheStore(t *testing.T) {
 		ms := newMemStore("etcd", true,
 			pool.Maintenance{Backend: "b00", Reason: "short", Since: now, Until: now.Add(1500 * time.Millisecond)},
 			pool.Maintenance{Backend: "b01", Reason: "long", Since: now})
-		p := testPool(t, backendNames(3), 2, nil)
+		p := healthyPool(t, backendNames(3), 2, nil)
 		m, _ := startManager(t, p, ms, nil)
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
@@ -305,9 +305,9 @@ func TestManagerAppliesOtherReplicasWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		names := backendNames(3)
 		ms := newMemStore("etcd", true)
-		p := testPool(t, names, 1, nil)
+		p := healthyPool(t, names, 1, nil)
 		m, _ := startManager(t, p, ms, nil)
-		other, _ := startManager(t, testPool(t, names, 1, nil), ms, nil)
+		other, _ := startManager(t, healthyPool(t, names, 1, nil), ms, nil)
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		wg.Go(func() { m.Run(ctx) })
@@ -336,7 +336,7 @@ func TestManagerAppliesOtherReplicasWrites(t *testing.T) {
 // exports none of its series; the first entry does, and the mark stays
 // after it ends.
 func TestManagerLeavesAnUnusedFeatureOff(t *testing.T) {
-	p := testPool(t, []string{"a", "b"}, 1, nil)
+	p := healthyPool(t, []string{"a", "b"}, 1, nil)
 	fs, err := store.OpenFile(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -43,11 +44,7 @@ type memStore struct {
 	wake chan struct{}
 }
 
-var errSaveFailed = &testError{"no space left on device"}
-
-type testError struct{ s string }
-
-func (e *testError) Error() string { return e.s }
+var errSaveFailed = errors.New("no space left on device")
 
 func newMemStore(kind string, shared bool, entries ...pool.Maintenance) *memStore {
 	return &memStore{kind: kind, shared: shared, rev: 1, entries: entries, wake: make(chan struct{})}
@@ -131,10 +128,10 @@ func (s *memStore) stored() ([]pool.Maintenance, int) {
 	return slices.Clone(s.entries), s.swaps
 }
 
-// testPool is a pool of healthy probed backends with the given names whose
+// healthyPool is a pool of healthy probed backends with the given names whose
 // readiness budget allows `allowed` disruptions; now is its clock (nil:
 // the real one).
-func testPool(t *testing.T, names []string, allowed int, now func() time.Time) *pool.Pool {
+func healthyPool(t *testing.T, names []string, allowed int, now func() time.Time) *pool.Pool {
 	t.Helper()
 	probe := config.HealthProbe{Enabled: true, Path: "/healthz", Interval: model.Duration(5 * time.Second),
 		Timeout: model.Duration(time.Second), Failures: 3, Successes: 2}
