@@ -1,7 +1,10 @@
-// Package admin guards probegate's admin API: endpoints that act on the
-// pool or its backends answer 403 unless the operator enabled them with
-// --web.enable-admin-api, and, where probegate asks for it, to loopback
-// clients only.
+// Package admin is what every endpoint of probegate's admin API shares:
+// the guard that answers 403 unless the operator enabled the API with
+// --web.enable-admin-api (and, where probegate asks for it, to clients
+// not on loopback), the client's address, and the JSON answers, errors
+// included, that the endpoints and the CLI agree on. The endpoints
+// themselves live with what they act on (collector/maintenance, the
+// debug probe).
 package admin
 
 import (
@@ -38,12 +41,20 @@ func (g Guard) Wrap(h http.Handler) http.Handler {
 
 // fromLoopback reports whether the client connects from a loopback address.
 func fromLoopback(r *http.Request) bool {
+	ip, ok := ClientIP(r)
+	return ok && ip.IsLoopback()
+}
+
+// ClientIP is the address the request came from, without its port, an
+// IPv4-mapped IPv6 address as IPv4; false when RemoteAddr is not an
+// address.
+func ClientIP(r *http.Request) (netip.Addr, bool) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return false
+		return netip.Addr{}, false
 	}
 	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
+	return ip.Unmap(), err == nil
 }
 
 // WriteJSON answers with v as indented JSON.

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,9 +32,32 @@ func TestGuard(t *testing.T) {
 			if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.says) {
 				t.Errorf("status %d %q, want %d saying %q", rec.Code, rec.Body.String(), tc.code, tc.says)
 			}
-			if tc.code == http.StatusForbidden && rec.Header().Get("Content-Type") != "application/json" {
-				t.Errorf("a refusal of type %q, want JSON", rec.Header().Get("Content-Type"))
+			if tc.code != http.StatusForbidden {
+				return
+			}
+			var e Error
+			if rec.Header().Get("Content-Type") != "application/json" || json.Unmarshal(rec.Body.Bytes(), &e) != nil || !strings.Contains(e.Error, tc.says) {
+				t.Errorf("a refusal of type %q and body %q, want a JSON error saying %q", rec.Header().Get("Content-Type"), rec.Body.String(), tc.says)
 			}
 		})
+	}
+}
+
+// TestClientIP: the client's address is RemoteAddr without its port, an
+// IPv4-mapped address as IPv4, and no address when RemoteAddr is none.
+func TestClientIP(t *testing.T) {
+	for remote, want := range map[string]string{
+		"127.0.0.1:5000":         "127.0.0.1",
+		"[::1]:5000":             "::1",
+		"[::ffff:10.1.2.3]:5000": "10.1.2.3",
+		"10.1.2.3":               "",
+		"@":                      "",
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.RemoteAddr = remote
+		ip, ok := ClientIP(req)
+		if got := ip.String(); (want == "" && ok) || (want != "" && (!ok || got != want)) {
+			t.Errorf("ClientIP(%q) = %s, %v; want %q", remote, got, ok, want)
+		}
 	}
 }

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -254,16 +252,6 @@ func (req Request) entry(now time.Time, maxTTL time.Duration) (pool.Maintenance,
 	return m, nil
 }
 
-// clientIP is the address the request came from, without its port.
-func clientIP(r *http.Request) (netip.Addr, bool) {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	ip, err := netip.ParseAddr(host)
-	return ip.Unmap(), err == nil
-}
-
 // requester is who asks, for the audit field: the basic-auth user when the
 // web configuration verified it, else the client's IP address. A user name
 // nobody checked is whatever the client typed.
@@ -273,7 +261,7 @@ func (a *API) requester(r *http.Request) string {
 			return user
 		}
 	}
-	if ip, ok := clientIP(r); ok {
+	if ip, ok := admin.ClientIP(r); ok {
 		return ip.String()
 	}
 	return r.RemoteAddr
