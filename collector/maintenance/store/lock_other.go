@@ -2,16 +2,7 @@
 
 package store
 
-import (
-	"errors"
-	"os"
-)
-
-// lockName is the lock file in the storage directory.
-const lockName = ".lock"
-
-// ErrLocked says another process holds the storage directory.
-var ErrLocked = errors.New("another probegate holds the storage directory")
+import "os"
 
 // LockDir only creates the directory here: this platform has no flock, so
 // an offline stop must be run while probegate is stopped.

@@ -10,14 +10,6 @@ import (
 	"syscall"
 )
 
-// lockName is the lock file in the storage directory: a running probegate
-// holds it, so that an offline `probegate maintenance stop` cannot write
-// the state file under it.
-const lockName = ".lock"
-
-// ErrLocked says another process holds the storage directory.
-var ErrLocked = errors.New("another probegate holds the storage directory")
-
 // LockDir takes the storage directory's lock without waiting, creating
 // the directory when missing. The lock lasts until unlock is called or the
 // process ends, however it ends: the kernel drops a flock with the file.
