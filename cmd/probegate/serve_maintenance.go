@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"reflect"
 	"strings"
 	"time"
 
@@ -117,14 +116,7 @@ func (svc *maintenanceService) api(opts *options, cfg *config.Config, logger log
 // checkReload refuses a configuration that changes the store: the
 // replica's entries and its peers come from it, so a restart applies it.
 func (svc *maintenanceService) checkReload(cfg *config.Config) error {
-	was, now := svc.settings, cfg.Maintenance
-	switch {
-	case was.Store != now.Store:
-		return fmt.Errorf("maintenance.store changed from %s to %s: restart probegate to apply it", was.Store, now.Store)
-	case !reflect.DeepEqual(was.Etcd, now.Etcd):
-		return fmt.Errorf("maintenance.etcd changed: restart probegate to apply it")
-	}
-	return nil
+	return store.CheckReload(svc.settings, cfg.Maintenance)
 }
 
 // webConfigAuthenticates reports whether the web configuration file makes

@@ -5,16 +5,32 @@
 // budget rule or the API: collector/maintenance decides what to write.
 //
 // A new store is one file here with a type that implements Store, its
-// name in config/maintenance.go, and a case in Open.
+// name and settings in config/maintenance.go, and a case in Open and in
+// CheckReload.
 package store
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 )
+
+// CheckReload refuses a reload whose maintenance block (now) changes the
+// store that was opened with was: the replica's entries and its peers
+// come from it, so only a restart may change it. max_ttl may change.
+func CheckReload(was, now config.Maintenance) error {
+	switch {
+	case was.Store != now.Store:
+		return fmt.Errorf("maintenance.store changed from %s to %s: restart probegate to apply it", was.Store, now.Store)
+	case !reflect.DeepEqual(was.Etcd, now.Etcd):
+		return errors.New("maintenance.etcd changed: restart probegate to apply it")
+	}
+	return nil
+}
 
 // Store keeps the maintenance entries of one pool. Every write is a
 // compare-and-swap against the revision the writer read, so a decision

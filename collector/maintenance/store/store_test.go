@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +63,36 @@ func TestOpenEtcdIsShared(t *testing.T) {
 	defer s.Close()
 	if s.Kind() != config.StoreEtcd || !s.Shared() {
 		t.Errorf("kind %s shared %v, want a shared etcd store", s.Kind(), s.Shared())
+	}
+}
+
+// TestCheckReload: a reload may change max_ttl, but not the store or the
+// etcd settings, and the refusal names what changed.
+func TestCheckReload(t *testing.T) {
+	was := config.Maintenance{Store: config.StoreEtcd, MaxTTL: model.Duration(time.Hour),
+		Etcd: config.Etcd{Endpoints: []string{"http://127.0.0.1:2379"}, Prefix: "/probegate/a"}}
+	ttl := was
+	ttl.MaxTTL = model.Duration(2 * time.Hour)
+	if err := CheckReload(was, ttl); err != nil {
+		t.Errorf("a new max_ttl refused: %v", err)
+	}
+	file := was
+	file.Store = config.StoreFile
+	prefix := was
+	prefix.Etcd.Prefix = "/probegate/b"
+	endpoints := was
+	endpoints.Etcd.Endpoints = []string{"http://127.0.0.1:2380"}
+	for _, c := range []struct {
+		name string
+		now  config.Maintenance
+		says string
+	}{
+		{"store", file, "maintenance.store changed from etcd to file"},
+		{"prefix", prefix, "maintenance.etcd changed"},
+		{"endpoints", endpoints, "maintenance.etcd changed"},
+	} {
+		if err := CheckReload(was, c.now); err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.says)
+		}
 	}
 }
