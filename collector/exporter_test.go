@@ -96,8 +96,7 @@ func compareExposition(t *testing.T, got, want string) {
 // states and checks every backend and pool series, exactly.
 func TestExporterSeriesOfPoolInEveryState(t *testing.T) {
 	cfg := sampleConfig("a", "b", "c", "d")
-	statusPath := "/status"
-	cfg.Backends[2].HealthProbe.Path = &statusPath
+	cfg.Backends[2].HealthProbe = config.NewHealthProbeOverride(config.HealthProbe{Path: "/status"}, "path")
 	p := samplePool(t, cfg)
 	bs := p.Backends()
 	recordResult(bs[0], 0, 200)                    // healthy
@@ -608,8 +607,7 @@ func TestGathererServesValidExposition(t *testing.T) {
 // that is not probed.
 func TestExporterProbeDurations(t *testing.T) {
 	cfg := sampleConfig("probed", "unprobed")
-	off := false
-	cfg.Backends[1].HealthProbe.Enabled = &off
+	cfg.Backends[1].HealthProbe = config.NewHealthProbeOverride(config.HealthProbe{Enabled: false}, "enabled")
 	p := samplePool(t, cfg)
 	probed := p.Backends()[0]
 	for i, d := range []time.Duration{2 * time.Millisecond, 20 * time.Millisecond, 300 * time.Millisecond, 3 * time.Second} {

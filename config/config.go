@@ -104,8 +104,8 @@ type HealthProbe struct {
 	Timeout   model.Duration `yaml:"timeout"`
 	Failures  int            `yaml:"failures"`
 	Successes int            `yaml:"successes"`
-	// Kind is how the backend is probed: KindHTTP, KindTCP or KindGRPC.
-	// The keys below apply to some kinds only (docs/design.md, "Probe
+	// Kind is how the backend is probed: one of Kinds(). The keys below
+	// apply to some kinds only (kindKeys, and docs/design.md, "Probe
 	// kinds").
 	Kind string `yaml:"kind"`
 	// Method is the HTTP probe's method, GET or HEAD.
@@ -127,29 +127,16 @@ type HealthProbe struct {
 	KeepAlive *bool `yaml:"keep_alive,omitempty"`
 }
 
-// The probe kinds.
-const (
-	KindHTTP = "http"
-	KindTCP  = "tcp"
-	KindGRPC = "grpc"
-)
-
-// HealthProbeOverride is a backend's own health_probe block: every key it
-// sets replaces the top-level default.
+// HealthProbeOverride is a backend's own health_probe block: the keys it
+// sets, which replace the top-level ones, with their values. Its keys are
+// HealthProbe's, declared there once; decoding records which of them the
+// block holds.
 type HealthProbeOverride struct {
-	Enabled   *bool           `yaml:"enabled,omitempty"`
-	Path      *string         `yaml:"path,omitempty"`
-	Interval  *model.Duration `yaml:"interval,omitempty"`
-	Timeout   *model.Duration `yaml:"timeout,omitempty"`
-	Failures  *int            `yaml:"failures,omitempty"`
-	Successes *int            `yaml:"successes,omitempty"`
-
-	Kind             *string           `yaml:"kind,omitempty"`
-	Method           *string           `yaml:"method,omitempty"`
-	Headers          map[string]string `yaml:"headers,omitempty"`
-	ExpectBodyRegexp *string           `yaml:"expect_body_regexp,omitempty"`
-	GRPCService      *string           `yaml:"grpc_service,omitempty"`
-	KeepAlive        *bool             `yaml:"keep_alive,omitempty"`
+	// Values holds the value of every key the block sets; the other
+	// fields are zero and mean nothing.
+	Values HealthProbe `yaml:",inline"`
+	// set has bit i for the key of field i of HealthProbe.
+	set uint64
 }
 
 // Pool holds pool-wide selection settings.

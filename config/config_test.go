@@ -139,7 +139,7 @@ func TestLoadValidFull(t *testing.T) {
 		t.Fatalf("got %d backends, want 3", len(c.Backends))
 	}
 	b0, b1, b2 := c.Backends[0], c.Backends[1], c.Backends[2]
-	if b0.Name != "pdb-1" || b0.URL != "https://pdb-1.example:8081" || b0.HealthProbe.Path == nil || *b0.HealthProbe.Path != "/status/v1/services" {
+	if b0.Name != "pdb-1" || b0.URL != "https://pdb-1.example:8081" || !b0.HealthProbe.IsSet("path") || b0.HealthProbe.Values.Path != "/status/v1/services" {
 		t.Errorf("backends[0] = %+v", b0)
 	}
 	if b0.HTTPClientConfig == nil || !reflect.DeepEqual(*b0.HTTPClientConfig, commoncfg.DefaultHTTPClientConfig) {

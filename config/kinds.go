@@ -11,30 +11,38 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// Kinds lists the probe kinds, for messages.
+// The probe kinds, as health_probe.kind names them. collector/probe has
+// one entry for each in its kind table, and a test there checks that the
+// two name the same kinds.
+const (
+	KindHTTP = "http"
+	KindTCP  = "tcp"
+	KindGRPC = "grpc"
+)
+
+// Kinds lists the probe kinds, the default first.
 func Kinds() []string { return []string{KindHTTP, KindTCP, KindGRPC} }
 
-// overrideKinds applies the kind keys a backend's health_probe block sets.
-// A backend's headers replace the top-level ones as a whole.
-func (p *HealthProbe) overrideKinds(o HealthProbeOverride) {
-	if o.Kind != nil {
-		p.Kind = *o.Kind
-	}
-	if o.Method != nil {
-		p.Method = *o.Method
-	}
-	if o.Headers != nil {
-		p.Headers = o.Headers
-	}
-	if o.ExpectBodyRegexp != nil {
-		p.ExpectBodyRegexp = *o.ExpectBodyRegexp
-	}
-	if o.GRPCService != nil {
-		p.GRPCService = *o.GRPCService
-	}
-	if o.KeepAlive != nil {
-		p.KeepAlive = new(*o.KeepAlive)
-	}
+// kindKey is a health_probe key that means something to some probe kinds
+// only.
+type kindKey struct {
+	key   string
+	kinds []string
+	// isDefault reports whether p holds the key's default. A default asks
+	// for nothing, whatever the kind, which lets a configuration written
+	// back out (every key present) load again.
+	isDefault func(p HealthProbe) bool
+}
+
+// kindKeys are the health_probe keys that apply to some kinds only, in the
+// order their problems are reported. Every other key applies to all kinds.
+var kindKeys = []kindKey{
+	{"path", []string{KindHTTP}, func(p HealthProbe) bool { return p.Path == Default().HealthProbe.Path }},
+	{"method", []string{KindHTTP}, func(p HealthProbe) bool { return p.Method == Default().HealthProbe.Method }},
+	{"headers", []string{KindHTTP}, func(p HealthProbe) bool { return len(p.Headers) == 0 }},
+	{"expect_body_regexp", []string{KindHTTP}, func(p HealthProbe) bool { return p.ExpectBodyRegexp == "" }},
+	{"keep_alive", []string{KindHTTP}, HealthProbe.KeepsAlive},
+	{"grpc_service", []string{KindGRPC}, func(p HealthProbe) bool { return p.GRPCService == "" }},
 }
 
 // Equal reports whether two probe settings are the same. A backend whose
@@ -67,28 +75,6 @@ func (p HealthProbe) EffectiveKind() string {
 	return p.Kind
 }
 
-// httpOnlyKeys are the health_probe keys that mean something to HTTP
-// probes only.
-var httpOnlyKeys = []string{"path", "method", "headers", "expect_body_regexp", "keep_alive"}
-
-// isDefaultKey reports whether an http-only key of p holds its default.
-func isDefaultKey(p HealthProbe, key string) bool {
-	d := Default().HealthProbe
-	switch key {
-	case "path":
-		return p.Path == d.Path
-	case "method":
-		return p.Method == d.Method
-	case "headers":
-		return len(p.Headers) == 0
-	case "expect_body_regexp":
-		return p.ExpectBodyRegexp == ""
-	case "keep_alive":
-		return p.KeepsAlive()
-	}
-	return false
-}
-
 // probeKinds checks the kind keys of a health_probe block. p is the
 // settings in force for the block, set says which keys the block itself
 // sets: a key inherited from the top level and meaningless to a backend's
@@ -99,17 +85,10 @@ func (v *validator) probeKinds(prefix string, p HealthProbe, set func(key string
 		v.add(prefix+".kind", "%q is not a probe kind: want one of %s", p.Kind, strings.Join(Kinds(), ", "))
 		return
 	}
-	// A key given its default value asks for nothing, which lets a
-	// configuration written back out (every key present) load again.
-	if kind != KindHTTP {
-		for _, key := range httpOnlyKeys {
-			if set(key) && !isDefaultKey(p, key) {
-				v.add(prefix+"."+key, "applies to http probes only, and this one's kind is %s", kind)
-			}
+	for _, k := range kindKeys {
+		if set(k.key) && !slices.Contains(k.kinds, kind) && !k.isDefault(p) {
+			v.add(prefix+"."+k.key, "applies to %s probes only, and this one's kind is %s", strings.Join(k.kinds, " and "), kind)
 		}
-	}
-	if kind != KindGRPC && set("grpc_service") && p.GRPCService != "" {
-		v.add(prefix+".grpc_service", "applies to grpc probes only, and this one's kind is %s", kind)
 	}
 	if kind != KindHTTP {
 		return
@@ -141,29 +120,5 @@ func (v *validator) probeKinds(prefix string, p HealthProbe, set func(key string
 			field = "expect_body_regexp"
 		}
 		v.add(prefix+"."+field, "a HEAD probe gets no body, so expect_body_regexp can never match: use GET")
-	}
-}
-
-// kindKeySet reports which kind keys a backend's health_probe block sets,
-// the path included.
-func kindKeySet(o HealthProbeOverride) func(key string) bool {
-	return func(key string) bool {
-		switch key {
-		case "path":
-			return o.Path != nil
-		case "kind":
-			return o.Kind != nil
-		case "method":
-			return o.Method != nil
-		case "headers":
-			return o.Headers != nil
-		case "expect_body_regexp":
-			return o.ExpectBodyRegexp != nil
-		case "grpc_service":
-			return o.GRPCService != nil
-		case "keep_alive":
-			return o.KeepAlive != nil
-		}
-		return false
 	}
 }

@@ -7,29 +7,11 @@ import (
 )
 
 // ProbeFor is the health_probe block in force for a backend: the top-level
-// defaults with every key the backend sets replaced.
+// one with every key the backend sets replaced. A backend's headers
+// replace the top-level ones as a whole.
 func (c *Config) ProbeFor(b Backend) HealthProbe {
 	p := c.HealthProbe
-	o := b.HealthProbe
-	if o.Enabled != nil {
-		p.Enabled = *o.Enabled
-	}
-	if o.Path != nil {
-		p.Path = *o.Path
-	}
-	if o.Interval != nil {
-		p.Interval = *o.Interval
-	}
-	if o.Timeout != nil {
-		p.Timeout = *o.Timeout
-	}
-	if o.Failures != nil {
-		p.Failures = *o.Failures
-	}
-	if o.Successes != nil {
-		p.Successes = *o.Successes
-	}
-	p.overrideKinds(o)
+	b.HealthProbe.applyTo(&p)
 	return p
 }
 

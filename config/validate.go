@@ -269,34 +269,20 @@ func (v *validator) backendProbe(prefix string, b Backend) {
 	o := b.HealthProbe
 	merged := v.c.ProbeFor(b)
 	block := prefix + ".health_probe"
-	v.probeKeys(block, merged, func(key string) bool {
-		switch key {
-		case "path":
-			return o.Path != nil
-		case "interval":
-			return o.Interval != nil
-		case "timeout":
-			return o.Timeout != nil
-		case "failures":
-			return o.Failures != nil
-		case "successes":
-			return o.Successes != nil
-		}
-		return false
-	})
-	v.probeKinds(block, merged, kindKeySet(o))
+	v.probeKeys(block, merged, o.IsSet)
+	v.probeKinds(block, merged, o.IsSet)
 	if merged.Timeout <= merged.Interval || merged.Interval <= 0 {
 		return
 	}
 	switch {
-	case o.Timeout != nil:
+	case o.IsSet("timeout"):
 		interval := "health_probe.interval"
-		if o.Interval != nil {
+		if o.IsSet("interval") {
 			interval = block + ".interval"
 		}
 		v.add(block+".timeout", "%s is longer than the interval %s%s",
 			merged.Timeout, merged.Interval, v.otherField(block+".timeout", interval))
-	case o.Interval != nil:
+	case o.IsSet("interval"):
 		v.add(block+".interval", "%s is shorter than the timeout %s%s",
 			merged.Interval, merged.Timeout, v.otherField(block+".interval", "health_probe.timeout"))
 	}

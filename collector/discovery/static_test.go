@@ -13,13 +13,12 @@ import (
 // backend's own keys over the top level) and client configuration (its own
 // block replacing the top-level one as a whole).
 func TestStaticKeepsOrderAndAppliesOverrides(t *testing.T) {
-	path := "/status"
 	own := config.HTTPClientConfig{BearerToken: "t0ken"}
 	cfg := config.Default()
 	cfg.HTTPClientConfig = config.HTTPClientConfig{BasicAuth: &commoncfg.BasicAuth{Username: "u", Password: "p"}}
 	cfg.Backends = []config.Backend{
 		{Name: "z", URL: "http://127.0.0.1:1"},
-		{Name: "a", URL: "http://127.0.0.1:2/", HealthProbe: config.HealthProbeOverride{Path: &path}, HTTPClientConfig: &own},
+		{Name: "a", URL: "http://127.0.0.1:2/", HealthProbe: config.NewHealthProbeOverride(config.HealthProbe{Path: "/status"}, "path"), HTTPClientConfig: &own},
 	}
 	targets := Static(cfg)
 	if len(targets) != 2 || targets[0].Name != "z" || targets[1].Name != "a" {

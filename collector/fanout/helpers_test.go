@@ -241,8 +241,7 @@ func setup(t *testing.T, o options, backends ...*backend) *rig {
 		}
 		bc.HTTPClientConfig = o.clientConfig
 		if o.unprobed[i] {
-			off := false
-			bc.HealthProbe.Enabled = &off
+			bc.HealthProbe = config.NewHealthProbeOverride(config.HealthProbe{Enabled: false}, "enabled")
 		}
 		cfg.Backends = append(cfg.Backends, bc)
 	}

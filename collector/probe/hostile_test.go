@@ -230,7 +230,7 @@ func TestHostileBackendsKeepOthersOnSchedule(t *testing.T) {
 	for name, url := range hostile {
 		for i := range copies {
 			cfg.Backends = append(cfg.Backends, config.Backend{Name: name + strconv.Itoa(i), URL: url,
-				HealthProbe: config.HealthProbeOverride{Interval: &interval, Timeout: &timeout, Failures: &failures}})
+				HealthProbe: config.NewHealthProbeOverride(config.HealthProbe{Interval: interval, Timeout: timeout, Failures: failures}, "interval", "timeout", "failures")})
 		}
 	}
 	rig := proberTestStart(t, cfg, false, nil)

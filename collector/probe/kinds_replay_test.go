@@ -180,7 +180,7 @@ func TestProberClosesRetiredGRPCConnections(t *testing.T) {
 	counter := &connCounter{}
 	url := grpcTestServe(t, grpcTestHealth(), nil, grpc.StatsHandler(counter))
 
-	backend := config.Backend{Name: "g", URL: url, HealthProbe: config.HealthProbeOverride{Kind: new(config.KindGRPC)}}
+	backend := config.Backend{Name: "g", URL: url, HealthProbe: config.NewHealthProbeOverride(config.HealthProbe{Kind: config.KindGRPC}, "kind")}
 	cfg := testConfig(backend)
 	cfg.HealthProbe.Interval = model.Duration(100 * time.Millisecond)
 	cfg.HealthProbe.Timeout = model.Duration(100 * time.Millisecond)

@@ -88,8 +88,8 @@ func (f *fakeProbes) mostInFlight(name string) int {
 
 // fakeBackend is a backend probed at path.
 func fakeBackend(name, path string, interval, timeout time.Duration) config.Backend {
-	i, to := model.Duration(interval), model.Duration(timeout)
-	return config.Backend{Name: name, URL: "http://" + name + ".invalid", HealthProbe: config.HealthProbeOverride{Path: &path, Interval: &i, Timeout: &to}}
+	probe := config.HealthProbe{Path: path, Interval: model.Duration(interval), Timeout: model.Duration(timeout)}
+	return config.Backend{Name: name, URL: "http://" + name + ".invalid", HealthProbe: config.NewHealthProbeOverride(probe, "path", "interval", "timeout")}
 }
 
 // proberTestRig runs a Prober over a pool until stopped.
@@ -460,8 +460,8 @@ func TestProberSyncAddsAndRemovesBackends(t *testing.T) {
 func TestProberSkipsDisabledBackends(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		off := fakeBackend("off", "/off", 50*time.Millisecond, 50*time.Millisecond)
-		disabled := false
-		off.HealthProbe.Enabled = &disabled
+		off.HealthProbe.Values.Enabled = false
+		off.HealthProbe.Set("enabled")
 		rig := proberTestStart(t, testConfig(off, fakeBackend("on", "/on", 50*time.Millisecond, 50*time.Millisecond)), true, nil)
 		time.Sleep(500 * time.Millisecond)
 		rig.stop(t)
@@ -624,7 +624,7 @@ func TestProberClosesConnectionsOfRemovedBackends(t *testing.T) {
 	kept := probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
 	removed := probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
 	interval := model.Duration(50 * time.Millisecond)
-	probe := config.HealthProbeOverride{Interval: &interval, Timeout: &interval}
+	probe := config.NewHealthProbeOverride(config.HealthProbe{Interval: interval, Timeout: interval}, "interval", "timeout")
 	keptBackend := config.Backend{Name: "kept", URL: kept.URL, HealthProbe: probe}
 	rig := proberTestStart(t, testConfig(keptBackend, config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), false, nil)
 	waitFor(t, "both backends probed", func() bool { return removed.requests.Load() > 0 && kept.requests.Load() > 0 })
@@ -654,7 +654,7 @@ func TestProberClosesConnectionOfBackendRemovedMidProbe(t *testing.T) {
 		<-release
 	})
 	interval := model.Duration(time.Second)
-	probe := config.HealthProbeOverride{Interval: &interval, Timeout: &interval}
+	probe := config.NewHealthProbeOverride(config.HealthProbe{Interval: interval, Timeout: interval}, "interval", "timeout")
 	rig := proberTestStart(t, testConfig(config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), false, nil)
 	select {
 	case <-inFlight:
