@@ -24,11 +24,11 @@ type ProbeRecord struct {
 	Status     string
 }
 
-// historyStatuses are the answers of the kinds without HTTP status that
-// the history keeps by index; any other is kept as none (its reason then
-// describes it).
-var historyStatuses = [...]string{"", health.StatusConnected, health.StatusServing, health.StatusNotServing,
-	health.StatusUnknown, health.StatusServiceUnknown, health.StatusUnimplemented, health.StatusNotFound}
+// historyStatusSlots is how many distinct answers of kinds without HTTP
+// status one history keeps. A backend is probed by one kind, whose answers
+// are few (tcp has one, grpc six); an answer once every slot is taken is
+// kept as none, and its reason then describes it.
+const historyStatusSlots = 7
 
 // historyEntry is a ProbeRecord packed into 24 bytes: a backend keeps
 // HistoryLength of them in a fixed array, 1.4 KiB, whatever happens.
@@ -45,6 +45,11 @@ type historyEntry struct {
 // results. Adding one writes a slot and allocates nothing.
 type probeHistory struct {
 	entries [HistoryLength]historyEntry
+	// statuses are the answers of kinds without HTTP status this history
+	// has seen; an entry names its answer by index+1, 0 for none. Keeping
+	// the strings here rather than in each entry keeps an entry at 24
+	// bytes, and the names of the kinds' answers out of the pool.
+	statuses [historyStatusSlots]string
 	// next is the slot the next result goes to; n how many slots hold one.
 	next, n uint8
 }
@@ -58,15 +63,35 @@ func (h *probeHistory) add(r health.Result) {
 		class:    r.Class,
 		reason:   r.Reason,
 	}
-	for i, s := range historyStatuses {
-		if s == r.Status {
-			e.status = uint8(i)
-			break
-		}
-	}
+	e.status = h.statusIndex(r.Status)
 	h.entries[h.next] = e
 	h.next = (h.next + 1) % HistoryLength
 	h.n = min(h.n+1, HistoryLength)
+}
+
+// statusIndex is the index+1 of status in h.statuses, taking a free slot
+// for a new one; 0 for none, and for a new one once the slots are full.
+func (h *probeHistory) statusIndex(status string) uint8 {
+	if status == "" {
+		return 0
+	}
+	for i, s := range h.statuses {
+		if s == "" {
+			h.statuses[i] = status
+		}
+		if h.statuses[i] == status {
+			return uint8(i + 1)
+		}
+	}
+	return 0
+}
+
+// status is the answer an entry names.
+func (h *probeHistory) status(e historyEntry) string {
+	if e.status == 0 {
+		return ""
+	}
+	return h.statuses[e.status-1]
 }
 
 // records returns the results, oldest first.
@@ -77,7 +102,7 @@ func (h *probeHistory) records() []ProbeRecord {
 		e := h.entries[(start+i)%HistoryLength]
 		out = append(out, ProbeRecord{
 			Time: time.Unix(0, e.unixNano), Duration: time.Duration(e.micros) * time.Microsecond,
-			Class: e.class, Reason: e.reason, StatusCode: int(e.code), Status: historyStatuses[e.status],
+			Class: e.class, Reason: e.reason, StatusCode: int(e.code), Status: h.status(e),
 		})
 	}
 	return out

@@ -46,14 +46,38 @@ func TestHistoryKeepsTheLastResults(t *testing.T) {
 	}
 
 	// Kinds without an HTTP status keep their answer; failures their reason.
-	b.Record(health.GRPCResult(health.StatusNotServing))
+	b.Record(health.Result{Class: health.ClassFailed, Reason: health.ReasonGRPCNotServing, Status: "NOT_SERVING"})
 	b.Record(health.TimeoutResult("no answer"))
 	got := p.SnapshotWithHistory().Backends[0].History
-	if len(got) != 2 || got[0].Status != health.StatusNotServing || got[0].Reason != health.ReasonGRPCNotServing || got[1].Reason != health.ReasonTimeout || got[1].Status != "" {
+	if len(got) != 2 || got[0].Status != "NOT_SERVING" || got[0].Reason != health.ReasonGRPCNotServing || got[1].Reason != health.ReasonTimeout || got[1].Status != "" {
 		t.Errorf("history %+v", got)
 	}
 	if p.Snapshot().Backends[0].History != nil {
 		t.Error("Snapshot carries the history; only SnapshotWithHistory may")
+	}
+}
+
+// TestHistoryKeepsTheFirstAnswersOfAKind: the history keeps any kind's
+// answers, as many distinct ones as it has slots; a further one is kept
+// as none, and the ones it has keep their names.
+func TestHistoryKeepsTheFirstAnswersOfAKind(t *testing.T) {
+	var h probeHistory
+	answers := make([]string, historyStatusSlots+1)
+	for i := range answers {
+		answers[i] = fmt.Sprintf("ANSWER_%d", i)
+		h.add(health.Result{Class: health.ClassRefused, Status: answers[i]})
+	}
+	h.add(health.Result{Class: health.ClassOK, Status: answers[0]})
+	h.add(health.StatusResult(200))
+	got := h.records()
+	want := append(append(answers[:historyStatusSlots:historyStatusSlots], "", answers[0]), "")
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d", len(got), len(want))
+	}
+	for i, rec := range got {
+		if rec.Status != want[i] {
+			t.Errorf("record %d: status %q, want %q", i, rec.Status, want[i])
+		}
 	}
 }
 
