@@ -8,6 +8,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/probe"
 	"github.com/probegate/probegate/config"
 )
 
@@ -40,7 +41,7 @@ func registerSimulateFlags(cmd *kingpin.CmdClause) *simulation {
 	addAlias(o, cmd, "failures", "Same as --health-probe.failures.", "health_probe.failures", failures)
 	addAlias(o, cmd, "successes", "Same as --health-probe.successes.", "health_probe.successes", successes)
 	cmd.Flag("output", "Output format: one of text, json.").Default("text").EnumVar(&sim.output, "text", "json")
-	cmd.Arg("results", "Probe results in order: "+health.SimulatedResultSyntax+".").Required().StringsVar(&sim.inputs)
+	cmd.Arg("results", "Probe results in order: "+probe.SimulatedResultSyntax()+".").Required().StringsVar(&sim.inputs)
 	return sim
 }
 
@@ -87,7 +88,7 @@ func (s simulation) run(stdout io.Writer) error {
 	}
 	results := make([]health.Result, len(s.inputs))
 	for i, in := range s.inputs {
-		r, err := health.ParseSimulatedResult(in)
+		r, err := probe.ParseSimulatedResult(in)
 		if err != nil {
 			return fmt.Errorf("input %d: %w", i+1, err)
 		}

@@ -63,9 +63,9 @@ type Result struct {
 	// and for the kinds that do not speak HTTP.
 	StatusCode int
 	// Status is the answer of a probe kind without an HTTP status, in the
-	// kind's own words: StatusConnected for tcp, the gRPC health status or
-	// code (StatusServing, StatusNotServing, StatusUnimplemented, ...) for
-	// grpc. Empty for HTTP and for results nobody answered.
+	// kind's own words: "connected" for tcp, the gRPC health status or
+	// code ("SERVING", "NOT_SERVING", "UNIMPLEMENTED", ...) for grpc.
+	// Empty for HTTP and for results nobody answered.
 	Status string
 	// Time is when the probe started; Duration how long it took.
 	Time     time.Time

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
@@ -93,7 +95,7 @@ func grpcCheck(ctx context.Context, client healthpb.HealthClient, req *healthpb.
 	if err != nil {
 		return grpcErrorResult(ctx, err, timeout)
 	}
-	return health.GRPCResult(resp.GetStatus().String())
+	return grpcResult(resp.GetStatus().String())
 }
 
 // grpcErrorResult classifies a failed health check. UNIMPLEMENTED (the
@@ -104,12 +106,74 @@ func grpcErrorResult(ctx context.Context, err error, timeout time.Duration) heal
 	st, _ := status.FromError(err)
 	switch st.Code() {
 	case codes.Unimplemented:
-		return health.GRPCResult(health.StatusUnimplemented)
+		return grpcResult(statusUnimplemented)
 	case codes.NotFound:
-		return health.GRPCResult(health.StatusNotFound)
+		return grpcResult(statusNotFound)
 	}
 	if st.Code() == codes.DeadlineExceeded || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return health.TimeoutResult(fmt.Sprintf("no answer within the probe timeout of %s: %s", timeout, st.Message()))
 	}
 	return health.TransportResult(fmt.Sprintf("%s: %s", st.Code(), st.Message()))
+}
+
+// The answers of a gRPC health check as Result.Status holds them: the
+// names of grpc.health.v1 statuses and of gRPC codes as the gRPC
+// specification spells them.
+const (
+	statusServing        = "SERVING"
+	statusNotServing     = "NOT_SERVING"
+	statusUnknown        = "UNKNOWN"
+	statusServiceUnknown = "SERVICE_UNKNOWN"
+	// statusUnimplemented is the code of a server without the health
+	// service.
+	statusUnimplemented = "UNIMPLEMENTED"
+	// statusNotFound is the code of a health check asking about a service
+	// the server does not know.
+	statusNotFound = "NOT_FOUND"
+)
+
+// grpcResult classifies what a gRPC server answered a health check with:
+// the health status, or the gRPC code of the error it returned instead.
+// SERVING is ok. NOT_SERVING, UNKNOWN and any other status are failed
+// with reason grpc_not_serving. UNIMPLEMENTED (no health service),
+// NOT_FOUND and SERVICE_UNKNOWN (no such service name) are refused: like
+// an HTTP 404 they say the probe asks the wrong question, not that the
+// backend is down. All of them are answered. Other gRPC codes are not
+// answers but transport failures, which grpcErrorResult classifies.
+func grpcResult(status string) health.Result {
+	switch status {
+	case statusServing:
+		return health.Result{Class: health.ClassOK, Status: status}
+	case statusUnimplemented, statusNotFound, statusServiceUnknown:
+		return health.Result{Class: health.ClassRefused, Status: status}
+	}
+	return health.Result{Class: health.ClassFailed, Reason: health.ReasonGRPCNotServing, Status: status,
+		Err: "the health service answered " + status}
+}
+
+// grpcAnswers are the answers simulatedGRPC takes.
+const grpcAnswers = "SERVING, NOT_SERVING, UNKNOWN, UNIMPLEMENTED, NOT_FOUND, SERVICE_UNKNOWN, DEADLINE_EXCEEDED, " +
+	"UNAVAILABLE or another gRPC code name"
+
+// simulatedGRPCFailures are the gRPC codes a simulated grpc probe may name
+// besides those grpcResult classifies: the codes that are no answer of the
+// health service but a failure to reach it.
+var simulatedGRPCFailures = []string{
+	"CANCELLED", "INVALID_ARGUMENT", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+	"FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+}
+
+// simulatedGRPC is the result of a grpc probe answered as `probegate
+// simulate` names it, in any case.
+func simulatedGRPC(answer string) (health.Result, bool) {
+	switch answer = strings.ToUpper(answer); answer {
+	case statusServing, statusNotServing, statusUnknown, statusUnimplemented, statusNotFound, statusServiceUnknown:
+		return grpcResult(answer), true
+	case "DEADLINE_EXCEEDED":
+		return health.TimeoutResult("simulated DEADLINE_EXCEEDED"), true
+	}
+	if slices.Contains(simulatedGRPCFailures, answer) {
+		return health.TransportResult("simulated " + answer), true
+	}
+	return health.Result{}, false
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -159,9 +160,38 @@ func readAnswer(ctx context.Context, resp *http.Response, timeout time.Duration,
 	}
 	r := health.StatusResult(resp.StatusCode)
 	if body != nil && r.Class == health.ClassOK && !body.Match(content) {
-		return health.BodyMismatchResult(resp.StatusCode)
+		return bodyMismatchResult(resp.StatusCode)
 	}
 	return r
+}
+
+// bodyMismatchResult is the result of an HTTP probe answered with the ok
+// status code whose body did not match the expected regexp: failed, and
+// answered, so it latches like a 5xx.
+func bodyMismatchResult(code int) health.Result {
+	return health.Result{Class: health.ClassFailed, Reason: health.ReasonBodyMismatch, StatusCode: code,
+		Err: "the body does not match expect_body_regexp"}
+}
+
+// httpAnswers are the answers simulatedHTTP takes.
+const httpAnswers = "a status code (100-599), body_mismatch, timeout or error"
+
+// simulatedHTTP is the result of an HTTP probe answered as `probegate
+// simulate` names it.
+func simulatedHTTP(answer string) (health.Result, bool) {
+	switch answer {
+	case "timeout":
+		return health.TimeoutResult("simulated timeout"), true
+	case "error":
+		return health.TransportResult("simulated transport error"), true
+	case "body_mismatch":
+		return bodyMismatchResult(http.StatusOK), true
+	}
+	code, err := strconv.Atoi(answer)
+	if err != nil || code < 100 || code > 599 {
+		return health.Result{}, false
+	}
+	return health.StatusResult(code), true
 }
 
 // errorResult classifies a failed request or body read. The probe's own

@@ -1,8 +1,10 @@
 // Package probe probes every backend of a pool on its interval and feeds
 // each result to the backend's state machine.
 //
-// A probe kind is one function type, Func, built once per backend by the
-// kind's file: http.go, tcp.go and grpc.go. Everything a kind can prepare
+// A probe is one function type, Func, built once per backend by its kind.
+// A kind is one entry of the kind table (kinds.go) and one file (http.go,
+// tcp.go, grpc.go) with its builder, its results and how `probegate
+// simulate` reads its answers. Everything a kind can prepare
 // per backend (a parsed URL, a request template, a gRPC connection) it
 // prepares when it builds the Func, so that each probe only sends and
 // classifies. A kind that holds a resource also returns the function that
@@ -13,11 +15,11 @@ package probe
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
-	"github.com/probegate/probegate/config"
 )
 
 // Func sends one probe and classifies its outcome. It returns by ctx's
@@ -29,15 +31,11 @@ type Func func(ctx context.Context) health.Result
 // newFunc builds the probe of one backend for its kind, and the function
 // that releases what the probe holds (nil when it holds nothing).
 func newFunc(b *pool.Backend) (Func, func(), error) {
-	switch b.Probe.EffectiveKind() {
-	case config.KindTCP:
-		f, err := newTCP(b)
-		return f, nil, err
-	case config.KindGRPC:
-		return newGRPC(b)
+	k, ok := kindNamed(b.Probe.EffectiveKind())
+	if !ok {
+		return nil, nil, fmt.Errorf("%q is not a probe kind", b.Probe.Kind)
 	}
-	f, err := newHTTP(b)
-	return f, nil, err
+	return k.build(b)
 }
 
 // run sends one probe of the target with its timeout and stamps the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/probegate/probegate/collector/health"
@@ -32,8 +33,36 @@ func newTCP(b *pool.Backend) (Func, error) {
 			return errorResult(ctx, "", err, timeout)
 		}
 		conn.Close()
-		return health.ConnectedResult()
+		return connectedResult()
 	}, nil
+}
+
+// statusConnected is the Status of a tcp probe whose connection was
+// accepted.
+const statusConnected = "connected"
+
+// connectedResult is the result of a tcp probe whose connection was
+// accepted within the timeout. A tcp probe has no refusal: a refused
+// connection is a transport failure.
+func connectedResult() health.Result {
+	return health.Result{Class: health.ClassOK, Status: statusConnected}
+}
+
+// tcpAnswers are the answers simulatedTCP takes.
+const tcpAnswers = "ok, refused, reset, timeout or error"
+
+// simulatedTCP is the result of a tcp probe answered as `probegate
+// simulate` names it, in any case.
+func simulatedTCP(answer string) (health.Result, bool) {
+	switch answer = strings.ToLower(answer); answer {
+	case "ok":
+		return connectedResult(), true
+	case "refused", "reset", "error":
+		return health.TransportResult("simulated connection " + answer), true
+	case "timeout":
+		return health.TimeoutResult("simulated timeout"), true
+	}
+	return health.Result{}, false
 }
 
 // probeAddr is the host:port the tcp and grpc probes connect to: the

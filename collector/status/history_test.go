@@ -74,7 +74,7 @@ func TestPageShowsHistoryStrips(t *testing.T) {
 		feedAt(bs[0], i, r)
 	}
 	feedAt(bs[1], 0, health.StatusResult(404))
-	feedAt(bs[1], 1, health.BodyMismatchResult(200))
+	feedAt(bs[1], 1, health.Result{Class: health.ClassFailed, Reason: health.ReasonBodyMismatch, StatusCode: 200})
 	body := get(t, Handler(Options{Pool: p, Started: start}), "/status?refresh=0").Body.String()
 
 	classes, titles, cells, availability := historyStrip(t, body, "a")

@@ -1,0 +1,51 @@
+package probe
+
+import (
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
+)
+
+// kind is one probe kind: how it probes a backend and how `probegate
+// simulate` reads its answers. Everything else about a kind is config's:
+// its name among config.Kinds() and the health_probe keys it reads.
+type kind struct {
+	// name is the kind's health_probe.kind.
+	name string
+	// build makes the probe of one backend, and the function that releases
+	// what the probe holds (nil when it holds nothing).
+	build func(b *pool.Backend) (Func, func(), error)
+	// simulate is the result this kind classifies an answer of `probegate
+	// simulate` as, and false when the kind has no such answer.
+	simulate func(answer string) (health.Result, bool)
+	// answers says which answers simulate takes, for help and messages.
+	answers string
+}
+
+// kinds are the probe kinds, the default first: adding a kind is one
+// entry here, the file that defines its functions, and its name and keys
+// in config.
+var kinds = []kind{
+	{name: config.KindHTTP, build: withoutRelease(newHTTP), simulate: simulatedHTTP, answers: httpAnswers},
+	{name: config.KindTCP, build: withoutRelease(newTCP), simulate: simulatedTCP, answers: tcpAnswers},
+	{name: config.KindGRPC, build: newGRPC, simulate: simulatedGRPC, answers: grpcAnswers},
+}
+
+// kindNamed is the kind called name.
+func kindNamed(name string) (kind, bool) {
+	for _, k := range kinds {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return kind{}, false
+}
+
+// withoutRelease is the builder of a kind whose probes hold nothing to
+// release.
+func withoutRelease(build func(*pool.Backend) (Func, error)) func(*pool.Backend) (Func, func(), error) {
+	return func(b *pool.Backend) (Func, func(), error) {
+		f, err := build(b)
+		return f, nil, err
+	}
+}
