@@ -18,11 +18,11 @@ import (
 	"github.com/probegate/probegate/collector/pool"
 )
 
-// MaxBodyBytes is how much of a probe response body is read. A backend
+// maxBodyBytes is how much of a probe response body is read. A backend
 // answering with more is still classified by its status, but the rest of
 // the body is never read: the connection is closed instead of drained, so
 // a 1 GiB answer costs one connection, not a gigabyte of work.
-const MaxBodyBytes = 64 << 10
+const maxBodyBytes = 64 << 10
 
 // newHTTP builds the HTTP probe of a backend: GET (or HEAD) its url and
 // probe path with the configured headers through the backend's client,
@@ -98,7 +98,7 @@ func NewHTTPRequest(rawURL string) (*http.Request, error) {
 
 // HTTP sends the probe request template req within ctx's deadline and
 // classifies the outcome: a redirect is the ok it is and never followed,
-// at most MaxBodyBytes of the body is read, and the whole probe, body
+// at most maxBodyBytes of the body is read, and the whole probe, body
 // included, ends by the deadline. timeout is the probe timeout, for the
 // messages. The template is copied, never modified.
 func HTTP(ctx context.Context, client *http.Client, req *http.Request, timeout time.Duration) health.Result {
@@ -130,7 +130,7 @@ func httpProbe(ctx context.Context, client *http.Client, req *http.Request, time
 	return r
 }
 
-// readAnswer reads at most MaxBodyBytes of an answer's body within ctx's
+// readAnswer reads at most maxBodyBytes of an answer's body within ctx's
 // deadline and classifies the answer; seen, when not nil, keeps the start
 // of the body.
 func readAnswer(ctx context.Context, resp *http.Response, timeout time.Duration, body *regexp.Regexp, seen *seenAnswer) health.Result {
@@ -143,7 +143,7 @@ func readAnswer(ctx context.Context, resp *http.Response, timeout time.Duration,
 	// A body that ends within the limit is read to its end, which lets the
 	// transport keep the connection for the next probe. A longer one is
 	// abandoned: closing an unfinished body closes the connection.
-	limited := io.LimitReader(resp.Body, MaxBodyBytes)
+	limited := io.LimitReader(resp.Body, maxBodyBytes)
 	var content []byte
 	var err error
 	if body != nil || seen != nil {

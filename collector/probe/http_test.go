@@ -175,8 +175,8 @@ func TestProbeReusesItsConnection(t *testing.T) {
 		wantConnections int64
 	}{
 		{"small body", "ok", 1},
-		{"body of exactly the limit", strings.Repeat("x", MaxBodyBytes), 1},
-		{"body over the limit", strings.Repeat("x", MaxBodyBytes+1), 3},
+		{"body of exactly the limit", strings.Repeat("x", maxBodyBytes), 1},
+		{"body over the limit", strings.Repeat("x", maxBodyBytes+1), 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
