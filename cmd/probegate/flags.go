@@ -204,11 +204,6 @@ func (o *options) applyOverrides(cfg *config.Config) {
 	}
 }
 
-// listenAddresses are the --web.listen-address values.
-func (o *options) listenAddresses() []string {
-	return o.ListenAddresses
-}
-
 // webFlagConfig is what exporter-toolkit's web.ListenAndServe needs.
 func (o *options) webFlagConfig() *web.FlagConfig {
 	return &web.FlagConfig{

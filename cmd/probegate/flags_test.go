@@ -310,7 +310,7 @@ func TestServerFlagDefaultsAndEnvironment(t *testing.T) {
 	t.Setenv("PROBEGATE_WEB_TELEMETRY_PATH", "/m")
 	t.Setenv("PROBEGATE_LOG_LEVEL", "debug")
 	o = mustParseFlags(t, "--log.level=warn", "--web.config.file=web.yml")
-	if !reflect.DeepEqual(o.listenAddresses(), []string{"127.0.0.1:1", "[::1]:2"}) || o.TelemetryPath != "/m" || o.LogLevel != "warn" {
+	if !reflect.DeepEqual(o.ListenAddresses, []string{"127.0.0.1:1", "[::1]:2"}) || o.TelemetryPath != "/m" || o.LogLevel != "warn" {
 		t.Errorf("from the environment and flags: %+v", o)
 	}
 	fc := o.webFlagConfig()

@@ -78,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version.Print("probegate"))
 		return 0
 	case demoCmd.FullCommand():
-		return demo(demoOpts, stdout, stderr)
+		return runDemo(demoOpts, stdout, stderr)
 	case serveCmd.FullCommand():
 		return serve(opts, stderr)
 	}

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -13,27 +13,29 @@ import (
 	"github.com/probegate/probegate/internal/deadport"
 )
 
-// demoQueryPath is the path every demo backend that is alive answers with
+// queryPath is the path every demo backend that is alive answers with
 // a JSON array, so `/fanout/api/items` shows a merged, partial round.
-const demoQueryPath = "/api/items"
+const queryPath = "/api/items"
 
-// demoBackend is one built-in loopback backend of `probegate demo`.
-type demoBackend struct {
+// backend is one built-in loopback backend of the demo.
+type backend struct {
 	name string
 	// what the tour says about it
 	story string
 	// health answers the probe path; nil means the backend is dead
 	// (connection refused).
 	health func() int
-	// query answers demoQueryPath with this status (200 sends a JSON array).
+	// query answers queryPath with this status (200 sends a JSON array).
 	query int
 	// tls serves HTTPS with a certificate of the demo's own.
 	tls bool
 }
 
-func demoBackends() []demoBackend {
+// tourBackends are the demo's own backends, one for each state the tour
+// shows.
+func tourBackends() []backend {
 	var flips atomic.Uint64
-	return []demoBackend{
+	return []backend{
 		{name: "healthy", story: "answers 200 over TLS: healthy (its certificate's expiry is exported)", health: func() int { return http.StatusOK }, query: http.StatusOK, tls: true},
 		{name: "dead", story: "connection refused: unhealthy and unreachable after 3 probes"},
 		{name: "wrong-path", story: "probe path answers 404 but it serves queries: probe_unsupported, in service", health: func() int { return http.StatusNotFound }, query: http.StatusOK},
@@ -48,14 +50,14 @@ func demoBackends() []demoBackend {
 }
 
 // handler serves the probe path and the query path of a live demo backend.
-func (d demoBackend) handler(probePath string) http.Handler {
+func (d backend) handler(probePath string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(probePath, func(w http.ResponseWriter, _ *http.Request) {
 		code := d.health()
 		w.WriteHeader(code)
 		fmt.Fprintln(w, http.StatusText(code))
 	})
-	mux.HandleFunc(demoQueryPath, func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc(queryPath, func(w http.ResponseWriter, _ *http.Request) {
 		if d.query != http.StatusOK {
 			http.Error(w, http.StatusText(d.query), d.query)
 			return
@@ -66,9 +68,9 @@ func (d demoBackend) handler(probePath string) http.Handler {
 	return mux
 }
 
-// startDemoBackends starts the live demo backends on loopback ports and
+// startBackends starts the live demo backends on loopback ports and
 // reserves a port nobody listens on for the dead one. stop shuts them down.
-func startDemoBackends(probePath string) (backends []config.Backend, stories map[string]string, stop func(), err error) {
+func startBackends(probePath string) (backends []config.Backend, stories map[string]string, stop func(), err error) {
 	var servers []*http.Server
 	var releases []func() error
 	stop = func() {
@@ -82,7 +84,7 @@ func startDemoBackends(probePath string) (backends []config.Backend, stories map
 		}
 	}
 	stories = map[string]string{}
-	for _, d := range demoBackends() {
+	for _, d := range tourBackends() {
 		url, client, err := d.start(probePath, &servers, &releases)
 		if err != nil {
 			stop()
@@ -97,7 +99,7 @@ func startDemoBackends(probePath string) (backends []config.Backend, stories map
 // start serves a live backend on a loopback port, or holds a port that
 // refuses connections for a dead one, and returns its URL and, for a TLS
 // backend, the client configuration that trusts it.
-func (d demoBackend) start(probePath string, servers *[]*http.Server, releases *[]func() error) (string, *config.HTTPClientConfig, error) {
+func (d backend) start(probePath string, servers *[]*http.Server, releases *[]func() error) (string, *config.HTTPClientConfig, error) {
 	if d.health == nil {
 		url, release, err := deadport.Reserve()
 		if err != nil {
@@ -116,7 +118,7 @@ func (d demoBackend) start(probePath string, servers *[]*http.Server, releases *
 		go srv.Serve(ln)
 		return "http://" + ln.Addr().String(), nil, nil
 	}
-	cert, client, err := demoCertificate()
+	cert, client, err := certificate()
 	if err != nil {
 		ln.Close()
 		return "", nil, err

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"crypto/ecdsa"
@@ -17,11 +17,11 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
-// demoCertificate makes a certificate for 127.0.0.1, valid for 90 days,
+// certificate makes a certificate for 127.0.0.1, valid for 90 days,
 // that signs itself, so that one demo backend is probed over TLS and the
 // tour shows the certificate expiry probegate exports. It returns the
 // server's certificate and the client configuration that trusts it.
-func demoCertificate() (tls.Certificate, *config.HTTPClientConfig, error) {
+func certificate() (tls.Certificate, *config.HTTPClientConfig, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, nil, err

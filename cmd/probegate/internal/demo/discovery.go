@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"fmt"
@@ -13,22 +13,22 @@ import (
 	"github.com/prometheus/prometheus/discovery/file"
 )
 
-// demoSwapEvery is how often the demo's discovery file swaps its backend.
-const demoSwapEvery = 10 * time.Second
+// swapEvery is how often the demo's discovery file swaps its backend.
+const swapEvery = 10 * time.Second
 
-// demoDiscovery is the demo's service discovery: a file_sd file listing
-// one of two live loopback backends, rewritten every demoSwapEvery to list
+// discovery is the demo's service discovery: a file_sd file listing
+// one of two live loopback backends, rewritten every swapEvery to list
 // the other, so the tour shows backends joining and leaving the pool.
-type demoDiscovery struct {
+type discovery struct {
 	path string
 	// listed is how many backends the file lists at a time.
 	listed int
 	stop   func()
 }
 
-// startDemoDiscovery starts the two backends and the file that lists them
+// startDiscovery starts the two backends and the file that lists them
 // in turn, and returns the file_sd block to read it.
-func startDemoDiscovery(probePath string) (*demoDiscovery, *file.SDConfig, error) {
+func startDiscovery(probePath string) (*discovery, *file.SDConfig, error) {
 	dir, err := os.MkdirTemp("", "probegate-demo-sd")
 	if err != nil {
 		return nil, nil, err
@@ -43,7 +43,7 @@ func startDemoDiscovery(probePath string) (*demoDiscovery, *file.SDConfig, error
 	}
 	var entries [2]string
 	for i, name := range []string{"discovered-a", "discovered-b"} {
-		d := demoBackend{name: name, health: func() int { return http.StatusOK }, query: http.StatusOK}
+		d := backend{name: name, health: func() int { return http.StatusOK }, query: http.StatusOK}
 		url, _, err := d.start(probePath, &servers, &releases)
 		if err != nil {
 			closeAll()
@@ -66,7 +66,7 @@ func startDemoDiscovery(probePath string) (*demoDiscovery, *file.SDConfig, error
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		tick := time.NewTicker(demoSwapEvery)
+		tick := time.NewTicker(swapEvery)
 		defer tick.Stop()
 		for i := 1; ; i++ {
 			select {
@@ -77,7 +77,7 @@ func startDemoDiscovery(probePath string) (*demoDiscovery, *file.SDConfig, error
 			}
 		}
 	})
-	d := &demoDiscovery{path: path, listed: 1, stop: func() {
+	d := &discovery{path: path, listed: 1, stop: func() {
 		close(done)
 		wg.Wait()
 		closeAll()
@@ -86,6 +86,6 @@ func startDemoDiscovery(probePath string) (*demoDiscovery, *file.SDConfig, error
 }
 
 // printBanner tells the operator about the discovered backends.
-func (d *demoDiscovery) printBanner(w io.Writer) {
-	fmt.Fprintf(w, "Service discovery: %s lists discovered-a, then discovered-b,\nswapped every %s: watch them join and leave /healthz.\n\n", d.path, demoSwapEvery)
+func (d *discovery) printBanner(w io.Writer) {
+	fmt.Fprintf(w, "Service discovery: %s lists discovered-a, then discovered-b,\nswapped every %s: watch them join and leave /healthz.\n\n", d.path, swapEvery)
 }
