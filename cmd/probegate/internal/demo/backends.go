@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/config"
-	"github.com/probegate/probegate/internal/deadport"
 )
 
 // queryPath is the path every demo backend that is alive answers with
@@ -23,7 +22,7 @@ type backend struct {
 	// what the tour says about it
 	story string
 	// health answers the probe path; nil means the backend is dead
-	// (connection refused).
+	// (every connection reset).
 	health func() int
 	// query answers queryPath with this status (200 sends a JSON array).
 	query int
@@ -37,7 +36,7 @@ func tourBackends() []backend {
 	var flips atomic.Uint64
 	return []backend{
 		{name: "healthy", story: "answers 200 over TLS: healthy (its certificate's expiry is exported)", health: func() int { return http.StatusOK }, query: http.StatusOK, tls: true},
-		{name: "dead", story: "connection refused: unhealthy and unreachable after 3 probes"},
+		{name: "dead", story: "resets every connection: unhealthy and unreachable after 3 probes"},
 		{name: "wrong-path", story: "probe path answers 404 but it serves queries: probe_unsupported, in service", health: func() int { return http.StatusNotFound }, query: http.StatusOK},
 		{name: "flapping-proxy", story: "a proxy flipping 404/503 in front of a dead backend: unhealthy (503 verifies, then every non-ok counts)", health: func() int {
 			if flips.Add(1)%2 == 0 {
@@ -68,8 +67,8 @@ func (d backend) handler(probePath string) http.Handler {
 	return mux
 }
 
-// startBackends starts the live demo backends on loopback ports and
-// reserves a port nobody listens on for the dead one. stop shuts them down.
+// startBackends starts the live demo backends on loopback ports and holds
+// one that resets every connection for the dead one. stop shuts them down.
 func startBackends(probePath string) (backends []config.Backend, stories map[string]string, stop func(), err error) {
 	var servers []*http.Server
 	var releases []func() error
@@ -97,11 +96,11 @@ func startBackends(probePath string) (backends []config.Backend, stories map[str
 }
 
 // start serves a live backend on a loopback port, or holds a port that
-// refuses connections for a dead one, and returns its URL and, for a TLS
+// resets every connection for a dead one, and returns its URL and, for a TLS
 // backend, the client configuration that trusts it.
 func (d backend) start(probePath string, servers *[]*http.Server, releases *[]func() error) (string, *config.HTTPClientConfig, error) {
 	if d.health == nil {
-		url, release, err := deadport.Reserve()
+		url, release, err := listenDead()
 		if err != nil {
 			return "", nil, err
 		}
