@@ -24,7 +24,7 @@ import (
 // discovery to add more; no configuration file and no --backend at all),
 // and warns, on stderr, of what is valid but most likely a mistake.
 func checkConfig(o *options, stdout, stderr io.Writer) int {
-	if path, explicit := o.configPath(); !explicit && len(o.backends.entries) == 0 {
+	if path, explicit := o.configPath(); !explicit && !o.overrides.AddsBackends() {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(stderr, "%s: not found, and no --backend given: nothing to probe. "+
 				"Name the configuration file with --config.file, or give backends with --backend NAME=URL\n", path)

@@ -19,7 +19,7 @@ func runDemo(opts *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "probegate: %v\n", err)
 		return 2
 	}
-	cfg := demo.Config(opts.applyOverrides)
+	cfg := demo.Config(opts.overrides.Apply)
 	world, err := demo.Start(cfg)
 	if err != nil {
 		level.Error(logger).Log("msg", "Cannot start the demo backends", "err", err)
@@ -48,13 +48,16 @@ func runDemo(opts *options, stdout, stderr io.Writer) int {
 func demoMaintenance(opts *options) (cleanup func(), err error) {
 	opts.EnableAdminAPI = true
 	opts.adminLoopbackOnly = true
-	if opts.storagePath.given() {
+	if opts.storagePath.Given() {
 		return func() {}, nil
 	}
 	dir, err := os.MkdirTemp("", "probegate-demo-")
 	if err != nil {
 		return nil, err
 	}
-	*opts.storagePath.value, opts.storagePath.set = dir, true
+	if err := opts.storagePath.Set(dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	return func() { os.RemoveAll(dir) }, nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+
+	"github.com/probegate/probegate/cmd/probegate/internal/flagconfig"
 )
 
 // defaultStoragePath is the directory of probegate's state when
@@ -10,18 +12,18 @@ const defaultStoragePath = "data"
 
 // maintenanceFlags registers the switch of the admin API and the
 // directory that keeps the maintenance entries across restarts.
-func (o *options) maintenanceFlags(app flagAdder) {
+func (o *options) maintenanceFlags(app flagconfig.Adder) {
 	app.Flag("web.enable-admin-api", "Enable the admin API: taking backends out for maintenance under the readiness budget (/api/v1/backends).").
-		Envar(envarName("web.enable-admin-api")).BoolVar(&o.EnableAdminAPI)
-	o.storagePath = newFlagValue(new(string), parseStoragePath)
-	o.storagePath.register(app, "storage.path", "Directory of the state kept across restarts (maintenance.json); created when missing.").
+		Envar(flagconfig.Envar("web.enable-admin-api")).BoolVar(&o.EnableAdminAPI)
+	o.storagePath = flagconfig.NewValue(new(string), parseStoragePath)
+	o.storagePath.Register(app, "storage.path", "Directory of the state kept across restarts (maintenance.json); created when missing.").
 		PlaceHolder(defaultStoragePath)
 }
 
 // storageDir is the --storage.path directory.
 func (o *options) storageDir() string {
-	if o.storagePath.given() {
-		return *o.storagePath.value
+	if o.storagePath.Given() {
+		return o.storagePath.Get()
 	}
 	return defaultStoragePath
 }

@@ -3,14 +3,16 @@ package main
 import (
 	"net"
 	"os"
+
+	"github.com/probegate/probegate/cmd/probegate/internal/flagconfig"
 )
 
 // replicaFlag registers --replica.name, the name this replica goes by
 // among the replicas that share a pool: in the replica views of the shared
 // maintenance store and in the Via header of what the fan-out forwards.
-func (o *options) replicaFlag(app flagAdder) {
+func (o *options) replicaFlag(app flagconfig.Adder) {
 	app.Flag("replica.name", "Name of this replica among those sharing a pool (Via of forwarded requests, replica views). Default: <hostname>:<port of the first --web.listen-address>.").
-		Envar(envarName("replica.name")).PlaceHolder("HOST:PORT").StringVar(&o.ReplicaName)
+		Envar(flagconfig.Envar("replica.name")).PlaceHolder("HOST:PORT").StringVar(&o.ReplicaName)
 }
 
 // replicaName is --replica.name, or the host name and the port of the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/probegate/probegate/cmd/probegate/internal/flagconfig"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/probe"
 	"github.com/probegate/probegate/config"
@@ -26,34 +27,23 @@ type simulation struct {
 // the thresholds, read as serve reads them, with --failures and
 // --successes as short aliases, and the output format.
 func registerSimulateFlags(cmd *kingpin.CmdClause) *simulation {
-	sim := &simulation{opts: &options{backends: &backendsValue{}}}
+	sim := &simulation{opts: &options{}}
 	o := sim.opts
-	o.configFile = newFlagValue(new(string), parseString)
-	o.configFile.register(cmd, "config.file",
+	o.configFile = flagconfig.NewValue(new(string), flagconfig.String)
+	o.configFile.Register(cmd, "config.file",
 		"Configuration file whose health_probe.failures and successes apply. When not given, probegate.yml is read if it exists.").
 		PlaceHolder(defaultConfigFile)
 	failures := func(c *config.Config) *int { return &c.HealthProbe.Failures }
 	successes := func(c *config.Config) *int { return &c.HealthProbe.Successes }
-	addOverride(o, cmd, "health-probe.failures", "Consecutive failed probes that take a backend out of service (fall).",
-		"health_probe.failures", parseCount, failures)
-	addOverride(o, cmd, "health-probe.successes", "Consecutive ok probes that bring it back (rise).",
-		"health_probe.successes", parseCount, successes)
-	addAlias(o, cmd, "failures", "Same as --health-probe.failures.", "health_probe.failures", failures)
-	addAlias(o, cmd, "successes", "Same as --health-probe.successes.", "health_probe.successes", successes)
+	flagconfig.Override(&o.overrides, cmd, "health-probe.failures", "Consecutive failed probes that take a backend out of service (fall).",
+		"health_probe.failures", flagconfig.Count, failures)
+	flagconfig.Override(&o.overrides, cmd, "health-probe.successes", "Consecutive ok probes that bring it back (rise).",
+		"health_probe.successes", flagconfig.Count, successes)
+	flagconfig.Alias(&o.overrides, cmd, "failures", "Same as --health-probe.failures.", "health_probe.failures", flagconfig.Count, failures).PlaceHolder("N")
+	flagconfig.Alias(&o.overrides, cmd, "successes", "Same as --health-probe.successes.", "health_probe.successes", flagconfig.Count, successes).PlaceHolder("N")
 	cmd.Flag("output", "Output format: one of text, json.").Default("text").EnumVar(&sim.output, "text", "json")
 	cmd.Arg("results", "Probe results in order: "+probe.SimulatedResultSyntax()+".").Required().StringsVar(&sim.inputs)
 	return sim
-}
-
-// addAlias registers a short flag without an environment variable that
-// sets the same configuration key as its long form.
-func addAlias(o *options, cmd *kingpin.CmdClause, name, help, field string, key func(*config.Config) *int) {
-	v := newFlagValue(new(int), parseCount)
-	v.flagSource.name = name
-	clause := cmd.Flag(name, help).IsSetByUser(&v.byFlag).PlaceHolder("N")
-	clause.SetValue(v)
-	o.overrides = append(o.overrides, override{field: field, flag: v,
-		apply: func(c *config.Config) { *key(c) = *v.value }})
 }
 
 // load reads the thresholds from the flags, the environment and the
