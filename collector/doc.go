@@ -11,6 +11,7 @@
 //	probe      the scheduler and one function type per probe kind
 //	fanout     the fan-out round, forwarding, and the merge formats
 //	discovery  where backends come from
+//	reconcile  the pool and its prober kept in step with reloads and discovery
 //
 // docs/design.md tells how they fit together and why.
 package collector

@@ -58,7 +58,7 @@ func (s *server) handleConfig(w http.ResponseWriter, r *http.Request) {
 	if !readOnly(w, r) {
 		return
 	}
-	cfg := s.running.Load()
+	cfg := s.targets.Running()
 	out, err := cfg.RedactedYAML()
 	if err != nil {
 		writeAPIAnswer(w, r, http.StatusInternalServerError, apiAnswer{Status: "error", ErrorType: "internal", Error: err.Error()})

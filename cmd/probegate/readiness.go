@@ -37,7 +37,7 @@ func (s *server) budgetCheck(reg prometheus.Registerer) func(context.Context) (s
 			return numbers, nil
 		}
 		failed := "readiness budget does not hold: " + numbers
-		if s.maint.replicas == nil || !s.running.Load().Readiness.PeerRelative {
+		if s.maint.replicas == nil || !s.targets.Running().Readiness.PeerRelative {
 			return "", errors.New(failed)
 		}
 		verdict, why := maintenance.JudgePeers(s.maint.replicas.Peers(s.opts.replicaName()))

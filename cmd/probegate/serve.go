@@ -30,6 +30,7 @@ import (
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/probe"
+	"github.com/probegate/probegate/collector/reconcile"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/gate"
 )
@@ -60,11 +61,10 @@ type server struct {
 	prober  *probe.Prober
 	fanout  *fanout.Fanout
 	gate    *gate.Gate
-	// running is the configuration in force: /api/v1/status/config shows
-	// it, and each discovery update merges its static backends and probe
-	// settings with the discovered targets.
-	running atomic.Pointer[config.Config]
-	// sd is service discovery.
+	// targets rebuilds the pool at each reload and discovery update, and
+	// knows the configuration in force, which /api/v1/status/config shows.
+	targets *reconcile.Reconciler
+	// sd is service discovery, for its view.
 	sd *discovery.Discovery
 	// maint is maintenance, its store and the replica views.
 	maint *maintenanceService
@@ -74,11 +74,9 @@ type server struct {
 
 	// reloads makes SIGHUP and POST /-/reload one reload at a time: a
 	// request that arrives while one runs shares its result, so a storm of
-	// reloads costs one.
+	// reloads costs one. The reconciler orders them with discovery
+	// updates.
 	reloads singleflight.Group
-	// applyMu makes applying a configuration and applying a discovery
-	// update one at a time: both rebuild the pool from running.
-	applyMu sync.Mutex
 }
 
 // runServer wires everything and serves until the gate's lifecycle ends.
@@ -106,8 +104,12 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	}
 	s.maint = maint
 	s.pool = backends
-	s.running.Store(cfg)
 	s.prober = probe.NewProber(backends, logger, s.metrics.ObserveProbe)
+	stopDiscovery, err := s.startDiscovery(cfg, reg)
+	if err != nil {
+		level.Error(logger).Log("msg", "Cannot start service discovery", "err", err)
+		return 1
+	}
 	s.fanout = fanout.New(backends, cfg.Fanout, fanout.NewMetrics(reg), logger, time.Now)
 	s.fanout.SetReplicaName(opts.replicaName())
 	applyMemoryLimit(logger, cfg.Fanout)
@@ -117,13 +119,10 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	gateOptions.Logger = logger
 	g := gate.New(gateOptions)
 	s.gate = g
+	g.OnShutdown(func(context.Context) { stopDiscovery() })
 	maint.startReplicas(opts.replicaName(), g, backends, reg, logger)
 	g.RegisterWithOutput("backends", s.budgetCheck(reg))
 	reg.MustRegister(g)
-	if err := s.startDiscovery(cfg, reg); err != nil {
-		level.Error(logger).Log("msg", "Cannot start service discovery", "err", err)
-		return 1
-	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/health", g.HealthHandler())
@@ -162,8 +161,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	// Discovered backends that lead back to the fan-out are dropped; an
 	// update discovery delivered before the listeners were open is
 	// applied again under the rule.
-	s.sd.DetectLoops(s.self.Load().Targets)
-	s.discoveryUpdated()
+	s.targets.DetectLoops(s.self.Load().Targets)
 	healthSrv, healthListener, err := opts.healthServer(g.Wrap(g.HealthHandler()), g.Wrap(g.ReadyHandler()))
 	if err != nil {
 		closeAll(listeners)
@@ -322,9 +320,10 @@ func (s *server) apply() error {
 	if err := s.maint.checkReload(cfg); err != nil {
 		return err
 	}
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	if err := s.applyTargets(cfg); err != nil {
+	if err := refuseSelfTargets(s.self.Load(), cfg); err != nil {
+		return err
+	}
+	if err := s.targets.Apply(cfg); err != nil {
 		return err
 	}
 	s.gate.SetTimings(gateTimings(cfg.Gate))

@@ -1,0 +1,171 @@
+package reconcile
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
+	sd "github.com/prometheus/prometheus/discovery"
+	"github.com/prometheus/prometheus/discovery/file"
+
+	"github.com/probegate/probegate/collector/discovery"
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/probe"
+	"github.com/probegate/probegate/config"
+)
+
+// backend is a loopback server that counts the probes it answers.
+type backend struct {
+	*httptest.Server
+	probes atomic.Int64
+}
+
+func serve(t *testing.T) *backend {
+	t.Helper()
+	b := &backend{}
+	b.Server = httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { b.probes.Add(1) }))
+	t.Cleanup(b.Close)
+	return b
+}
+
+// rig is a Reconciler over a real pool, prober and file discovery, all
+// running until the test ends.
+type rig struct {
+	*Reconciler
+	pool *pool.Pool
+	// sdFile is the file discovery watches.
+	sdFile string
+}
+
+// baseConfig probes every 50ms, and discovers from dir/sd.yml.
+func baseConfig(dir string, backends ...config.Backend) *config.Config {
+	cfg := config.Default()
+	cfg.HealthProbe.Interval = model.Duration(50 * time.Millisecond)
+	cfg.HealthProbe.Timeout = model.Duration(50 * time.Millisecond)
+	cfg.FileSDConfigs = []*file.SDConfig{{Files: []string{filepath.Join(dir, "sd.yml")}, RefreshInterval: file.DefaultSDConfig.RefreshInterval}}
+	cfg.Backends = backends
+	return cfg
+}
+
+func start(t *testing.T, cfg *config.Config) *rig {
+	t.Helper()
+	logger := log.NewNopLogger()
+	p := pool.New(logger, time.Now)
+	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	prober := probe.NewProber(p, logger, nil)
+	d, err := discovery.New(ctx, logger, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), sd.Updatert(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.ApplyConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{Reconciler: New(p, prober, d, cfg, logger), pool: p, sdFile: cfg.FileSDConfigs[0].Files[0]}
+	var wg sync.WaitGroup
+	wg.Go(func() { prober.Run(ctx) })
+	wg.Go(r.Run)
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+	return r
+}
+
+// names are the pool's backends.
+func (r *rig) names() []string {
+	var names []string
+	for _, b := range r.pool.Backends() {
+		names = append(names, b.Name)
+	}
+	return names
+}
+
+// discover has the discovery file list url as the backend name.
+func (r *rig) discover(t *testing.T, name, url string) {
+	t.Helper()
+	content := `[{targets: ["` + strings.TrimPrefix(url, "http://") + `"], labels: {backend: ` + name + `}}]`
+	if err := os.WriteFile(r.sdFile+".tmp", []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(r.sdFile+".tmp", r.sdFile); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond every 10ms for up to 10s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestApplyAndDiscoveryRebuildThePoolAndTheProberFollows: a reload's new
+// backend and a discovered one each join the pool and are probed, with no
+// call but Apply and Run; a discovery update after a reload keeps the
+// reload's backends; a configuration the pool refuses changes nothing.
+func TestApplyAndDiscoveryRebuildThePoolAndTheProberFollows(t *testing.T) {
+	dir := t.TempDir()
+	a, b, found := serve(t), serve(t), serve(t)
+	before := baseConfig(dir, config.Backend{Name: "a", URL: a.URL})
+	r := start(t, before)
+	waitFor(t, "a probed", func() bool { return a.probes.Load() > 0 })
+
+	reloaded := baseConfig(dir, config.Backend{Name: "a", URL: a.URL}, config.Backend{Name: "b", URL: b.URL})
+	if err := r.Apply(reloaded); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.names(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("after the reload the pool is %v, want a and b", got)
+	}
+	waitFor(t, "the reload's new backend probed", func() bool { return b.probes.Load() > 0 })
+
+	r.discover(t, "found", found.URL)
+	waitFor(t, "the discovered backend in the pool", func() bool { return slices.Equal(r.names(), []string{"a", "b", "found"}) })
+	waitFor(t, "the discovered backend probed", func() bool { return found.probes.Load() > 0 })
+	if r.Running() != reloaded {
+		t.Errorf("a discovery update changed the configuration in force")
+	}
+
+	refused := baseConfig(dir, config.Backend{Name: "a", URL: a.URL}, config.Backend{Name: "a", URL: b.URL})
+	if err := r.Apply(refused); err == nil || !strings.Contains(err.Error(), `two backends are named "a"`) {
+		t.Errorf("Apply of two backends named a: %v", err)
+	}
+	if got := r.names(); r.Running() != reloaded || !slices.Equal(got, []string{"a", "b", "found"}) {
+		t.Errorf("a refused configuration changed the pool to %v or the configuration in force", got)
+	}
+}
+
+// TestDetectLoopsDropsWhatWasAlreadyApplied: a discovered backend that the
+// rule, once known, calls a loop leaves the pool at once, without waiting
+// for discovery's next update.
+func TestDetectLoopsDropsWhatWasAlreadyApplied(t *testing.T) {
+	dir := t.TempDir()
+	self := serve(t)
+	r := start(t, baseConfig(dir))
+	r.discover(t, "self", self.URL)
+	waitFor(t, "the discovered backend in the pool", func() bool { return slices.Equal(r.names(), []string{"self"}) })
+	r.DetectLoops(func(url string) bool { return url == self.URL })
+	if got := r.names(); len(got) != 0 {
+		t.Errorf("after DetectLoops the pool is %v, want the loop dropped", got)
+	}
+}
