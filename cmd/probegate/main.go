@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/probegate/probegate"
+	"github.com/probegate/probegate/cmd/probegate/internal/maintcli"
 )
 
 func main() {
@@ -48,7 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	simulateCmd := app.Command("simulate", "Feed probe results through the state machine and print each step.")
 	sim := registerSimulateFlags(simulateCmd)
 	versionCmd := app.Command("version", "Print the version and build information.")
-	maint := registerMaintenance(app)
+	maint := maintcli.Register(app)
 
 	command, err := app.Parse(args)
 	if err != nil {
@@ -59,11 +60,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if maint.Handles(command) {
+		return maint.Run(command, stdout, stderr)
+	}
 	switch command {
 	case checkCmd.FullCommand():
 		return checkConfig(checkOpts, stdout, stderr)
-	case maint.start.FullCommand(), maint.stop.FullCommand(), maint.list.FullCommand():
-		return maint.run(command, stdout, stderr)
 	case simulateCmd.FullCommand():
 		if err := sim.load(); err != nil {
 			fmt.Fprintf(stderr, "probegate simulate: %v\n", err)

@@ -1,4 +1,9 @@
-package main
+// Package maintcli is `probegate maintenance start|stop|list`, the
+// command-line client of a running probegate's admin API, and the offline
+// stop that edits the storage directory of a stopped one. It speaks the
+// API's own wire types (collector/maintenance, collector/admin), so the
+// client and the server cannot drift apart.
+package maintcli
 
 import (
 	"bytes"
@@ -25,11 +30,11 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
-// maintenanceCLI is `probegate maintenance`, the command-line client of
-// the admin API. It exits 0 when the request did what it asked, 1 when
-// probegate refused it (the readiness budget, an unknown backend) or could
-// not be reached, and 2 for a usage error.
-type maintenanceCLI struct {
+// CLI is `probegate maintenance`, the command-line client of the admin
+// API. It exits 0 when the request did what it asked, 1 when probegate
+// refused it (the readiness budget, an unknown backend) or could not be
+// reached, and 2 for a usage error.
+type CLI struct {
 	start, stop, list *kingpin.CmdClause
 
 	url            string
@@ -44,9 +49,9 @@ type maintenanceCLI struct {
 	timeout     time.Duration
 }
 
-// registerMaintenance adds `probegate maintenance start|stop|list`.
-func registerMaintenance(app *kingpin.Application) *maintenanceCLI {
-	c := &maintenanceCLI{}
+// Register adds `probegate maintenance start|stop|list` to app.
+func Register(app *kingpin.Application) *CLI {
+	c := &CLI{}
 	cmd := app.Command("maintenance", "Take backends out of service for maintenance, under the readiness budget, through a running probegate's admin API.")
 	cmd.Flag("url", "Base URL of the probegate to talk to.").Default("http://localhost:9797").StringVar(&c.url)
 	cmd.Flag("http.config.file", "HTTP client configuration file (prometheus/common format) with the credentials and TLS settings for --url.").
@@ -75,8 +80,14 @@ var errRefused = errors.New("refused")
 // usageError is a mistake in the command line.
 type usageError struct{ error }
 
-// run runs one maintenance command and returns the exit code.
-func (c *maintenanceCLI) run(command string, stdout, stderr io.Writer) int {
+// Handles reports whether command, as app.Parse returned it, is one of
+// the maintenance commands.
+func (c *CLI) Handles(command string) bool {
+	return command == c.start.FullCommand() || command == c.stop.FullCommand() || command == c.list.FullCommand()
+}
+
+// Run runs one maintenance command and returns the exit code.
+func (c *CLI) Run(command string, stdout, stderr io.Writer) int {
 	err := c.do(command, stdout)
 	var usage usageError
 	switch {
@@ -91,7 +102,7 @@ func (c *maintenanceCLI) run(command string, stdout, stderr io.Writer) int {
 	}
 }
 
-func (c *maintenanceCLI) do(command string, stdout io.Writer) error {
+func (c *CLI) do(command string, stdout io.Writer) error {
 	if command == c.stop.FullCommand() && c.storagePath != "" {
 		return c.stopOffline(stdout)
 	}
@@ -122,7 +133,7 @@ func (c *maintenanceCLI) do(command string, stdout io.Writer) error {
 	}
 }
 
-func (c *maintenanceCLI) doStart(ctx context.Context, api apiClient, stdout io.Writer) error {
+func (c *CLI) doStart(ctx context.Context, api apiClient, stdout io.Writer) error {
 	if strings.TrimSpace(c.reason) == "" {
 		return usageError{errors.New("--reason must say why the backend goes out")}
 	}
@@ -167,7 +178,7 @@ func (c *maintenanceCLI) doStart(ctx context.Context, api apiClient, stdout io.W
 	}
 }
 
-func (c *maintenanceCLI) doStop(ctx context.Context, api apiClient, stdout io.Writer) error {
+func (c *CLI) doStop(ctx context.Context, api apiClient, stdout io.Writer) error {
 	resp, data, err := api.do(ctx, http.MethodDelete, maintenance.MaintenancePath(c.name), nil)
 	if err != nil {
 		return err
@@ -200,7 +211,7 @@ func printEnded(stdout io.Writer, name string, got maintenance.Ended) error {
 	return nil
 }
 
-func (c *maintenanceCLI) doList(ctx context.Context, api apiClient, stdout io.Writer) error {
+func (c *CLI) doList(ctx context.Context, api apiClient, stdout io.Writer) error {
 	resp, data, err := api.do(ctx, http.MethodGet, maintenance.BackendsPath, nil)
 	if err != nil {
 		return err
@@ -293,7 +304,7 @@ func (a apiClient) do(ctx context.Context, method, path string, body []byte) (*h
 // stopOffline ends an entry in the state file of a probegate that is not
 // running. It takes the directory's lock first, so it never writes under a
 // running probegate, which would overwrite the change.
-func (c *maintenanceCLI) stopOffline(stdout io.Writer) error {
+func (c *CLI) stopOffline(stdout io.Writer) error {
 	unlock, err := store.LockDir(c.storagePath)
 	if errors.Is(err, store.ErrLocked) {
 		return fmt.Errorf("%w: %v; end it through the running probegate's admin API (--url) instead", errRefused, err)

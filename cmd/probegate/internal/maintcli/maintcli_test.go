@@ -1,0 +1,75 @@
+package maintcli
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/probegate/probegate/collector/maintenance"
+	"github.com/probegate/probegate/collector/pool"
+)
+
+// run parses args as probegate does and runs the maintenance command.
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	app := kingpin.New("probegate", "test")
+	c := Register(app)
+	command, err := app.Parse(args)
+	if err != nil {
+		t.Fatalf("parse %q: %v", args, err)
+	}
+	if !c.Handles(command) {
+		t.Fatalf("%q is not a maintenance command", command)
+	}
+	var out, errOut bytes.Buffer
+	code = c.Run(command, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestExitCodes: 2 for a mistake in the command line, before any request;
+// 1 when probegate refuses, with the budget's numbers; 0 when granted.
+func TestExitCodes(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if r.URL.Query().Get("force") == "true" {
+			json.NewEncoder(w).Encode(maintenance.Entered{Backend: "a", Forced: true, Maintenance: pool.Maintenance{Reason: "disk"}})
+			return
+		}
+		w.Header().Set("Retry-After", "7")
+		w.WriteHeader(http.StatusTooManyRequests)
+		json.NewEncoder(w).Encode(maintenance.Refused{Error: "no", Budget: pool.Budget{Expected: 2, CurrentHealthy: 1, DesiredHealthy: 1}})
+	}))
+	defer srv.Close()
+
+	for _, args := range [][]string{
+		{"maintenance", "--url=ftp://x", "start", "a", "--reason=disk"},
+		{"maintenance", "--url=" + srv.URL, "start", "a", "--reason= "},
+		{"maintenance", "--url=" + srv.URL, "start", "a", "--reason=disk", "--ttl=soon"},
+	} {
+		if code, _, stderr := run(t, args...); code != 2 || stderr == "" {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and a message", args, code, stderr)
+		}
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("usage errors sent %d requests", n)
+	}
+	code, _, stderr := run(t, "maintenance", "--url="+srv.URL, "start", "a", "--reason=disk")
+	if want := "expected=2 current_healthy=1 desired_healthy=1 disruptions_allowed=0); retry in 7s"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("refused: exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
+	code, stdout, _ := run(t, "maintenance", "--url="+srv.URL, "start", "a", "--reason=disk", "--force")
+	if code != 0 || !strings.Contains(stdout, "a is in maintenance until stopped (reason: disk)") || !strings.Contains(stdout, "forced") {
+		t.Errorf("forced: exit %d, stdout %q", code, stdout)
+	}
+	srv.Close()
+	if code, _, stderr := run(t, "maintenance", "--url="+srv.URL, "list"); code != 1 || !strings.Contains(stderr, "cannot reach probegate") {
+		t.Errorf("unreachable: exit %d, stderr %q; want 1", code, stderr)
+	}
+}
