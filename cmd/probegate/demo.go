@@ -8,13 +8,14 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/probegate/probegate/cmd/probegate/internal/demo"
+	"github.com/probegate/probegate/cmd/probegate/internal/logging"
 	"github.com/probegate/probegate/config"
 )
 
 // runDemo starts the demo's loopback backends and serves probegate against
 // them with a 1s probe interval: the one-command tour.
 func runDemo(opts *options, stdout, stderr io.Writer) int {
-	logger, err := newLogger(opts.LogLevel, opts.LogFormat, stderr)
+	logger, err := logging.New(opts.LogLevel, opts.LogFormat, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "probegate: %v\n", err)
 		return 2

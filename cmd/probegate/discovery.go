@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	sd "github.com/prometheus/prometheus/discovery"
 
+	"github.com/probegate/probegate/cmd/probegate/internal/logging"
 	"github.com/probegate/probegate/collector/discovery"
 	"github.com/probegate/probegate/collector/reconcile"
 	"github.com/probegate/probegate/config"
@@ -18,7 +19,7 @@ import (
 // within moments of the start.
 func (s *server) startDiscovery(cfg *config.Config, reg prometheus.Registerer) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := discovery.New(ctx, s.logger, slogFromGokit(s.logger), reg, sd.Updatert(s.opts.DiscoveryUpdateInterval))
+	d, err := discovery.New(ctx, s.logger, logging.Slog(s.logger), reg, sd.Updatert(s.opts.DiscoveryUpdateInterval))
 	if err != nil {
 		cancel()
 		return nil, err

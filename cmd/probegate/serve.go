@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/probegate/probegate/cmd/probegate/internal/logging"
 	"github.com/probegate/probegate/collector"
 	"github.com/probegate/probegate/collector/discovery"
 	"github.com/probegate/probegate/collector/fanout"
@@ -37,7 +38,7 @@ import (
 
 // serve runs probegate against the configured backends until a signal ends it.
 func serve(opts *options, stderr io.Writer) int {
-	logger, err := newLogger(opts.LogLevel, opts.LogFormat, stderr)
+	logger, err := logging.New(opts.LogLevel, opts.LogFormat, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "probegate: %v\n", err)
 		return 2
@@ -131,7 +132,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	// time and merged with the registry's: at 10,000 backends the registry's
 	// per-series checks would cost more than the whole budget.
 	gatherer := collector.NewGatherer(backends, reg)
-	mux.Handle(opts.TelemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{Registry: reg, ErrorLog: stdlogAdapter{logger}}))
+	mux.Handle(opts.TelemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{Registry: reg, ErrorLog: logging.Printer(logger)}))
 	mux.Handle("/healthz", collector.HealthzHandler(backends, s.fanout.LastRound))
 	mux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
 	s.mountIntrospection(mux, started)
@@ -197,7 +198,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	if announce != nil {
 		announce()
 	}
-	flags, slogger := opts.webFlagConfig(), slogFromGokit(logger)
+	flags, slogger := opts.webFlagConfig(), logging.Slog(logger)
 	err = g.Run(context.Background(), srv, func() error {
 		if healthSrv != nil {
 			level.Info(logger).Log("msg", "Serving /health and /ready", "address", healthListener.Addr())
@@ -359,11 +360,4 @@ func (s *server) mountLandingPage(mux *http.ServeMux) error {
 	}
 	mux.Handle("/", page)
 	return nil
-}
-
-// stdlogAdapter lets promhttp log through go-kit.
-type stdlogAdapter struct{ logger log.Logger }
-
-func (a stdlogAdapter) Println(v ...any) {
-	level.Error(a.logger).Log("msg", fmt.Sprint(v...))
 }

@@ -1,4 +1,8 @@
-package main
+// Package logging builds probegate's logger: go-kit records in logfmt or
+// JSON, each with a UTC timestamp and the caller, every password in a URL
+// or address redacted, and a bridge that writes exporter-toolkit's slog
+// records into the same stream in the same shape.
+package logging
 
 import (
 	"fmt"
@@ -17,8 +21,8 @@ import (
 // outer context that level.Info made.
 const callerDepth = 6
 
-// logger is the go-kit logger newLogger builds. It keeps the undecorated
-// writer and the level so that slogFromGokit can bridge exporter-toolkit's
+// logger is the go-kit logger New builds. It keeps the undecorated writer
+// and the level so that Slog can bridge exporter-toolkit's
 // slog records into the same stream without a second timestamp or a
 // caller pointing into the bridge.
 type logger struct {
@@ -32,10 +36,9 @@ func (l *logger) Log(keyvals ...any) error {
 	return l.decorated.Log(keyvals...)
 }
 
-// newLogger builds the logger of --log.level and --log.format writing to
-// w: logfmt or JSON, each record with ts (UTC) and caller, records below
+// New builds the logger of --log.level and --log.format writing to w: logfmt or JSON, each record with ts (UTC) and caller, records below
 // the level dropped, and every password in a URL or address redacted.
-func newLogger(lvl, format string, w io.Writer) (log.Logger, error) {
+func New(lvl, format string, w io.Writer) (log.Logger, error) {
 	var base log.Logger
 	switch format {
 	case "logfmt":
@@ -68,11 +71,11 @@ func newLogger(lvl, format string, w io.Writer) (log.Logger, error) {
 	}, nil
 }
 
-// slogFromGokit bridges a logger from newLogger to the *slog.Logger
-// exporter-toolkit wants, writing records in the same shape. Pass the
-// logger newLogger returned, not one wrapped by log.With: a wrapped or
+// Slog bridges a logger from New to the *slog.Logger exporter-toolkit
+// and Prometheus's discovery want, writing records in the same shape.
+// Pass the logger New returned, not one wrapped by log.With: a wrapped or
 // foreign logger is bridged as it is, at info level.
-func slogFromGokit(l log.Logger) *slog.Logger {
+func Slog(l log.Logger) *slog.Logger {
 	own, ok := l.(*logger)
 	if !ok {
 		return slog.New(slgk.NewGoKitHandler(l, nil))
@@ -108,4 +111,15 @@ func (s slogShape) Log(keyvals ...any) error {
 		out = append(out, "caller", caller)
 	}
 	return s.next.Log(append(out, rest...)...)
+}
+
+// Printer is l as the Println logger promhttp reports its errors to.
+func Printer(l log.Logger) interface{ Println(v ...any) } {
+	return printer{l}
+}
+
+type printer struct{ logger log.Logger }
+
+func (p printer) Println(v ...any) {
+	level.Error(p.logger).Log("msg", fmt.Sprint(v...))
 }

@@ -1,4 +1,4 @@
-package main
+package logging
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ func here() string {
 
 func TestLogfmtRecordsHaveTimestampCallerAndLevel(t *testing.T) {
 	var out bytes.Buffer
-	logger, err := newLogger("info", "logfmt", &out)
+	logger, err := New("info", "logfmt", &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func lineBefore(fileLine string) string {
 
 func TestJSONRecords(t *testing.T) {
 	var out bytes.Buffer
-	logger, err := newLogger("debug", "json", &out)
+	logger, err := New("debug", "json", &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,11 +75,11 @@ func TestJSONRecords(t *testing.T) {
 
 func TestSlogBridgeWritesTheSameShape(t *testing.T) {
 	var out bytes.Buffer
-	logger, err := newLogger("warn", "logfmt", &out)
+	logger, err := New("warn", "logfmt", &out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slogger := slogFromGokit(logger)
+	slogger := Slog(logger)
 	slogger.Info("dropped below warn")
 	slogger.Warn("Listening on", "address", "[::]:9797")
 	call := here()
@@ -91,10 +91,10 @@ func TestSlogBridgeWritesTheSameShape(t *testing.T) {
 }
 
 func TestNewLoggerRejectsUnknownLevelAndFormat(t *testing.T) {
-	if _, err := newLogger("verbose", "logfmt", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--log.level") {
+	if _, err := New("verbose", "logfmt", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--log.level") {
 		t.Errorf("unknown level: %v", err)
 	}
-	if _, err := newLogger("info", "xml", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--log.format") {
+	if _, err := New("info", "xml", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--log.format") {
 		t.Errorf("unknown format: %v", err)
 	}
 }
@@ -104,14 +104,14 @@ func TestNewLoggerRejectsUnknownLevelAndFormat(t *testing.T) {
 // written as "xxxxx"; the caller's values are left as they were.
 func TestLogsNeverShowAPassword(t *testing.T) {
 	var out bytes.Buffer
-	logger, err := newLogger("info", "logfmt", &out)
+	logger, err := New("info", "logfmt", &out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse("http://carol:pa55@h/")
 	keyvals := []any{"msg", "Target alice:hunter2@127.0.0.1:28001", "err", errors.New(`get "http://bob:s3cret@h/": refused`), "url", u}
 	level.Warn(logger).Log(keyvals...)
-	slogFromGokit(logger).Warn("bridged", "target", "dave:letmein@h:1")
+	Slog(logger).Warn("bridged", "target", "dave:letmein@h:1")
 	for _, secret := range []string{"hunter2", "s3cret", "pa55", "letmein"} {
 		if strings.Contains(out.String(), secret) {
 			t.Errorf("the log shows the password %s:\n%s", secret, out.String())
