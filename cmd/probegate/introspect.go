@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"os"
 	"time"
@@ -34,66 +33,7 @@ func (s *server) mountIntrospection(mux *http.ServeMux, started time.Time) {
 		Instance: instance, Version: version.Version, Started: started, MetricsPath: s.opts.TelemetryPath,
 		Store: s.maint.manager.Status, Replicas: s.maint.liveReplicas(), AdminAPI: s.opts.EnableAdminAPI,
 	}))
-	mux.HandleFunc(configPath, s.handleConfig)
-	mux.HandleFunc(discoveryPath, s.handleDiscovery)
+	mux.Handle(configPath, status.ConfigHandler(s.targets.Running))
+	mux.Handle(discoveryPath, status.DiscoveryAPIHandler(s.sd.View))
 	mux.Handle(discoveryPagePath, status.DiscoveryHandler(s.sd.View))
-}
-
-// apiAnswer is the body of /api/v1/status/config and /api/v1/discovery,
-// shaped as Prometheus shapes its own: {"status":"success","data":...}.
-type apiAnswer struct {
-	Status    string `json:"status"`
-	Data      any    `json:"data,omitempty"`
-	ErrorType string `json:"errorType,omitempty"`
-	Error     string `json:"error,omitempty"`
-}
-
-type configData struct {
-	YAML string `json:"yaml"`
-}
-
-// handleConfig answers GET with the running configuration as YAML, every
-// secret hidden.
-func (s *server) handleConfig(w http.ResponseWriter, r *http.Request) {
-	if !readOnly(w, r) {
-		return
-	}
-	cfg := s.targets.Running()
-	out, err := cfg.RedactedYAML()
-	if err != nil {
-		writeAPIAnswer(w, r, http.StatusInternalServerError, apiAnswer{Status: "error", ErrorType: "internal", Error: err.Error()})
-		return
-	}
-	writeAPIAnswer(w, r, http.StatusOK, apiAnswer{Status: "success", Data: &configData{YAML: string(out)}})
-}
-
-// handleDiscovery answers GET with every discovered target of the last
-// update: its labels before relabelling, every password redacted, and the
-// backend it became or why it was dropped.
-func (s *server) handleDiscovery(w http.ResponseWriter, r *http.Request) {
-	if !readOnly(w, r) {
-		return
-	}
-	writeAPIAnswer(w, r, http.StatusOK, apiAnswer{Status: "success", Data: s.sd.View()})
-}
-
-// readOnly answers 405 to a request that is neither GET nor HEAD, and
-// reports whether the request may go on.
-func readOnly(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return true
-	}
-	w.Header().Set("Allow", "GET, HEAD")
-	writeAPIAnswer(w, r, http.StatusMethodNotAllowed, apiAnswer{Status: "error", ErrorType: "bad_data", Error: "method not allowed: use GET"})
-	return false
-}
-
-func writeAPIAnswer(w http.ResponseWriter, r *http.Request, code int, a apiAnswer) {
-	body, _ := json.Marshal(a) // Strings, numbers, maps and slices only: it cannot fail.
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(append(body, '\n'))
-	}
 }

@@ -1,0 +1,73 @@
+package status
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/probegate/probegate/collector/discovery"
+	"github.com/probegate/probegate/config"
+)
+
+// apiAnswer is the body of the JSON introspection endpoints, shaped as
+// Prometheus shapes its own: {"status":"success","data":...}.
+type apiAnswer struct {
+	Status    string `json:"status"`
+	Data      any    `json:"data,omitempty"`
+	ErrorType string `json:"errorType,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+type configData struct {
+	YAML string `json:"yaml"`
+}
+
+// ConfigHandler answers GET (and HEAD) with the configuration running
+// returns, as YAML with every secret hidden, where Prometheus serves its
+// own (/api/v1/status/config).
+func ConfigHandler(running func() *config.Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !readOnly(w, r) {
+			return
+		}
+		out, err := running().RedactedYAML()
+		if err != nil {
+			writeAPIAnswer(w, r, http.StatusInternalServerError, apiAnswer{Status: "error", ErrorType: "internal", Error: err.Error()})
+			return
+		}
+		writeAPIAnswer(w, r, http.StatusOK, apiAnswer{Status: "success", Data: &configData{YAML: string(out)}})
+	})
+}
+
+// DiscoveryAPIHandler answers GET (and HEAD) with every discovered target
+// of the last update as JSON: its labels before relabelling, every
+// password redacted, and the backend it became or why it was dropped.
+// DiscoveryHandler serves the same as a page.
+func DiscoveryAPIHandler(view func() discovery.View) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !readOnly(w, r) {
+			return
+		}
+		writeAPIAnswer(w, r, http.StatusOK, apiAnswer{Status: "success", Data: view()})
+	})
+}
+
+// readOnly answers 405 to a request that is neither GET nor HEAD, and
+// reports whether the request may go on.
+func readOnly(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	writeAPIAnswer(w, r, http.StatusMethodNotAllowed, apiAnswer{Status: "error", ErrorType: "bad_data", Error: "method not allowed: use GET"})
+	return false
+}
+
+func writeAPIAnswer(w http.ResponseWriter, r *http.Request, code int, a apiAnswer) {
+	body, _ := json.Marshal(a) // Strings, numbers, maps and slices only: it cannot fail.
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(append(body, '\n'))
+	}
+}
