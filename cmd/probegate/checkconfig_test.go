@@ -12,7 +12,7 @@ import (
 func runCheckConfig(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = checkConfig(mustParseFlags(t, args...), &out, &errOut)
+	code = checkConfig(parsed(t, args...), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

@@ -35,7 +35,8 @@ func parseFlags(t *testing.T, args ...string) (*options, error) {
 	return o, err
 }
 
-func mustParseFlags(t *testing.T, args ...string) *options {
+// parsed is parseFlags for arguments that must parse.
+func parsed(t *testing.T, args ...string) *options {
 	t.Helper()
 	o, err := parseFlags(t, args...)
 	if err != nil {
@@ -89,7 +90,7 @@ func TestPrecedenceFlagBeatsEnvBeatsFileBeatsDefault(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			args := append([]string{"--config.file=" + writeFile(t, tc.file)}, tc.flags...)
-			cfg, err := mustParseFlags(t, args...).loadConfig()
+			cfg, err := parsed(t, args...).loadConfig()
 			if err != nil {
 				t.Fatalf("loadConfig: %v", err)
 			}
@@ -103,7 +104,7 @@ func TestPrecedenceFlagBeatsEnvBeatsFileBeatsDefault(t *testing.T) {
 
 func TestEveryOverrideFlagReachesItsKey(t *testing.T) {
 	isolateEnv(t)
-	o := mustParseFlags(t, "--config.file="+writeFile(t, ""),
+	o := parsed(t, "--config.file="+writeFile(t, ""),
 		"--health-probe.path=/p", "--health-probe.interval=11s", "--health-probe.timeout=3s",
 		"--health-probe.failures=6", "--health-probe.successes=4", "--no-health-probe",
 		"--gate.drain=12s", "--gate.shutdown-timeout=13s")
@@ -124,7 +125,7 @@ func TestEveryOverrideFlagReachesItsKey(t *testing.T) {
 func TestProbeFlagsLeaveABackendsOwnKeys(t *testing.T) {
 	isolateEnv(t)
 	file := writeFile(t, "backends:\n  - name: own\n    url: http://127.0.0.1:1\n    health_probe: {path: /own}\n")
-	cfg, err := mustParseFlags(t, "--config.file="+file, "--health-probe.path=/flag").loadConfig()
+	cfg, err := parsed(t, "--config.file="+file, "--health-probe.path=/flag").loadConfig()
 	if err != nil {
 		t.Fatalf("loadConfig: %v", err)
 	}
@@ -139,7 +140,7 @@ func TestProbeFlagsLeaveABackendsOwnKeys(t *testing.T) {
 func TestBackendFlagsWithoutAFile(t *testing.T) {
 	isolateEnv(t)
 	t.Chdir(t.TempDir()) // no probegate.yml here
-	cfg, err := mustParseFlags(t, "--backend", "pdb-1=http://127.0.0.1:8081", "--backend=pdb-2=http://127.0.0.1:8082/").loadConfig()
+	cfg, err := parsed(t, "--backend", "pdb-1=http://127.0.0.1:8081", "--backend=pdb-2=http://127.0.0.1:8082/").loadConfig()
 	if err != nil {
 		t.Fatalf("loadConfig: %v", err)
 	}
@@ -162,7 +163,7 @@ func TestBackendEnvironmentVariableOnePerLine(t *testing.T) {
 	isolateEnv(t)
 	t.Chdir(t.TempDir())
 	t.Setenv("PROBEGATE_BACKEND", "a=http://127.0.0.1:1\nb=http://127.0.0.1:2")
-	cfg, err := mustParseFlags(t).loadConfig()
+	cfg, err := parsed(t).loadConfig()
 	if err != nil {
 		t.Fatalf("loadConfig: %v", err)
 	}
@@ -174,7 +175,7 @@ func TestBackendEnvironmentVariableOnePerLine(t *testing.T) {
 func TestBackendFlagsAreAppendedToTheFile(t *testing.T) {
 	isolateEnv(t)
 	file := writeFile(t, "backends:\n  - name: pdb-1\n    url: http://127.0.0.1:8081\n")
-	cfg, err := mustParseFlags(t, "--config.file="+file, "--backend=pdb-2=http://127.0.0.1:8082").loadConfig()
+	cfg, err := parsed(t, "--config.file="+file, "--backend=pdb-2=http://127.0.0.1:8082").loadConfig()
 	if err != nil {
 		t.Fatalf("loadConfig: %v", err)
 	}
@@ -182,7 +183,7 @@ func TestBackendFlagsAreAppendedToTheFile(t *testing.T) {
 		t.Errorf("backends = %+v, want pdb-1 from the file, then pdb-2", cfg.Backends)
 	}
 
-	_, err = mustParseFlags(t, "--config.file="+file, "--backend=pdb-1=http://127.0.0.1:9999").loadConfig()
+	_, err = parsed(t, "--config.file="+file, "--backend=pdb-1=http://127.0.0.1:9999").loadConfig()
 	want := `--backend pdb-1=http://127.0.0.1:9999 (backends[1].name): "pdb-1" is already the name of backends[0]`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("duplicate from a flag: got %v, want %q", err, want)
@@ -192,12 +193,12 @@ func TestBackendFlagsAreAppendedToTheFile(t *testing.T) {
 func TestExplicitMissingConfigFileIsAnError(t *testing.T) {
 	isolateEnv(t)
 	missing := filepath.Join(t.TempDir(), "nope.yml")
-	_, err := mustParseFlags(t, "--config.file="+missing).loadConfig()
+	_, err := parsed(t, "--config.file="+missing).loadConfig()
 	if err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("got %v, want an error naming %s", err, missing)
 	}
 	t.Setenv("PROBEGATE_CONFIG_FILE", missing)
-	if _, err := mustParseFlags(t).loadConfig(); err == nil {
+	if _, err := parsed(t).loadConfig(); err == nil {
 		t.Errorf("a missing file named by PROBEGATE_CONFIG_FILE was not an error")
 	}
 }
@@ -248,7 +249,7 @@ func TestInvalidValuesFromFlagsNameTheFlag(t *testing.T) {
 		{[]string{"--backend=pdb-1=ftp://127.0.0.1:1"},
 			`--backend pdb-1=ftp://127.0.0.1:1 (backends[0].url): "ftp://127.0.0.1:1": want an absolute http:// or https:// URL`},
 	} {
-		_, err := mustParseFlags(t, tc.args...).loadConfig()
+		_, err := parsed(t, tc.args...).loadConfig()
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.args, err, tc.want)
 		}
@@ -297,7 +298,7 @@ func TestEveryFlagHasItsEnvironmentVariable(t *testing.T) {
 
 func TestServerFlagDefaultsAndEnvironment(t *testing.T) {
 	isolateEnv(t)
-	o := mustParseFlags(t)
+	o := parsed(t)
 	if !reflect.DeepEqual(o.ListenAddresses, []string{":9797"}) || o.TelemetryPath != "/metrics" ||
 		o.LogLevel != "info" || o.LogFormat != "logfmt" || o.WebConfigFile != "" || o.SystemdSocket {
 		t.Errorf("defaults: %+v", o)
@@ -309,7 +310,7 @@ func TestServerFlagDefaultsAndEnvironment(t *testing.T) {
 	t.Setenv("PROBEGATE_WEB_LISTEN_ADDRESS", "127.0.0.1:1\n[::1]:2")
 	t.Setenv("PROBEGATE_WEB_TELEMETRY_PATH", "/m")
 	t.Setenv("PROBEGATE_LOG_LEVEL", "debug")
-	o = mustParseFlags(t, "--log.level=warn", "--web.config.file=web.yml")
+	o = parsed(t, "--log.level=warn", "--web.config.file=web.yml")
 	if !reflect.DeepEqual(o.ListenAddresses, []string{"127.0.0.1:1", "[::1]:2"}) || o.TelemetryPath != "/m" || o.LogLevel != "warn" {
 		t.Errorf("from the environment and flags: %+v", o)
 	}
