@@ -10,8 +10,6 @@ import (
 	"github.com/prometheus/prometheus/discovery/dns"
 	"github.com/prometheus/prometheus/discovery/file"
 	"github.com/prometheus/prometheus/model/relabel"
-
-	"github.com/probegate/probegate/collector/fanout/merge"
 )
 
 // Config is the whole configuration file.
@@ -68,7 +66,7 @@ func Default() *Config {
 		Fanout: Fanout{
 			Enabled:               false,
 			Timeout:               model.Duration(30 * time.Second),
-			Merge:                 merge.Default,
+			Merge:                 DefaultMerge,
 			MaxRequestBytes:       1 << 20,
 			MaxResponseBytes:      64 << 20,
 			ForwardHeaders:        DefaultForwardHeaders(),

@@ -12,8 +12,6 @@ import (
 
 	"github.com/prometheus/common/model"
 	"golang.org/x/net/http/httpguts"
-
-	"github.com/probegate/probegate/collector/fanout/merge"
 )
 
 // backendNameRE is what a backend name may contain: it becomes a metric
@@ -150,8 +148,8 @@ func (v *validator) gate() {
 func (v *validator) fanout() {
 	f := v.c.Fanout
 	v.positive("fanout.timeout", f.Timeout)
-	if !slices.Contains(merge.Names(), f.Merge) {
-		v.add("fanout.merge", "%q is not a merge format: want one of %s", f.Merge, strings.Join(merge.Names(), ", "))
+	if formats := MergeFormats(); !slices.Contains(formats, f.Merge) {
+		v.add("fanout.merge", "%q is not a merge format: want one of %s", f.Merge, strings.Join(formats, ", "))
 	}
 	v.positiveBytes("fanout.max_request_bytes", f.MaxRequestBytes)
 	v.positiveBytes("fanout.max_response_bytes", f.MaxResponseBytes)

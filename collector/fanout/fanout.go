@@ -93,7 +93,7 @@ func (f *Fanout) SetReplicaName(name string) {
 func (f *Fanout) Update(cfg config.Fanout) {
 	merger, err := merge.Lookup(cfg.Merge)
 	if err != nil {
-		merger, _ = merge.Lookup(merge.Default)
+		merger, _ = merge.Lookup("")
 		if current := f.settings.Load(); current != nil {
 			merger = current.merger
 		}

@@ -7,22 +7,22 @@ import (
 	"io"
 )
 
-// JSONArray expects every backend to answer one JSON array and
+// jsonArray expects every backend to answer one JSON array and
 // concatenates their elements, in the order given, into one array.
-type JSONArray struct{}
+type jsonArray struct{}
 
 // Name implements Merger.
-func (JSONArray) Name() string { return "json_array" }
+func (jsonArray) Name() string { return "json_array" }
 
 // ContentType implements Merger.
-func (JSONArray) ContentType() string { return "application/json" }
+func (jsonArray) ContentType() string { return "application/json" }
 
 // errNotJSONArray is the verdict on a well-formed JSON document that is not
 // an array.
 var errNotJSONArray = errors.New("body is JSON but not an array")
 
 // Validate implements Merger.
-func (JSONArray) Validate(body []byte) error {
+func (jsonArray) Validate(body []byte) error {
 	if !json.Valid(body) {
 		return errors.New("body is not valid JSON")
 	}
@@ -35,13 +35,13 @@ func (JSONArray) Validate(body []byte) error {
 }
 
 // Merge implements Merger: one array of every element.
-func (JSONArray) Merge(bodies [][]byte) []byte { return jsonArrayPieces.merged(bodies) }
+func (jsonArray) Merge(bodies [][]byte) []byte { return jsonArrayPieces.merged(bodies) }
 
 // Size implements Merger.
-func (JSONArray) Size(bodies [][]byte) int { return jsonArrayPieces.size(bodies) }
+func (jsonArray) Size(bodies [][]byte) int { return jsonArrayPieces.size(bodies) }
 
 // WriteTo implements Merger.
-func (JSONArray) WriteTo(w io.Writer, bodies [][]byte) error {
+func (jsonArray) WriteTo(w io.Writer, bodies [][]byte) error {
 	return jsonArrayPieces.writeTo(w, bodies)
 }
 

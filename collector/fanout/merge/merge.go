@@ -1,7 +1,8 @@
 // Package merge joins the answers of the backends that contributed to a
 // fan-out round into one. A merge format is one Merger, in a file of its
-// own; fanout.merge names one, and configuration validation accepts
-// exactly the names Names lists.
+// own, listed in all; fanout.merge names one. The names configuration
+// validation accepts are config.MergeFormats, which a test keeps in step
+// with all.
 //
 // Merging is pure: a Merger validates one backend's body at a time, as soon
 // as that backend answered, and splices the raw bytes of the valid ones
@@ -70,16 +71,15 @@ var (
 	newline      = []byte{'\n'}
 )
 
-// Default is the name of the format used when fanout.merge is not set.
-const Default = "json_array"
-
-// all lists every merge format, the default first.
+// all lists every merge format, the default first. config.MergeFormats
+// lists the same names in the same order: configuration validation
+// accepts those, and TestFormatsAreConfigs fails when the two differ.
 func all() []Merger {
-	return []Merger{JSONArray{}, NDJSON{}}
+	return []Merger{jsonArray{}, ndjson{}}
 }
 
-// Names lists the names of every merge format.
-func Names() []string {
+// names lists the names of every merge format.
+func names() []string {
 	var names []string
 	for _, m := range all() {
 		names = append(names, m.Name())
@@ -88,15 +88,16 @@ func Names() []string {
 }
 
 // Lookup returns the merge format of that name. The empty string is the
-// default, so a configuration built in code needs no merge key.
+// default, the first format of all, so a configuration built in code
+// needs no merge key.
 func Lookup(name string) (Merger, error) {
 	if name == "" {
-		name = Default
+		return all()[0], nil
 	}
 	for _, m := range all() {
 		if m.Name() == name {
 			return m, nil
 		}
 	}
-	return nil, fmt.Errorf("unknown fanout merge %q: valid are %s", name, strings.Join(Names(), ", "))
+	return nil, fmt.Errorf("unknown fanout merge %q: valid are %s", name, strings.Join(names(), ", "))
 }

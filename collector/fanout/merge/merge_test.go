@@ -3,11 +3,14 @@ package merge
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/probegate/probegate/config"
 )
 
-func mergeTestBodies(bodies ...string) [][]byte {
+func bodiesOf(bodies ...string) [][]byte {
 	out := make([][]byte, len(bodies))
 	for i, b := range bodies {
 		out[i] = []byte(b)
@@ -19,7 +22,7 @@ func TestLookup(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want Merger
-	}{{"", JSONArray{}}, {"json_array", JSONArray{}}, {"ndjson", NDJSON{}}} {
+	}{{"", jsonArray{}}, {"json_array", jsonArray{}}, {"ndjson", ndjson{}}} {
 		got, err := Lookup(c.in)
 		if err != nil || got != c.want {
 			t.Errorf("Lookup(%q) = %v, %v; want %v", c.in, got, err, c.want)
@@ -29,22 +32,27 @@ func TestLookup(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"csv"`) || !strings.Contains(err.Error(), "json_array, ndjson") {
 		t.Errorf("Lookup(csv) error = %v; want one naming the value and the valid ones", err)
 	}
-	if (JSONArray{}).ContentType() != "application/json" || (NDJSON{}).ContentType() != "application/x-ndjson" {
-		t.Errorf("content types %q, %q", (JSONArray{}).ContentType(), (NDJSON{}).ContentType())
+	if (jsonArray{}).ContentType() != "application/json" || (ndjson{}).ContentType() != "application/x-ndjson" {
+		t.Errorf("content types %q, %q", (jsonArray{}).ContentType(), (ndjson{}).ContentType())
 	}
 }
 
-// TestNamesAreLookedUp checks that every listed name, which configuration
-// validation accepts, selects the merger that carries it.
-func TestNamesAreLookedUp(t *testing.T) {
-	for _, name := range Names() {
+// TestFormatsAreConfigs checks that the formats here and the names
+// configuration validation accepts are the same list with the same
+// default, and that every name selects the merger that carries it: a
+// format added in one place only fails here.
+func TestFormatsAreConfigs(t *testing.T) {
+	if got, want := names(), config.MergeFormats(); !slices.Equal(got, want) {
+		t.Errorf("merge formats %v, config.MergeFormats() %v: want the same names in the same order", got, want)
+	}
+	if m, err := Lookup(""); err != nil || m.Name() != config.DefaultMerge {
+		t.Errorf("Lookup(\"\") = %v, %v; want config.DefaultMerge %q", m, err, config.DefaultMerge)
+	}
+	for _, name := range config.MergeFormats() {
 		m, err := Lookup(name)
 		if err != nil || m.Name() != name {
 			t.Errorf("Lookup(%q) = %v, %v", name, m, err)
 		}
-	}
-	if Names()[0] != Default {
-		t.Errorf("Names() = %v; want the default %q first", Names(), Default)
 	}
 }
 
@@ -65,7 +73,7 @@ func TestMergeJSONArrayValidate(t *testing.T) {
 		{`[1],`, false},
 		{`<html>oops</html>`, false},
 	} {
-		err := (JSONArray{}).Validate([]byte(c.body))
+		err := (jsonArray{}).Validate([]byte(c.body))
 		if (err == nil) != c.valid {
 			t.Errorf("Validate(%q) = %v; want valid %v", c.body, err, c.valid)
 		}
@@ -85,7 +93,7 @@ func TestMergeJSONArrayConcatenatesInOrder(t *testing.T) {
 		{"whitespace around", []string{"\n [ 1 , 2 ]\n", "\t[3]"}, `[1 , 2,3]`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := string((JSONArray{}).Merge(mergeTestBodies(c.bodies...)))
+			got := string((jsonArray{}).Merge(bodiesOf(c.bodies...)))
 			if got != c.want {
 				t.Errorf("Merge = %s; want %s", got, c.want)
 			}
@@ -108,12 +116,12 @@ func TestMergeNDJSON(t *testing.T) {
 		{"{\"a\":1}\nnot json\n", false},
 		{"[1,\n2]\n", false},
 	} {
-		err := (NDJSON{}).Validate([]byte(c.body))
+		err := (ndjson{}).Validate([]byte(c.body))
 		if (err == nil) != c.valid {
 			t.Errorf("Validate(%q) = %v; want valid %v", c.body, err, c.valid)
 		}
 	}
-	got := string((NDJSON{}).Merge(mergeTestBodies("{\"a\":1}\n{\"b\":2}\n", "", "[3]", "\r\n\"x\"\r\n\n")))
+	got := string((ndjson{}).Merge(bodiesOf("{\"a\":1}\n{\"b\":2}\n", "", "[3]", "\r\n\"x\"\r\n\n")))
 	if want := "{\"a\":1}\n{\"b\":2}\n[3]\n\"x\"\n"; got != want {
 		t.Errorf("Merge = %q; want %q", got, want)
 	}
@@ -129,7 +137,7 @@ func FuzzMergeJSONArray(f *testing.F) {
 		var valid [][]byte
 		var want []json.RawMessage
 		for _, body := range []string{a, b, c} {
-			if (JSONArray{}).Validate([]byte(body)) != nil {
+			if (jsonArray{}).Validate([]byte(body)) != nil {
 				continue
 			}
 			var elements []json.RawMessage
@@ -139,7 +147,7 @@ func FuzzMergeJSONArray(f *testing.F) {
 			valid = append(valid, []byte(body))
 			want = append(want, elements...)
 		}
-		merged := (JSONArray{}).Merge(valid)
+		merged := (jsonArray{}).Merge(valid)
 		var got []json.RawMessage
 		if err := json.Unmarshal(merged, &got); err != nil {
 			t.Fatalf("merged %q is not an array: %v", merged, err)
@@ -160,7 +168,7 @@ func FuzzMergeJSONArray(f *testing.F) {
 func TestSizeAndWriteToAgreeWithMerge(t *testing.T) {
 	for _, m := range all() {
 		for _, bodies := range [][]string{nil, {`[1,2]`, ` [] `, "\n[\"b\"]\n"}, {"{\"a\":1}\n\n{\"b\":2}\r\n", "", "[3]"}} {
-			valid := mergeTestBodies()
+			valid := bodiesOf()
 			for _, b := range bodies {
 				if m.Validate([]byte(b)) == nil {
 					valid = append(valid, []byte(b))

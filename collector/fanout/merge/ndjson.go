@@ -7,17 +7,17 @@ import (
 	"io"
 )
 
-// NDJSON expects newline-delimited JSON and concatenates the lines.
-type NDJSON struct{}
+// ndjson expects newline-delimited JSON and concatenates the lines.
+type ndjson struct{}
 
 // Name implements Merger.
-func (NDJSON) Name() string { return "ndjson" }
+func (ndjson) Name() string { return "ndjson" }
 
 // ContentType implements Merger.
-func (NDJSON) ContentType() string { return "application/x-ndjson" }
+func (ndjson) ContentType() string { return "application/x-ndjson" }
 
 // Validate implements Merger: every non-blank line is a JSON value.
-func (NDJSON) Validate(body []byte) error {
+func (ndjson) Validate(body []byte) error {
 	for n := 1; len(body) > 0; n++ {
 		var line []byte
 		line, body = nextLine(body)
@@ -29,13 +29,13 @@ func (NDJSON) Validate(body []byte) error {
 }
 
 // Merge implements Merger: every non-blank line, each ending in a newline.
-func (NDJSON) Merge(bodies [][]byte) []byte { return ndjsonPieces.merged(bodies) }
+func (ndjson) Merge(bodies [][]byte) []byte { return ndjsonPieces.merged(bodies) }
 
 // Size implements Merger.
-func (NDJSON) Size(bodies [][]byte) int { return ndjsonPieces.size(bodies) }
+func (ndjson) Size(bodies [][]byte) int { return ndjsonPieces.size(bodies) }
 
 // WriteTo implements Merger.
-func (NDJSON) WriteTo(w io.Writer, bodies [][]byte) error { return ndjsonPieces.writeTo(w, bodies) }
+func (ndjson) WriteTo(w io.Writer, bodies [][]byte) error { return ndjsonPieces.writeTo(w, bodies) }
 
 // ndjsonPieces are every non-blank line, trimmed, each followed by a
 // newline.

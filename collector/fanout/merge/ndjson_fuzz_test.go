@@ -19,7 +19,7 @@ func FuzzMergeNDJSON(f *testing.F) {
 		var valid [][]byte
 		var want []string
 		for _, body := range []string{a, b, c} {
-			err := (NDJSON{}).Validate([]byte(body))
+			err := (ndjson{}).Validate([]byte(body))
 			lines := bytes.Split([]byte(body), []byte{'\n'})
 			if err != nil {
 				if !hasInvalidLine(lines) {
@@ -34,8 +34,8 @@ func FuzzMergeNDJSON(f *testing.F) {
 				}
 			}
 		}
-		merged := (NDJSON{}).Merge(valid)
-		if err := (NDJSON{}).Validate(merged); err != nil {
+		merged := (ndjson{}).Merge(valid)
+		if err := (ndjson{}).Validate(merged); err != nil {
 			t.Fatalf("merged %q does not validate: %v", merged, err)
 		}
 		if len(merged) > 0 && merged[len(merged)-1] != '\n' {
