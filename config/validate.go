@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/textproto"
 	"net/url"
 	"regexp"
 	"slices"
@@ -11,7 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
-	"golang.org/x/net/http/httpguts"
+
+	"github.com/probegate/probegate/internal/proxyheader"
 )
 
 // backendNameRE is what a backend name may contain: it becomes a metric
@@ -167,39 +167,10 @@ func (v *validator) fanout() {
 	}
 	v.outlierDetection(f.OutlierDetection)
 	for i, name := range f.ForwardHeaders {
-		if msg := checkForwardHeader(name); msg != "" {
+		if msg := proxyheader.Unforwardable(name); msg != "" {
 			v.add(joinIndex("fanout.forward_headers", i), "%s", msg)
 		}
 	}
-}
-
-// checkForwardHeader says why a header cannot be in
-// fanout.forward_headers, or returns "".
-func checkForwardHeader(name string) string {
-	if !httpguts.ValidHeaderFieldName(name) {
-		return fmt.Sprintf("%q is not a header name", name)
-	}
-	switch canonical := textproto.CanonicalMIMEHeaderKey(name); {
-	case IsHopByHop(canonical):
-		return fmt.Sprintf("%q is a hop-by-hop header, which a proxy never forwards", name)
-	case canonical == "Host" || canonical == "Content-Length" || canonical == "Expect" || canonical == "Accept-Encoding":
-		return fmt.Sprintf("%q is probegate's own to set on each backend request", name)
-	case canonical == "Forwarded" || canonical == "X-Real-Ip" || strings.HasPrefix(canonical, "X-Forwarded-"):
-		return fmt.Sprintf("%q is dropped from the client and set afresh by probegate", name)
-	}
-	return ""
-}
-
-// IsHopByHop reports whether a canonical header name describes one
-// connection rather than the message (RFC 9110 section 7.6.1), so that a
-// proxy never forwards it.
-func IsHopByHop(name string) bool {
-	switch name {
-	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
-		"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
-		return true
-	}
-	return false
 }
 
 func (v *validator) outlierDetection(o OutlierDetection) {

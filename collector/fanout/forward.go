@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/proxyheader"
 )
 
 // This file holds what crosses between the client, probegate and a backend
@@ -75,7 +75,7 @@ func forwardedHeader(r *http.Request, allowed []string, replica string) (header 
 	for _, name := range allowed {
 		name = textproto.CanonicalMIMEHeaderKey(name)
 		values := r.Header[name]
-		if len(values) == 0 || config.IsHopByHop(name) {
+		if len(values) == 0 || proxyheader.IsHopByHop(name) {
 			continue
 		}
 		header[name] = values
