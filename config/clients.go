@@ -1,6 +1,10 @@
 package config
 
-import commoncfg "github.com/prometheus/common/config"
+import (
+	commoncfg "github.com/prometheus/common/config"
+
+	"github.com/probegate/probegate/config/internal/yamlpos"
+)
 
 // CheckHTTPClients builds every HTTP client the configuration describes
 // (the top-level one and each backend's own), which reads the CA,
@@ -17,7 +21,7 @@ func (c *Config) CheckHTTPClients() error {
 	check("http_client_config", c.HTTPClientConfig)
 	for i, b := range c.Backends {
 		if b.HTTPClientConfig != nil {
-			check(joinIndex("backends", i)+".http_client_config", *b.HTTPClientConfig)
+			check(yamlpos.Index("backends", i)+".http_client_config", *b.HTTPClientConfig)
 		}
 	}
 	return v.err()

@@ -7,8 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 
+	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/probegate/probegate/config/internal/yamlpos"
 )
 
 // Load reads, decodes and validates the configuration file at path. It
@@ -57,28 +61,28 @@ func Decode(data []byte, filename string) (*Config, error) {
 	src := &source{file: filename}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &Error{Problems: []Problem{src.syntaxProblem(data, err)}}
+		return nil, src.error(yamlpos.Syntax(data, err))
 	}
 	cfg := Default()
 	cfg.src = src
 	if len(doc.Content) == 0 {
 		return cfg, nil
 	}
-	src.root = doc.Content[0]
+	src.doc = yamlpos.New(doc.Content[0], reflect.TypeFor[Config](), shapes())
 
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil {
-		return nil, &Error{Problems: src.decodeProblems(err)}
+		return nil, src.error(src.doc.Problems(err)...)
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, &Error{Problems: []Problem{src.syntaxProblem(data, err)}}
+		return nil, src.error(yamlpos.Syntax(data, err))
 	default:
-		return nil, &Error{Problems: []Problem{{File: filename, Line: next.Line,
-			Message: "a second YAML document: the configuration is one document"}}}
+		return nil, src.error(yamlpos.Problem{Line: next.Line,
+			Message: "a second YAML document: the configuration is one document"})
 	}
 
 	dir := filepath.Dir(filename)
@@ -99,4 +103,40 @@ func (c *Config) File() string {
 		return ""
 	}
 	return c.src.file
+}
+
+// source is the file a configuration was decoded from: its name, and its
+// YAML document, which knows the line of every key.
+type source struct {
+	file string
+	// doc is nil for an empty document.
+	doc *yamlpos.Doc
+}
+
+// lineOf is the line of the field at path; see yamlpos.Doc.Line.
+func (s *source) lineOf(path string) (line int, exact bool) {
+	if s == nil {
+		return 0, false
+	}
+	return s.doc.Line(path)
+}
+
+// error is an *Error of problems found in the file.
+func (s *source) error(problems ...yamlpos.Problem) *Error {
+	e := &Error{Problems: make([]Problem, len(problems))}
+	for i, p := range problems {
+		e.Problems[i] = Problem{File: s.file, Line: p.Line, Field: p.Field, Message: p.Message}
+	}
+	return e
+}
+
+// shapes says what the values of the types that decode themselves look
+// like, for the problems of a file that gives them something else.
+func shapes() map[reflect.Type]yamlpos.Shape {
+	return map[reflect.Type]yamlpos.Shape{
+		reflect.TypeFor[model.Duration](): {Words: "a duration such as 5s",
+			Hint: "want a duration such as 500ms, 5s, 1m or 1h30m"},
+		reflect.TypeFor[Bytes]():        {Words: "a size such as 1MiB"},
+		reflect.TypeFor[IntOrPercent](): {Words: `an integer or a percentage such as "50%"`},
+	}
 }

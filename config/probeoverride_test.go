@@ -7,12 +7,14 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/probegate/probegate/config/internal/yamlpos"
 )
 
 // TestProbeKeysAreHealthProbesFields: every field of HealthProbe is a
 // health_probe key a backend can set, so a new key is one new field.
 func TestProbeKeysAreHealthProbesFields(t *testing.T) {
-	if got := yamlKeys(reflect.TypeFor[HealthProbe]()); !slices.Equal(probeKeys, got) || len(probeKeys) != reflect.TypeFor[HealthProbe]().NumField() {
+	if got := yamlpos.Keys(reflect.TypeFor[HealthProbe]()); !slices.Equal(probeKeys, got) || len(probeKeys) != reflect.TypeFor[HealthProbe]().NumField() {
 		t.Errorf("probeKeys = %v, want one per field of HealthProbe: %v", probeKeys, got)
 	}
 	if len(probeKeys) > 64 {

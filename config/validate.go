@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/probegate/probegate/config/internal/yamlpos"
 	"github.com/probegate/probegate/internal/proxyheader"
 )
 
@@ -168,7 +169,7 @@ func (v *validator) fanout() {
 	v.outlierDetection(f.OutlierDetection)
 	for i, name := range f.ForwardHeaders {
 		if msg := proxyheader.Unforwardable(name); msg != "" {
-			v.add(joinIndex("fanout.forward_headers", i), "%s", msg)
+			v.add(yamlpos.Index("fanout.forward_headers", i), "%s", msg)
 		}
 	}
 }
@@ -206,7 +207,7 @@ func (v *validator) passiveHealth() {
 func (v *validator) backends() {
 	seen := make(map[string]int, len(v.c.Backends))
 	for i, b := range v.c.Backends {
-		prefix := joinIndex("backends", i)
+		prefix := yamlpos.Index("backends", i)
 		switch {
 		case b.Name == "":
 			v.add(prefix+".name", "a backend needs a name such as pdb-1")

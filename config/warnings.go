@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+
+	"github.com/probegate/probegate/config/internal/yamlpos"
 )
 
 // Warnings lists what is valid but most likely a mistake, each placed as
@@ -19,7 +21,7 @@ func (c *Config) Warnings() []Problem {
 		key := sameServer(b.URL)
 		for _, j := range byURL[key] {
 			if reflect.DeepEqual(c.ProbeFor(c.Backends[j]), c.ProbeFor(b)) {
-				warnings = append(warnings, c.ProblemAt(joinIndex("backends", i)+".url",
+				warnings = append(warnings, c.ProblemAt(yamlpos.Index("backends", i)+".url",
 					"the same url and health probe as backends[%d] (%s): one server counted twice in the readiness budget and asked twice in every fan-out round",
 					j, c.Backends[j].Name))
 				break

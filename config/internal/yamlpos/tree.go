@@ -1,4 +1,11 @@
-package config
+// Package yamlpos places problems in a YAML document decoded into a Go
+// struct: it finds the line of a field path (such as
+// backends[1].health_probe.timeout), and turns the YAML library's errors,
+// which carry a line at best, into problems that name the field and say
+// what would be valid. It knows nothing of what the document configures:
+// the Go type to decode into, and words for the values of types the
+// library does not know, are given to New.
+package yamlpos
 
 import (
 	"reflect"
@@ -8,24 +15,31 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// source is the file a configuration was decoded from: its name and its
-// YAML node tree, which knows the line of every key.
-type source struct {
-	file string
-	// root is the document's top-level node; nil for an empty document.
-	root *yaml.Node
+// Doc is a YAML document's node tree and the Go type it decodes into.
+// A nil *Doc is an empty document, in which no field has a line.
+type Doc struct {
+	root   *yaml.Node
+	into   reflect.Type
+	shapes map[reflect.Type]Shape
 }
 
-// lineOf is the line of the field at path (such as
+// New is the document whose top-level node is root, decoded into a value
+// of type into. shapes describes the values of types the YAML library
+// cannot name, for the problems Problems makes.
+func New(root *yaml.Node, into reflect.Type, shapes map[reflect.Type]Shape) *Doc {
+	return &Doc{root: root, into: into, shapes: shapes}
+}
+
+// Line is the line of the field at path (such as
 // backends[1].health_probe.timeout), or of its deepest ancestor present in
-// the file when the field itself is not; exact says whether the field
+// the document when the field itself is not; exact says whether the field
 // itself was found. A key's line is that of the key, a list item's that of
 // its first line.
-func (s *source) lineOf(path string) (line int, exact bool) {
-	if s == nil || s.root == nil {
+func (d *Doc) Line(path string) (line int, exact bool) {
+	if d == nil || d.root == nil {
 		return 0, false
 	}
-	node := s.root
+	node := d.root
 	for _, seg := range splitPath(path) {
 		next, at := child(node, seg)
 		if next == nil {
@@ -75,8 +89,9 @@ func joinKey(path, key string) string {
 	return path + "." + key
 }
 
-// joinIndex appends a list index to a field path.
-func joinIndex(path string, i int) string {
+// Index is the field path of item i of the list at path, such as
+// backends[1].
+func Index(path string, i int) string {
 	return path + "[" + strconv.Itoa(i) + "]"
 }
 
@@ -101,7 +116,7 @@ func walk(n *yaml.Node, t reflect.Type, path string, visit visitFunc) bool {
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			if !walk(c, elemType(t), joinIndex(path, i), visit) {
+			if !walk(c, elemType(t), Index(path, i), visit) {
 				return false
 			}
 		}
@@ -141,9 +156,9 @@ func elemType(t reflect.Type) reflect.Type {
 	return t.Elem()
 }
 
-// yamlKeys lists the keys a mapping of type t accepts, in field order;
-// nil when t is not a struct.
-func yamlKeys(t reflect.Type) []string {
+// Keys lists the keys a mapping of type t accepts, in field order, those
+// of inlined structs included; nil when t is not a struct.
+func Keys(t reflect.Type) []string {
 	t = deref(t)
 	if t == nil || t.Kind() != reflect.Struct {
 		return nil

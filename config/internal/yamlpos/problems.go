@@ -1,4 +1,4 @@
-package config
+package yamlpos
 
 import (
 	"bytes"
@@ -10,9 +10,31 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 )
+
+// Problem is one thing wrong in a document.
+type Problem struct {
+	// Line is the 1-based line, 0 when unknown.
+	Line int
+	// Field is the path of the offending key, such as
+	// backends[1].health_probe.timeout; empty for a syntax error.
+	Field string
+	// Message says what is wrong and what would be valid.
+	Message string
+}
+
+// Shape says in words what a value of a Go type looks like, for a type
+// the YAML library cannot name because it decodes itself.
+type Shape struct {
+	// Words is what a value looks like, such as "a duration such as 5s",
+	// for messages of the form "want <Words>, got ...".
+	Words string
+	// Hint, when not empty, is added as ": <Hint>" to the errors of the
+	// type's UnmarshalYAML, for a type whose errors do not say what would
+	// be valid.
+	Hint string
+}
 
 // The messages of the YAML library, which this file turns into problems
 // that name the field and say what would be valid.
@@ -23,9 +45,6 @@ var (
 	duplicateKeyRE    = regexp.MustCompile(`^mapping key (".*") already defined at line (\d+)$`)
 	cannotUnmarshalRE = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into ")
 )
-
-// configType is the Go type the top-level document decodes into.
-var configType = reflect.TypeFor[Config]()
 
 // parserProblems are the YAML parser's messages (as opposed to its
 // scanner's), for which the library reports the line counting from 0.
@@ -43,10 +62,10 @@ var parserProblems = []string{
 	"found undefined tag handle",
 }
 
-// syntaxProblem is a YAML syntax error in data. The library leaves the
-// line out when it is the first, so a first line that fails to parse on
-// its own is named.
-func (s *source) syntaxProblem(data []byte, err error) Problem {
+// Syntax is the problem of a YAML syntax error err in data, on the line
+// at fault. The library leaves the line out when it is the first, so a
+// first line that fails to parse on its own is named.
+func Syntax(data []byte, err error) Problem {
 	msg := err.Error()
 	if m := syntaxErrorRE.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
@@ -55,9 +74,9 @@ func (s *source) syntaxProblem(data []byte, err error) Problem {
 		} else {
 			line = scannerProblemLine(data, line, m[2])
 		}
-		return Problem{File: s.file, Line: line, Message: "invalid YAML: " + m[2]}
+		return Problem{Line: line, Message: "invalid YAML: " + m[2]}
 	}
-	p := Problem{File: s.file, Message: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	p := Problem{Message: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
 	first, _, _ := bytes.Cut(data, []byte("\n"))
 	if yaml.Unmarshal(first, new(yaml.Node)) != nil {
 		p.Line = 1
@@ -87,51 +106,51 @@ func scannerProblemLine(data []byte, reported int, problem string) int {
 	return reported
 }
 
-// decodeProblems turns a decoding error into problems with lines and
-// field paths.
-func (s *source) decodeProblems(err error) []Problem {
+// Problems turns an error from decoding the document into problems with
+// lines and field paths.
+func (d *Doc) Problems(err error) []Problem {
 	var typeErr *yaml.TypeError
 	if errors.As(err, &typeErr) {
 		problems := make([]Problem, 0, len(typeErr.Errors))
 		for _, e := range typeErr.Errors {
-			problems = append(problems, s.typeProblem(e))
+			problems = append(problems, d.typeProblem(e))
 		}
 		return problems
 	}
 	// An error from an UnmarshalYAML method (a bad duration, size or
 	// http_client_config) stops the decoder and carries no line: find the
 	// innermost node that fails to decode on its own.
-	if p, ok := s.locate(err); ok {
+	if p, ok := d.locate(err); ok {
 		return p
 	}
-	return []Problem{{File: s.file, Message: err.Error()}}
+	return []Problem{{Message: err.Error()}}
 }
 
 // typeProblem turns one of the YAML library's "line N: ..." messages into
 // a problem.
-func (s *source) typeProblem(e string) Problem {
+func (d *Doc) typeProblem(e string) Problem {
 	m := typeErrorLineRE.FindStringSubmatch(e)
 	if m == nil {
-		return Problem{File: s.file, Message: e}
+		return Problem{Message: e}
 	}
 	line, _ := strconv.Atoi(m[1])
 	msg := m[2]
-	p := Problem{File: s.file, Line: line, Message: msg}
+	p := Problem{Line: line, Message: msg}
 	if sub := unknownFieldRE.FindStringSubmatch(msg); sub != nil {
-		if path, parent, ok := s.findKey(line, sub[1]); ok {
+		if path, parent, ok := d.findKey(line, sub[1]); ok {
 			p.Field = path
-			p.Message = unknownKeyMessage(sub[1], yamlKeys(parent))
+			p.Message = unknownKeyMessage(sub[1], Keys(parent))
 		}
 	} else if sub := duplicateKeyRE.FindStringSubmatch(msg); sub != nil {
 		key, err := strconv.Unquote(sub[1])
-		if path, _, ok := s.findKey(line, key); err == nil && ok {
+		if path, _, ok := d.findKey(line, key); err == nil && ok {
 			p.Field = path
 			p.Message = fmt.Sprintf("%q is set twice; it is also set at line %s", key, sub[2])
 		}
 	} else if sub := cannotUnmarshalRE.FindStringSubmatch(msg); sub != nil {
-		if n, t, path, ok := s.findValue(line, sub[1], sub[2]); ok {
+		if n, t, path, ok := d.findValue(line, sub[1], sub[2]); ok {
 			p.Field = path
-			p.Message = fmt.Sprintf("want %s, got %s", describeType(t), describeNode(n))
+			p.Message = fmt.Sprintf("want %s, got %s", d.describeType(t), describeNode(n))
 		}
 	}
 	return p
@@ -139,8 +158,8 @@ func (s *source) typeProblem(e string) Problem {
 
 // findKey finds the mapping key named key on the given line, returning its
 // field path and the Go type of the mapping that holds it.
-func (s *source) findKey(line int, key string) (path string, parent reflect.Type, ok bool) {
-	walk(s.root, configType, "", func(n *yaml.Node, t reflect.Type, at string) bool {
+func (d *Doc) findKey(line int, key string) (path string, parent reflect.Type, ok bool) {
+	walk(d.root, d.into, "", func(n *yaml.Node, t reflect.Type, at string) bool {
 		if n.Kind != yaml.MappingNode {
 			return true
 		}
@@ -158,9 +177,9 @@ func (s *source) findKey(line int, key string) (path string, parent reflect.Type
 // findValue finds the node on the given line that the YAML library could
 // not decode: a mapping or list by its tag, a scalar by its (possibly
 // shortened) text.
-func (s *source) findValue(line int, tag, shown string) (node *yaml.Node, t reflect.Type, path string, ok bool) {
+func (d *Doc) findValue(line int, tag, shown string) (node *yaml.Node, t reflect.Type, path string, ok bool) {
 	prefix := strings.TrimSuffix(shown, "...")
-	walk(s.root, configType, "", func(n *yaml.Node, nt reflect.Type, at string) bool {
+	walk(d.root, d.into, "", func(n *yaml.Node, nt reflect.Type, at string) bool {
 		if n.Line != line {
 			return true
 		}
@@ -184,20 +203,20 @@ func (s *source) findValue(line int, tag, shown string) (node *yaml.Node, t refl
 
 // locate finds where an error without a line comes from by decoding
 // subtrees on their own, down to the innermost one that still fails.
-func (s *source) locate(err error) ([]Problem, bool) {
-	n, key, t, path, found := innermostFailure(s.root, nil, configType, "")
+func (d *Doc) locate(err error) ([]Problem, bool) {
+	n, key, t, path, found := innermostFailure(d.root, nil, d.into, "")
 	if n == nil {
 		return nil, false
 	}
 	var typeErr *yaml.TypeError
 	if errors.As(found, &typeErr) {
-		return s.decodeProblems(found), true
+		return d.Problems(found), true
 	}
 	at := n
 	if key != nil {
 		at = key
 	}
-	return []Problem{{File: s.file, Line: at.Line, Field: path, Message: withHint(t, found)}}, true
+	return []Problem{{Line: at.Line, Field: path, Message: d.withHint(t, found)}}, true
 }
 
 // innermostFailure decodes n into a new value of type t; when that fails it
@@ -221,7 +240,7 @@ func innermostFailure(n, key *yaml.Node, t reflect.Type, path string) (*yaml.Nod
 		}
 	case yaml.SequenceNode:
 		for i, item := range n.Content {
-			if fn, fk, ft, fp, ferr := innermostFailure(item, nil, elemType(t), joinIndex(path, i)); fn != nil {
+			if fn, fk, ft, fp, ferr := innermostFailure(item, nil, elemType(t), Index(path, i)); fn != nil {
 				return fn, fk, ft, fp, ferr
 			}
 		}
@@ -230,26 +249,21 @@ func innermostFailure(n, key *yaml.Node, t reflect.Type, path string) (*yaml.Nod
 }
 
 // withHint adds what a valid value looks like to errors that do not say.
-func withHint(t reflect.Type, err error) string {
-	if deref(t) == reflect.TypeFor[model.Duration]() {
-		return err.Error() + ": want a duration such as 500ms, 5s, 1m or 1h30m"
+func (d *Doc) withHint(t reflect.Type, err error) string {
+	if hint := d.shapes[deref(t)].Hint; hint != "" {
+		return err.Error() + ": " + hint
 	}
 	return err.Error()
 }
 
 // describeType says in words what a value of type t looks like in YAML.
-func describeType(t reflect.Type) string {
+func (d *Doc) describeType(t reflect.Type) string {
 	t = deref(t)
 	if t == nil {
 		return "another type"
 	}
-	switch t {
-	case reflect.TypeFor[model.Duration]():
-		return "a duration such as 5s"
-	case reflect.TypeFor[Bytes]():
-		return "a size such as 1MiB"
-	case reflect.TypeFor[IntOrPercent]():
-		return `an integer or a percentage such as "50%"`
+	if words := d.shapes[t].Words; words != "" {
+		return words
 	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
