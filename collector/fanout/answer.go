@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/probegate/probegate/collector/fanout/membudget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
 )
@@ -32,7 +33,7 @@ type backendAnswer struct {
 }
 
 // askOne sends the request to one backend and judges its answer.
-func (f *Fanout) askOne(ctx context.Context, client *http.Request, b *pool.Backend, target string, header http.Header, body []byte, s *settings, mem *roundBuffers) backendAnswer {
+func (f *Fanout) askOne(ctx context.Context, client *http.Request, b *pool.Backend, target string, header http.Header, body []byte, s *settings, mem *membudget.Round) backendAnswer {
 	var reqBody io.Reader
 	if client.Method == http.MethodPost {
 		reqBody = bytes.NewReader(body)
@@ -79,7 +80,7 @@ func (f *Fanout) askOne(ctx context.Context, client *http.Request, b *pool.Backe
 		a.outcome.Erred, a.outcome.Reason = true, pool.FanoutHTTP4xx
 		// Relayed as is, so read as sent: a compressed refusal stays
 		// compressed, with its Content-Encoding.
-		if data, err := readLimited(resp.Body, resp.ContentLength, limit, mem); err == nil {
+		if data, err := mem.Read(resp.Body, resp.ContentLength, limit); err == nil {
 			a.header, a.body, a.relayable = resp.Header, data, true
 		}
 	default:
@@ -119,11 +120,11 @@ func errorAnswer(client *http.Request, b *pool.Backend, err error) backendAnswer
 // transport error mid-body.
 func bodyErrorAnswer(client *http.Request, a backendAnswer, err error) backendAnswer {
 	switch {
-	case errors.Is(err, errBufferBudget):
+	case errors.Is(err, membudget.ErrBudget):
 		// probegate's own limit: the backend did nothing wrong.
 		a.outcome = pool.Outcome{Erred: true, Reason: pool.FanoutLocal}
 		return a
-	case errors.Is(err, errResponseTooLarge):
+	case errors.Is(err, membudget.ErrTooLarge):
 		a.outcome.Erred, a.outcome.Reason = true, pool.FanoutTooLarge
 		return a
 	case errors.Is(err, errGzipBody):

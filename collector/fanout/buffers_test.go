@@ -1,79 +1,12 @@
 package fanout
 
 import (
-	"bytes"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 )
-
-// stallingReader yields its data, then fails as a stalled backend's body
-// does when the round times out; it remembers the largest read asked of
-// it.
-type stallingReader struct {
-	data    []byte
-	largest int
-}
-
-func (r *stallingReader) Read(p []byte) (int, error) {
-	r.largest = max(r.largest, len(p))
-	if len(r.data) == 0 {
-		return 0, errors.New("timeout awaiting the rest of the body")
-	}
-	n := copy(p, r.data)
-	r.data = r.data[n:]
-	return n, nil
-}
-
-// TestBufferIsNotSizedFromContentLength: a backend that declares 60 MB
-// and sends 100 bytes costs a small buffer, given back when it stalls.
-func TestBufferIsNotSizedFromContentLength(t *testing.T) {
-	mem := &roundBuffers{budget: &bufferBudget{}, limit: 1 << 30}
-	body := &stallingReader{data: bytes.Repeat([]byte("x"), 100)}
-	if _, err := readLimited(body, 60<<20, 64<<20, mem); err == nil {
-		t.Fatal("a stalled body read without error")
-	}
-	if body.largest > startBufferBytes {
-		t.Errorf("read into a buffer of %d bytes for 100 bytes sent; want at most %d", body.largest, startBufferBytes)
-	}
-	if got := mem.budget.used.Load(); got != 0 {
-		t.Errorf("%d bytes still taken after the read failed; want 0", got)
-	}
-}
-
-// TestBufferCountsCapacity: reading 40 KiB takes the capacity of the
-// buffers it grows through from the budget, the one being copied from
-// included, and holds the final capacity until released.
-func TestBufferCountsCapacity(t *testing.T) {
-	data := bytes.Repeat([]byte("x"), 40<<10)
-	// Growing from 32 KiB to 64 KiB holds both at once.
-	for _, c := range []struct {
-		limit int64
-		ok    bool
-	}{{96 << 10, true}, {96<<10 - 1, false}} {
-		mem := &roundBuffers{budget: &bufferBudget{}, limit: c.limit}
-		got, err := readLimited(bytes.NewReader(data), -1, 0, mem)
-		if c.ok != (err == nil) {
-			t.Fatalf("limit %d: err %v; want ok %v", c.limit, err, c.ok)
-		}
-		if !c.ok {
-			if !errors.Is(err, errBufferBudget) || mem.budget.used.Load() != 0 {
-				t.Errorf("limit %d: err %v with %d bytes taken; want errBufferBudget and 0", c.limit, err, mem.budget.used.Load())
-			}
-			continue
-		}
-		if !bytes.Equal(got, data) || mem.held.Load() != int64(cap(got)) || cap(got) != 64<<10 {
-			t.Errorf("read %d bytes in a buffer of %d, holding %d; want 40 KiB in 64 KiB, all held", len(got), cap(got), mem.held.Load())
-		}
-		mem.release()
-		if mem.budget.used.Load() != 0 {
-			t.Errorf("%d bytes taken after release", mem.budget.used.Load())
-		}
-	}
-}
 
 // TestAnswerPastTheBufferBudgetIsLocal: an answer that would pass
 // fanout.max_buffered_bytes does not contribute, is counted local (no
@@ -86,7 +19,7 @@ func TestAnswerPastTheBufferBudgetIsLocal(t *testing.T) {
 	if got := rig.errors(1, pool.FanoutLocal); got != 1 {
 		t.Errorf("local errors of b1 %d; want 1", got)
 	}
-	if got := rig.fanout.buffers.used.Load(); got != 0 {
+	if got := rig.fanout.buffers.Used(); got != 0 {
 		t.Errorf("%d bytes still taken after the round", got)
 	}
 	// The same answer fits a larger budget.

@@ -4,5 +4,6 @@
 // contributed/configured, and each backend's outcome handed to the pool's
 // passive health. The round is in fanout.go, what one backend's answer
 // comes to in answer.go, what crosses between client, probegate and
-// backend in forward.go.
+// backend in forward.go. The memory the bodies read take is bounded by
+// package membudget.
 package fanout

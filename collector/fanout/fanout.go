@@ -13,6 +13,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
+	"github.com/probegate/probegate/collector/fanout/membudget"
 	"github.com/probegate/probegate/collector/fanout/merge"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
@@ -47,7 +48,7 @@ type Fanout struct {
 	inFlight atomic.Int64
 	// buffers is what the rounds in flight buffer, for
 	// fanout.max_buffered_bytes.
-	buffers bufferBudget
+	buffers membudget.Budget
 }
 
 // settings is one configuration generation of the fan-out.
@@ -148,8 +149,8 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer f.inFlight.Add(-1)
 	// Everything the round buffers is given back once its answer is
 	// written.
-	mem := &roundBuffers{budget: &f.buffers, limit: int64(s.fanout.MaxBufferedBytes)}
-	defer mem.release()
+	mem := f.buffers.Round(int64(s.fanout.MaxBufferedBytes))
+	defer mem.Release()
 	var body []byte
 	if r.Method == http.MethodPost {
 		var err error
@@ -158,7 +159,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			switch tooLarge := (*http.MaxBytesError)(nil); {
 			case errors.As(err, &tooLarge):
 				status = http.StatusRequestEntityTooLarge
-			case errors.Is(err, errBufferBudget):
+			case errors.Is(err, membudget.ErrBudget):
 				status = http.StatusServiceUnavailable
 				w.Header().Set("Retry-After", "1")
 			}
@@ -238,7 +239,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // of them, bounded by fanout.timeout and the client's context. The answers
 // are counted and fed to passive health when all are in (charge). The answers are
 // in the order of selected, which is config order.
-func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, header http.Header, body []byte, s *settings, mem *roundBuffers) []backendAnswer {
+func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, header http.Header, body []byte, s *settings, mem *membudget.Round) []backendAnswer {
 	var ctx context.Context
 	var cancel context.CancelFunc
 	if timeout := time.Duration(s.fanout.Timeout); timeout > 0 {

@@ -10,15 +10,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/probegate/probegate/collector/fanout/membudget"
 	"github.com/probegate/probegate/internal/proxyheader"
 )
 
 // This file holds what crosses between the client, probegate and a backend
 // in a fan-out round: bodies read under their limits, and the headers that
 // are forwarded, dropped or added.
-
-// errResponseTooLarge is a backend answer over fanout.max_response_bytes.
-var errResponseTooLarge = errors.New("response body exceeds fanout.max_response_bytes")
 
 // errGzipBody is a body that claims to be gzip but is not.
 var errGzipBody = errors.New("body is not valid gzip")
@@ -28,27 +26,27 @@ var errGzipBody = errors.New("body is not valid gzip")
 // Accept-Encoding is not forwarded), but a backend may gzip anyway: such a
 // body is decoded, and the limit applies to the decoded bytes, so a gzip
 // bomb is cut off like any other oversized answer.
-func readDecoded(resp *http.Response, limit int64, mem *roundBuffers) ([]byte, error) {
+func readDecoded(resp *http.Response, limit int64, mem *membudget.Round) ([]byte, error) {
 	if resp.Uncompressed || !strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
-		return readLimited(resp.Body, resp.ContentLength, limit, mem)
+		return mem.Read(resp.Body, resp.ContentLength, limit)
 	}
 	zr, err := gzip.NewReader(resp.Body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errGzipBody, err)
 	}
-	return readLimited(zr, -1, limit, mem)
+	return mem.Read(zr, -1, limit)
 }
 
 // readRequestBody buffers a POST body of at most limit bytes (0: no limit)
 // so that it can be sent to every backend. The buffer comes from the
 // round's budget like the answers'.
-func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64, mem *roundBuffers) ([]byte, error) {
+func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64, mem *membudget.Round) ([]byte, error) {
 	body := r.Body
 	if limit > 0 {
 		body = http.MaxBytesReader(w, r.Body, limit)
 	}
-	data, err := readLimited(body, r.ContentLength, 0, mem)
-	if errors.Is(err, errBufferBudget) {
+	data, err := mem.Read(body, r.ContentLength, 0)
+	if errors.Is(err, membudget.ErrBudget) {
 		return nil, err
 	}
 	if err != nil {
