@@ -28,15 +28,15 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
-// benchBody is what every bench backend answers: a small JSON array,
+// haproxyBody is what every bench backend answers: a small JSON array,
 // the shape of a typical query result page.
-const benchBody = `[{"id":1,"name":"alpha","value":0.5},{"id":2,"name":"beta","value":1.5}]`
+const haproxyBody = `[{"id":1,"name":"alpha","value":0.5},{"id":2,"name":"beta","value":1.5}]`
 
-// benchHAProxy starts one HAProxy process serving n loopback
-// backends that answer benchBody to any request, and returns their
+// startHAProxy starts one HAProxy process serving n loopback
+// backends that answer haproxyBody to any request, and returns their
 // URLs. HAProxy keeps the backends' cost out of this process, so the
 // allocations and CPU measured here are probegate's alone.
-func benchHAProxy(b *testing.B, n int) []string {
+func startHAProxy(b *testing.B, n int) []string {
 	b.Helper()
 	haproxy, err := exec.LookPath("haproxy")
 	if err != nil {
@@ -54,7 +54,7 @@ func benchHAProxy(b *testing.B, n int) []string {
 		addr := l.Addr().String()
 		l.Close()
 		urls[i] = "http://" + addr
-		cfg += fmt.Sprintf("frontend backend%d\n  bind %s\n  http-request return status 200 content-type application/json string '%s'\n", i, addr, benchBody)
+		cfg += fmt.Sprintf("frontend backend%d\n  bind %s\n  http-request return status 200 content-type application/json string '%s'\n", i, addr, haproxyBody)
 	}
 	path := filepath.Join(b.TempDir(), "haproxy.cfg")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
@@ -87,12 +87,12 @@ func benchHAProxy(b *testing.B, n int) []string {
 	return urls
 }
 
-// benchFanout is a Fanout over the given backend URLs with the default
+// fanoutOver is a Fanout over the given backend URLs with the default
 // fan-out settings, passive health and outlier detection on, so that the
 // recording and judging of every round are part of the measured cost.
-func benchFanout(b *testing.B, urls []string) *Fanout {
+func fanoutOver(b *testing.B, urls []string) *Fanout {
 	b.Helper()
-	cfg := testConfig(urlBackends(urls...)...)
+	cfg := enabledConfig(urlBackends(urls...)...)
 	cfg.PassiveHealth = config.PassiveHealth{Enabled: true, Window: model.Duration(30 * time.Second), MaxFailures: 5, MinRequests: 10, MaxEjectedPercent: 50}
 	cfg.Fanout.OutlierDetection = config.DefaultOutlierDetection()
 	cfg.Fanout.OutlierDetection.Enabled = true
@@ -111,8 +111,8 @@ func benchFanout(b *testing.B, urls []string) *Fanout {
 	return New(p, fanout, NewMetrics(prometheus.NewRegistry()), log.NewNopLogger(), time.Now)
 }
 
-// benchPercentile is the p-quantile of durations, in microseconds.
-func benchPercentile(d []time.Duration, p float64) float64 {
+// percentile is the p-quantile of durations, in microseconds.
+func percentile(d []time.Duration, p float64) float64 {
 	slices.Sort(d)
 	return float64(d[int(float64(len(d)-1)*p)].Nanoseconds()) / 1e3
 }
@@ -123,8 +123,8 @@ func benchPercentile(d []time.Duration, p float64) float64 {
 // through probegate's real HTTP listener, interleaved, so that both see the
 // same machine; added-p50-us is the difference of their medians.
 func BenchmarkFanoutAddedLatency(b *testing.B) {
-	urls := benchHAProxy(b, 3)
-	front := httptest.NewServer(benchFanout(b, urls))
+	urls := startHAProxy(b, 3)
+	front := httptest.NewServer(fanoutOver(b, urls))
 	b.Cleanup(front.Close)
 	transport := &http.Transport{MaxIdleConnsPerHost: 4}
 	b.Cleanup(transport.CloseIdleConnections)
@@ -156,24 +156,24 @@ func BenchmarkFanoutAddedLatency(b *testing.B) {
 		fanouts = append(fanouts, get(fanned, "3/3"))
 	}
 	b.StopTimer()
-	directP50, fanoutP50 := benchPercentile(directs, 0.5), benchPercentile(fanouts, 0.5)
+	directP50, fanoutP50 := percentile(directs, 0.5), percentile(fanouts, 0.5)
 	b.ReportMetric(directP50, "direct-p50-us")
 	b.ReportMetric(fanoutP50, "fanout-p50-us")
 	b.ReportMetric(fanoutP50-directP50, "added-p50-us")
 	b.Logf("%d rounds: direct p50 %.0f µs p99 %.0f µs; fan-out to 3 p50 %.0f µs p99 %.0f µs; added p50 %.0f µs (budget 300)",
-		len(directs), directP50, benchPercentile(directs, 0.99), fanoutP50, benchPercentile(fanouts, 0.99), fanoutP50-directP50)
+		len(directs), directP50, percentile(directs, 0.99), fanoutP50, percentile(fanouts, 0.99), fanoutP50-directP50)
 }
 
-// benchResponse is a ResponseWriter that keeps the status and throws
+// discardResponse is a ResponseWriter that keeps the status and throws
 // the body away.
-type benchResponse struct {
+type discardResponse struct {
 	header http.Header
 	status int
 }
 
-func (r *benchResponse) Header() http.Header         { return r.header }
-func (r *benchResponse) Write(p []byte) (int, error) { return len(p), nil }
-func (r *benchResponse) WriteHeader(status int)      { r.status = status }
+func (r *discardResponse) Header() http.Header         { return r.header }
+func (r *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
+func (r *discardResponse) WriteHeader(status int)      { r.status = status }
 
 // BenchmarkFanoutHandler measures one fan-out round to 3 loopback backends
 // inside probegate: the handler, the three backend requests over
@@ -181,10 +181,10 @@ func (r *benchResponse) WriteHeader(status int)      { r.status = status }
 // allocs/op are the allocations per fan-out request (the backends are
 // HAProxy, another process).
 func BenchmarkFanoutHandler(b *testing.B) {
-	f := benchFanout(b, benchHAProxy(b, 3))
+	f := fanoutOver(b, startHAProxy(b, 3))
 	req := httptest.NewRequest(http.MethodGet, "/fanout/query?q=1", nil)
 	req.RemoteAddr = "127.0.0.1:40000"
-	w := &benchResponse{header: http.Header{}}
+	w := &discardResponse{header: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {
 		clear(w.header)
@@ -195,11 +195,11 @@ func BenchmarkFanoutHandler(b *testing.B) {
 	}
 }
 
-// benchMinimalFanout is the fan-out a few lines of net/http make: one
+// minimalFanout is the fan-out a few lines of net/http make: one
 // goroutine per backend over a shared Transport, the arrays' elements
 // spliced together. It checks nothing and bounds nothing; the throughput
 // budget is 0.9 of its requests per second.
-func benchMinimalFanout(urls []string) http.Handler {
+func minimalFanout(urls []string) http.Handler {
 	transport := &http.Transport{MaxIdleConnsPerHost: 256}
 	client := &http.Client{Transport: transport}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -235,22 +235,22 @@ func benchMinimalFanout(urls []string) http.Handler {
 // wrkRequestsPerSecond is the Requests/sec line of wrk's report.
 var wrkRequestsPerSecond = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
 
-// benchCPU is the CPU time this process has used so far.
-func benchCPU() time.Duration {
+// cpuUsed is the CPU time this process has used so far.
+func cpuUsed() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// benchWrk runs wrk with 16 connections for d against url and returns
+// runWrk runs wrk with 16 connections for d against url and returns
 // its requests per second and the CPU this process spent per request
 // (the servers run here; HAProxy and wrk elsewhere), which other work on
 // the machine disturbs less than the rate.
-func benchWrk(b *testing.B, wrk, url string, d time.Duration) (rps float64, cpu time.Duration) {
+func runWrk(b *testing.B, wrk, url string, d time.Duration) (rps float64, cpu time.Duration) {
 	b.Helper()
-	before := benchCPU()
+	before := cpuUsed()
 	out, err := exec.Command(wrk, "-c16", "-t2", "-d"+d.String(), url).CombinedOutput()
-	spent := benchCPU() - before
+	spent := cpuUsed() - before
 	if err != nil {
 		b.Fatalf("wrk: %v\n%s", err, out)
 	}
@@ -276,10 +276,10 @@ func BenchmarkFanoutThroughput(b *testing.B) {
 	if err != nil {
 		b.Fatal("wrk is not installed: run `make deps` (benchmarks never skip a missing tool)")
 	}
-	urls := benchHAProxy(b, 3)
-	ours := httptest.NewServer(benchFanout(b, urls))
+	urls := startHAProxy(b, 3)
+	ours := httptest.NewServer(fanoutOver(b, urls))
 	b.Cleanup(ours.Close)
-	minimal := httptest.NewServer(benchMinimalFanout(urls))
+	minimal := httptest.NewServer(minimalFanout(urls))
 	b.Cleanup(minimal.Close)
 	path := "/fanout/query?q=1"
 	var ratios, cpuRatios []float64
@@ -290,11 +290,11 @@ func BenchmarkFanoutThroughput(b *testing.B) {
 			var mine, theirs float64
 			var mineCPU, theirCPU time.Duration
 			if round%2 == 0 {
-				theirs, theirCPU = benchWrk(b, wrk, minimal.URL+path, 2*time.Second)
-				mine, mineCPU = benchWrk(b, wrk, ours.URL+path, 2*time.Second)
+				theirs, theirCPU = runWrk(b, wrk, minimal.URL+path, 2*time.Second)
+				mine, mineCPU = runWrk(b, wrk, ours.URL+path, 2*time.Second)
 			} else {
-				mine, mineCPU = benchWrk(b, wrk, ours.URL+path, 2*time.Second)
-				theirs, theirCPU = benchWrk(b, wrk, minimal.URL+path, 2*time.Second)
+				mine, mineCPU = runWrk(b, wrk, ours.URL+path, 2*time.Second)
+				theirs, theirCPU = runWrk(b, wrk, minimal.URL+path, 2*time.Second)
 			}
 			ratios = append(ratios, mine/theirs)
 			cpuRatios = append(cpuRatios, float64(mineCPU)/float64(theirCPU))

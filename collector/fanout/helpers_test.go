@@ -30,9 +30,9 @@ import (
 	"github.com/probegate/probegate/internal/testconfig"
 )
 
-// testConfig is the shared test configuration with the fan-out enabled,
+// enabledConfig is the shared test configuration with the fan-out enabled,
 // forwarding the default headers, and the given backends.
-func testConfig(backends ...config.Backend) *config.Config {
+func enabledConfig(backends ...config.Backend) *config.Config {
 	cfg := testconfig.New(backends...)
 	cfg.Fanout = config.Fanout{Enabled: true, ForwardHeaders: config.DefaultForwardHeaders()}
 	return cfg
@@ -231,7 +231,7 @@ func setup(t *testing.T, o options, backends ...*backend) *rig {
 	if o.successes == 0 {
 		o.successes = 2
 	}
-	cfg := testConfig()
+	cfg := enabledConfig()
 	cfg.HealthProbe.Successes = o.successes
 	cfg.PassiveHealth = o.passive
 	for i, b := range backends {
