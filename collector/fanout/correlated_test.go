@@ -31,7 +31,7 @@ func TestCorrelatedFailuresChargeNobody(t *testing.T) {
 			t.Errorf("b%d http_5xx errors %d; want 10 still counted", i, got)
 		}
 	}
-	if got := testutil.ToFloat64(all.metrics.CorrelatedFailures); got != 10 {
+	if got := testutil.ToFloat64(all.metrics.correlatedFailures); got != 10 {
 		t.Errorf("correlated failures %v; want 10, one per round", got)
 	}
 
@@ -42,7 +42,7 @@ func TestCorrelatedFailuresChargeNobody(t *testing.T) {
 	if h := alone.backend(0).Health(); !h.Ejected {
 		t.Errorf("b0 failing among succeeding peers not ejected: %+v", h)
 	}
-	if got := testutil.ToFloat64(alone.metrics.CorrelatedFailures); got != 0 {
+	if got := testutil.ToFloat64(alone.metrics.correlatedFailures); got != 0 {
 		t.Errorf("correlated failures %v; want 0", got)
 	}
 

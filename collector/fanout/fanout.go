@@ -229,7 +229,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeNoAnswer(w, r, missing)
 	default:
 		if f.metrics != nil {
-			f.metrics.QuorumFailures.Inc()
+			f.metrics.quorumFailures.Inc()
 		}
 		writeNoQuorum(w, r, contributed, configured, quorum, s.fanout.MinContributors, missing)
 	}
@@ -292,7 +292,7 @@ func (f *Fanout) charge(answers []backendAnswer) {
 	}
 	correlated := failed && !succeeded && len(answers) > 1
 	if correlated && f.metrics != nil {
-		f.metrics.CorrelatedFailures.Inc()
+		f.metrics.correlatedFailures.Inc()
 	}
 	var samples []pool.RoundSample
 	if f.pool.OutlierDetection() {
@@ -325,7 +325,7 @@ func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned
 		if !abandoned && contributed < configured {
 			m.Partial.Inc()
 			if onlyMaintenance(missing) {
-				m.PartialMaintenance.Inc()
+				m.partialMaintenance.Inc()
 			}
 		}
 		if !abandoned && contributed == 0 {
@@ -360,7 +360,7 @@ func (f *Fanout) acquire(limit int) bool {
 func (f *Fanout) refuseLoop(w http.ResponseWriter, why string) {
 	if f.metrics != nil {
 		f.metrics.Requests.Inc()
-		f.metrics.RejectedLoop.Inc()
+		f.metrics.rejectedLoop.Inc()
 	}
 	f.refuse(w, http.StatusLoopDetected, why)
 }
@@ -371,7 +371,7 @@ func (f *Fanout) refuseLoop(w http.ResponseWriter, why string) {
 // health ignores.
 func (f *Fanout) rejectLocally(w http.ResponseWriter, limit int) {
 	if f.metrics != nil {
-		f.metrics.Rejected.Inc()
+		f.metrics.rejectedMaxConcurrent.Inc()
 	}
 	selected, _, _ := f.pool.Select()
 	for _, b := range selected {

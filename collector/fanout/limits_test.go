@@ -76,7 +76,7 @@ func TestFanoutRejectsRoundsBeyondMaxConcurrent(t *testing.T) {
 	if hits := b.hits.Load(); hits != 2 {
 		t.Errorf("the backend was asked %d times; want 2, the rejected round asks nobody", hits)
 	}
-	if got := testutil.ToFloat64(rig.metrics.Rejected); got != 1 {
+	if got := testutil.ToFloat64(rig.metrics.rejectedMaxConcurrent); got != 1 {
 		t.Errorf("probegate_fanout_rejected_total = %v; want 1", got)
 	}
 	if got := rig.errors(0, pool.FanoutLocal); got != 1 {

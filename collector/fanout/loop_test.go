@@ -68,7 +68,7 @@ func TestLoopIsRefused(t *testing.T) {
 			rig := setup(t, options{fanout: config.Fanout{MaxHops: 2}}, b)
 			rig.fanout.SetReplicaName("me:9797")
 			rec := rig.do("GET", "/fanout/q", "", http.Header{"Via": {c.via}})
-			loops := testutil.ToFloat64(rig.metrics.RejectedLoop)
+			loops := testutil.ToFloat64(rig.metrics.rejectedLoop)
 			if !c.refused {
 				expect(t, rec, 200, "1/1", `[1]`)
 				if loops != 0 || b.hits.Load() != 1 {
@@ -83,7 +83,7 @@ func TestLoopIsRefused(t *testing.T) {
 			if requests := testutil.ToFloat64(rig.metrics.Requests); loops != 1 || requests != 1 {
 				t.Errorf("loops %v, requests %v; want 1 and 1", loops, requests)
 			}
-			if got := testutil.ToFloat64(rig.metrics.Rejected); got != 0 {
+			if got := testutil.ToFloat64(rig.metrics.rejectedMaxConcurrent); got != 0 {
 				t.Errorf("max_concurrent refusals %v; want 0", got)
 			}
 		})

@@ -19,24 +19,25 @@ type Metrics struct {
 	// Partial counts rounds where fewer backends contributed than were
 	// configured.
 	Partial prometheus.Counter
-	// PartialMaintenance counts the partial rounds whose only missing
-	// backends were in maintenance.
-	PartialMaintenance prometheus.Counter
 	// Failed counts rounds where no backend contributed.
 	Failed prometheus.Counter
 	// Duration is the duration of a whole round.
 	Duration prometheus.Histogram
-	// Rejected counts rounds refused because fanout.max_concurrent rounds
-	// were in flight, RejectedLoop requests refused because they went
-	// round a loop of probegates: probegate_fanout_rejected_total with
-	// reason max_concurrent and loop.
-	Rejected, RejectedLoop prometheus.Counter
-	// QuorumFailures counts rounds answered 503 because fewer backends
+
+	// partialMaintenance counts the partial rounds whose only missing
+	// backends were in maintenance.
+	partialMaintenance prometheus.Counter
+	// rejectedMaxConcurrent counts rounds refused because
+	// fanout.max_concurrent rounds were in flight, rejectedLoop requests
+	// refused because they went round a loop of probegates:
+	// probegate_fanout_rejected_total with reason max_concurrent and loop.
+	rejectedMaxConcurrent, rejectedLoop prometheus.Counter
+	// quorumFailures counts rounds answered 503 because fewer backends
 	// contributed than fanout.min_contributors asks for.
-	QuorumFailures prometheus.Counter
-	// CorrelatedFailures counts rounds in which every backend asked
+	quorumFailures prometheus.Counter
+	// correlatedFailures counts rounds in which every backend asked
 	// failed, so that no failure was charged to a backend.
-	CorrelatedFailures prometheus.Counter
+	correlatedFailures prometheus.Counter
 
 	// backendDuration is each backend's duration in rounds.
 	backendDuration *backendDurations
@@ -74,17 +75,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "probegate_fanout_rejected_total",
 		Help: "Fan-out requests refused before any backend was asked, by reason: max_concurrent (503, fanout.max_concurrent rounds in flight) or loop (508, the request came back through a probegate it passed or passed fanout.max_hops of them).",
 	}, []string{"reason"})
-	m.Rejected = rejected.WithLabelValues("max_concurrent")
-	m.RejectedLoop = rejected.WithLabelValues("loop")
-	m.QuorumFailures = prometheus.NewCounter(prometheus.CounterOpts{
+	m.rejectedMaxConcurrent = rejected.WithLabelValues("max_concurrent")
+	m.rejectedLoop = rejected.WithLabelValues("loop")
+	m.quorumFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "probegate_fanout_quorum_failures_total",
 		Help: "Fan-out requests answered 503 because fewer backends contributed than fanout.min_contributors asks for.",
 	})
-	m.CorrelatedFailures = prometheus.NewCounter(prometheus.CounterOpts{
+	m.correlatedFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "probegate_fanout_correlated_failures_total",
 		Help: "Fan-out requests in which every backend asked failed alike: none of the failures fed passive health or outlier detection.",
 	})
-	m.PartialMaintenance = prometheus.NewCounter(prometheus.CounterOpts{
+	m.partialMaintenance = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "probegate_fanout_partial_maintenance_total",
 		Help: "Partial fan-out requests whose only missing backends were in maintenance: planned, not a failure.",
 	})
@@ -100,7 +101,7 @@ type metricsCollector struct{ m *Metrics }
 
 func (c metricsCollector) all() []prometheus.Collector {
 	return []prometheus.Collector{c.m.Requests, c.m.Partial, c.m.Failed, c.m.Duration, c.m.rejected,
-		c.m.QuorumFailures, c.m.CorrelatedFailures, c.m.PartialMaintenance, c.m.backendDuration}
+		c.m.quorumFailures, c.m.correlatedFailures, c.m.partialMaintenance, c.m.backendDuration}
 }
 
 func (c metricsCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -28,7 +28,7 @@ func TestQuorumMetAnswersTheMerge(t *testing.T) {
 	rig := setup(t, options{fanout: config.Fanout{MinContributors: quorumOf(t, "2")}},
 		serve(t, answer(200, `[0]`)), serve(t, answer(503, `down`)), serve(t, answer(200, `[2]`)))
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "2/3", `[0,2]`)
-	if got := testutil.ToFloat64(rig.metrics.QuorumFailures); got != 0 {
+	if got := testutil.ToFloat64(rig.metrics.quorumFailures); got != 0 {
 		t.Errorf("quorum failures %v; want 0", got)
 	}
 }
@@ -54,7 +54,7 @@ func TestQuorumMissedAnswers503NamingTheMissing(t *testing.T) {
 	if !strings.Contains(got.Error, "1 of 4 backends contributed, fewer than the 2 fanout.min_contributors (50%)") {
 		t.Errorf("503 error %q does not give the numbers", got.Error)
 	}
-	if got := testutil.ToFloat64(rig.metrics.QuorumFailures); got != 1 {
+	if got := testutil.ToFloat64(rig.metrics.quorumFailures); got != 1 {
 		t.Errorf("quorum failures %v; want 1", got)
 	}
 }
@@ -73,7 +73,7 @@ func TestQuorumKeepsTheClientsRefusal(t *testing.T) {
 	rig := setup(t, options{fanout: config.Fanout{MinContributors: quorumOf(t, "2")}},
 		serve(t, answer(400, `{"error":"bad query"}`)), serve(t, answer(503, `down`)))
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 400, "0/2", `{"error":"bad query"}`)
-	if got := testutil.ToFloat64(rig.metrics.QuorumFailures); got != 0 {
+	if got := testutil.ToFloat64(rig.metrics.quorumFailures); got != 0 {
 		t.Errorf("quorum failures %v; want 0 for a relayed refusal", got)
 	}
 }
@@ -151,7 +151,7 @@ func TestPartialForMaintenanceOnlyIsCounted(t *testing.T) {
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "2/3", `[0,1]`)
 	failing.Close()
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "1/3", `[0]`)
-	partial, maintenance := testutil.ToFloat64(rig.metrics.Partial), testutil.ToFloat64(rig.metrics.PartialMaintenance)
+	partial, maintenance := testutil.ToFloat64(rig.metrics.Partial), testutil.ToFloat64(rig.metrics.partialMaintenance)
 	if partial != 2 || maintenance != 1 {
 		t.Errorf("partial %v, for maintenance only %v; want 2 and 1", partial, maintenance)
 	}
