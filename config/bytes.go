@@ -12,8 +12,8 @@ import (
 // Units are powers of two: KiB and KB both mean 1024 bytes.
 type Bytes int64
 
-// ParseBytes parses "1MiB", "512KiB", "64MB" or a plain number of bytes.
-func ParseBytes(s string) (Bytes, error) {
+// parseBytes parses "1MiB", "512KiB", "64MB" or a plain number of bytes.
+func parseBytes(s string) (Bytes, error) {
 	s = strings.TrimSpace(s)
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return Bytes(n), nil
@@ -31,7 +31,7 @@ func (b *Bytes) UnmarshalYAML(unmarshal func(any) error) error {
 	if err := unmarshal(&s); err != nil {
 		return err
 	}
-	parsed, err := ParseBytes(s)
+	parsed, err := parseBytes(s)
 	if err != nil {
 		return err
 	}

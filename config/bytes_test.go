@@ -17,14 +17,14 @@ func TestParseBytes(t *testing.T) {
 		"0":       0,
 		" 2KiB ":  2048,
 	} {
-		got, err := ParseBytes(in)
+		got, err := parseBytes(in)
 		if err != nil || got != want {
-			t.Errorf("ParseBytes(%q) = %d, %v, want %d", in, got, err, want)
+			t.Errorf("parseBytes(%q) = %d, %v, want %d", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "MiB", "1 MiB", "1kB", "lots", "1.5.5MiB"} {
-		if got, err := ParseBytes(in); err == nil {
-			t.Errorf("ParseBytes(%q) = %d, want an error", in, got)
+		if got, err := parseBytes(in); err == nil {
+			t.Errorf("parseBytes(%q) = %d, want an error", in, got)
 		}
 	}
 }

@@ -87,12 +87,12 @@ func Default() *Config {
 		},
 		Maintenance:           defaultMaintenance(),
 		HTTPClientConfig:      commoncfg.DefaultHTTPClientConfig,
-		MaxDiscoveredBackends: DefaultMaxDiscoveredBackends,
+		MaxDiscoveredBackends: defaultMaxDiscoveredBackends,
 	}
 }
 
-// DefaultMaxDiscoveredBackends is max_discovered_backends when not set.
-const DefaultMaxDiscoveredBackends = 10000
+// defaultMaxDiscoveredBackends is max_discovered_backends when not set.
+const defaultMaxDiscoveredBackends = 10000
 
 // HealthProbe is how a backend is probed.
 type HealthProbe struct {

@@ -67,9 +67,9 @@ func TestEmptyConfigurationsAreTheDefaults(t *testing.T) {
 		"explicit empty block": "fanout: {}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			c, err := Parse([]byte(data), "probegate.yml")
+			c, err := parse([]byte(data), "probegate.yml")
 			if err != nil {
-				t.Fatalf("Parse: %v", err)
+				t.Fatalf("parse: %v", err)
 			}
 			if got, want := withoutSource(c), withoutSource(Default()); !reflect.DeepEqual(got, want) {
 				t.Errorf("got %+v\nwant the defaults %+v", got, want)
@@ -89,9 +89,9 @@ func TestEmptyFileLoads(t *testing.T) {
 }
 
 func TestOmittedKeysKeepTheirDefaults(t *testing.T) {
-	c, err := Parse([]byte("gate:\n  drain: 5s\nhealth_probe:\n  path: /ping\n"), "probegate.yml")
+	c, err := parse([]byte("gate:\n  drain: 5s\nhealth_probe:\n  path: /ping\n"), "probegate.yml")
 	if err != nil {
-		t.Fatalf("Parse: %v", err)
+		t.Fatalf("parse: %v", err)
 	}
 	if c.Gate.Drain != seconds(5) || c.Gate.ShutdownTimeout != seconds(30) || c.Gate.CheckInterval != seconds(1) {
 		t.Errorf("gate = %+v, want drain 5s and the default 30s and 1s", c.Gate)
@@ -170,9 +170,9 @@ func TestValidFullRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Marshal: %v", err)
 	}
-	again, err := Parse(out, "roundtrip.yml")
+	again, err := parse(out, "roundtrip.yml")
 	if err != nil {
-		t.Fatalf("Parse of the marshalled configuration: %v\n%s", err, out)
+		t.Fatalf("parse of the marshalled configuration: %v\n%s", err, out)
 	}
 	if !reflect.DeepEqual(withoutSource(again), withoutSource(c)) {
 		t.Errorf("round trip changed the configuration:\n%s\ngot  %+v\nwant %+v", out, withoutSource(again), withoutSource(c))
@@ -195,9 +195,9 @@ func TestCheckHTTPClients(t *testing.T) {
 		t.Errorf("CheckHTTPClients on valid-full.yml: %v", err)
 	}
 
-	c, err = Parse([]byte("backends:\n  - name: a\n    url: https://127.0.0.1:1\n    http_client_config:\n      tls_config: {ca_file: missing.pem}\n"), "dir/probegate.yml")
+	c, err = parse([]byte("backends:\n  - name: a\n    url: https://127.0.0.1:1\n    http_client_config:\n      tls_config: {ca_file: missing.pem}\n"), "dir/probegate.yml")
 	if err != nil {
-		t.Fatalf("Parse: %v", err)
+		t.Fatalf("parse: %v", err)
 	}
 	err = c.CheckHTTPClients()
 	var cfgErr *Error

@@ -27,7 +27,7 @@ func TestDiscoveryBlocksDecode(t *testing.T) {
 // TestBackendNameMayHoldAColon: a discovered backend is named host:port,
 // so a static one may be too.
 func TestBackendNameMayHoldAColon(t *testing.T) {
-	if _, err := Parse([]byte("backends: [{name: 'pdb:8081', url: 'http://127.0.0.1:8081'}]"), "probegate.yml"); err != nil {
+	if _, err := parse([]byte("backends: [{name: 'pdb:8081', url: 'http://127.0.0.1:8081'}]"), "probegate.yml"); err != nil {
 		t.Error(err)
 	}
 }

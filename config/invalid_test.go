@@ -163,7 +163,7 @@ func TestEveryInvalidFixtureHasACase(t *testing.T) {
 
 func TestEveryProblemIsReported(t *testing.T) {
 	data := "health_probe:\n  failures: 0\nbackends:\n  - name: a\n    url: ftp://x\n  - name: a\n    url: http://y\n"
-	_, err := Parse([]byte(data), "probegate.yml")
+	_, err := parse([]byte(data), "probegate.yml")
 	want := strings.Join([]string{
 		"probegate.yml:2: health_probe.failures: 0 is below 1: want at least 1",
 		`probegate.yml:5: backends[0].url: "ftp://x": want an absolute http:// or https:// URL such as http://127.0.0.1:8081`,

@@ -26,9 +26,9 @@ backends:
     url: http://127.0.0.1:8084
     health_probe: {kind: tcp}
 `
-	c, err := Parse([]byte(data), "probegate.yml")
+	c, err := parse([]byte(data), "probegate.yml")
 	if err != nil {
-		t.Fatalf("Parse: %v", err)
+		t.Fatalf("parse: %v", err)
 	}
 	got := make(map[string]HealthProbe, len(c.Backends))
 	for _, b := range c.Backends {
@@ -93,9 +93,9 @@ backends:
     url: http://127.0.0.1:8082
     health_probe: {keep_alive: true}
 `
-	c, err := Parse([]byte(data), "probegate.yml")
+	c, err := parse([]byte(data), "probegate.yml")
 	if err != nil {
-		t.Fatalf("Parse: %v", err)
+		t.Fatalf("parse: %v", err)
 	}
 	if p := c.ProbeFor(c.Backends[0]); p.KeepsAlive() {
 		t.Errorf("inherits keeps connections alive, want the top-level keep_alive: false")

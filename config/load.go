@@ -28,10 +28,10 @@ func Load(path string) (*Config, error) {
 	return cfg, nil
 }
 
-// Parse decodes and validates a configuration; filename is the name its
+// parse decodes and validates a configuration; filename is the name its
 // errors carry and the directory relative file paths are resolved against.
-func Parse(data []byte, filename string) (*Config, error) {
-	cfg, err := Decode(data, filename)
+func parse(data []byte, filename string) (*Config, error) {
+	cfg, err := decode(data, filename)
 	if err != nil {
 		return nil, err
 	}
@@ -41,23 +41,23 @@ func Parse(data []byte, filename string) (*Config, error) {
 	return cfg, nil
 }
 
-// DecodeFile reads and decodes the file at path without validating the
-// values; see Decode. A missing file is an error that matches
+// DecodeFile reads the file at path and decodes it over the defaults,
+// checking its shape: YAML syntax, unknown keys, value types. It does not
+// check the values; Validate does, and names the lines of this file when
+// it does. Relative file paths in http_client_config blocks and
+// file_sd_configs are resolved against the directory of path. An empty
+// file is the defaults. A missing file is an error that matches
 // fs.ErrNotExist.
 func DecodeFile(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Decode(data, path)
+	return decode(data, path)
 }
 
-// Decode decodes a configuration over the defaults and checks its shape:
-// YAML syntax, unknown keys, value types. It does not check the values;
-// Validate does, and names the lines of this file when it does. Relative
-// file paths in http_client_config blocks and file_sd_configs are resolved against the
-// directory of filename. An empty document is the defaults.
-func Decode(data []byte, filename string) (*Config, error) {
+// decode is DecodeFile for data read from filename.
+func decode(data []byte, filename string) (*Config, error) {
 	src := &source{file: filename}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {

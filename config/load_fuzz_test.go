@@ -24,21 +24,21 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := Parse(data, "fuzz/probegate.yml")
+		cfg, err := parse(data, "fuzz/probegate.yml")
 		if (cfg == nil) == (err == nil) {
-			t.Fatalf("Parse(%q) = %v, %v: want a configuration or an error", data, cfg, err)
+			t.Fatalf("parse(%q) = %v, %v: want a configuration or an error", data, cfg, err)
 		}
 		if err != nil {
 			if configErr := (*Error)(nil); errors.As(err, &configErr) && len(configErr.Problems) == 0 {
-				t.Fatalf("Parse(%q) refused it without naming a problem", data)
+				t.Fatalf("parse(%q) refused it without naming a problem", data)
 			}
 			return
 		}
 		out, err := cfg.RedactedYAML()
 		if err != nil {
-			t.Fatalf("Parse(%q) accepted a configuration that does not marshal: %v", data, err)
+			t.Fatalf("parse(%q) accepted a configuration that does not marshal: %v", data, err)
 		}
-		if _, err := Decode(out, "fuzz/probegate.yml"); err != nil {
+		if _, err := decode(out, "fuzz/probegate.yml"); err != nil {
 			t.Fatalf("the YAML of an accepted configuration does not decode:\n%s\n%v", out, err)
 		}
 	})

@@ -30,9 +30,9 @@ func TestValidateWithoutFileNamesTheField(t *testing.T) {
 }
 
 func TestSetOriginBlamesTheFlag(t *testing.T) {
-	c, err := Decode([]byte("health_probe:\n  interval: 5s\n  timeout: 2s\n"), "probegate.yml")
+	c, err := decode([]byte("health_probe:\n  interval: 5s\n  timeout: 2s\n"), "probegate.yml")
 	if err != nil {
-		t.Fatalf("Decode: %v", err)
+		t.Fatalf("decode: %v", err)
 	}
 	c.HealthProbe.Timeout = seconds(10)
 	c.SetOrigin("health_probe.timeout", "--health-probe.timeout")
@@ -56,9 +56,9 @@ func TestSetOriginBlamesTheFlag(t *testing.T) {
 }
 
 func TestFileProblemNamesTheFlagThatSetTheOtherField(t *testing.T) {
-	c, err := Decode([]byte("health_probe:\n  timeout: 3s\n"), "probegate.yml")
+	c, err := decode([]byte("health_probe:\n  timeout: 3s\n"), "probegate.yml")
 	if err != nil {
-		t.Fatalf("Decode: %v", err)
+		t.Fatalf("decode: %v", err)
 	}
 	c.HealthProbe.Interval = seconds(1)
 	c.SetOrigin("health_probe.interval", "PROBEGATE_HEALTH_PROBE_INTERVAL")

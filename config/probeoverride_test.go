@@ -99,7 +99,7 @@ backends:
 // the keys it sets and no other, a key set to its empty value included,
 // and reads back the same.
 func TestHealthProbeOverrideWritesTheKeysItSets(t *testing.T) {
-	c, err := Parse([]byte(`
+	c, err := parse([]byte(`
 health_probe: {expect_body_regexp: up, headers: {X-A: "1"}}
 backends:
   - {name: clears, url: "http://127.0.0.1:1", health_probe: {expect_body_regexp: "", headers: {}, enabled: false}}

@@ -37,9 +37,9 @@ backends:
       path: null
       timeout: ~
 `
-	c, err := Parse([]byte(data), "probegate.yml")
+	c, err := parse([]byte(data), "probegate.yml")
 	if err != nil {
-		t.Fatalf("Parse: %v", err)
+		t.Fatalf("parse: %v", err)
 	}
 	top := HealthProbe{Enabled: true, Path: "/healthz", Interval: seconds(10), Timeout: seconds(3), Failures: 4, Successes: 3, Kind: "http", Method: "GET"}
 	pathOnly := top
@@ -75,9 +75,9 @@ backends:
     url: http://127.0.0.1:3
     http_client_config: {}
 `
-	c, err := Parse([]byte(data), "/etc/probegate/probegate.yml")
+	c, err := parse([]byte(data), "/etc/probegate/probegate.yml")
 	if err != nil {
-		t.Fatalf("Parse: %v", err)
+		t.Fatalf("parse: %v", err)
 	}
 	// prometheus/common turns bearer_token_file into an authorization block.
 	if got := c.ClientConfigFor(c.Backends[0]); got.Authorization == nil || got.Authorization.CredentialsFile != "/etc/token" {

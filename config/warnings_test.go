@@ -22,7 +22,7 @@ func TestWarningsNameABackendThatProbesTheSameAsAnother(t *testing.T) {
 		{"another path", "backends:\n  - name: a\n    url: http://127.0.0.1:8081/one\n  - name: b\n    url: http://127.0.0.1:8081/two\n", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := Parse([]byte(tc.yaml), "probegate.yml")
+			cfg, err := parse([]byte(tc.yaml), "probegate.yml")
 			if err != nil {
 				t.Fatal(err)
 			}
