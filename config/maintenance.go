@@ -8,6 +8,8 @@ import (
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+
+	"github.com/probegate/probegate/internal/redact"
 )
 
 // The maintenance stores.
@@ -79,7 +81,7 @@ func (v *validator) etcd(e Etcd) {
 	for i, ep := range e.Endpoints {
 		u, err := url.Parse(ep)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			v.add(fmt.Sprintf("maintenance.etcd.endpoints[%d]", i), "%q: want http://host:port or https://host:port, without credentials (use username and password)", RedactURL(ep))
+			v.add(fmt.Sprintf("maintenance.etcd.endpoints[%d]", i), "%q: want http://host:port or https://host:port, without credentials (use username and password)", redact.URL(ep))
 		}
 	}
 	if !strings.HasPrefix(e.Prefix, "/") || strings.HasSuffix(e.Prefix, "/") {

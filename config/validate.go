@@ -13,6 +13,7 @@ import (
 
 	"github.com/probegate/probegate/config/internal/yamlpos"
 	"github.com/probegate/probegate/internal/proxyheader"
+	"github.com/probegate/probegate/internal/redact"
 )
 
 // backendNameRE is what a backend name may contain: it becomes a metric
@@ -267,7 +268,7 @@ func checkBackendURL(raw string) string {
 	if raw == "" {
 		return "a backend needs a url such as http://127.0.0.1:8081"
 	}
-	shown := RedactURL(raw)
+	shown := redact.URL(raw)
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
@@ -289,31 +290,6 @@ func checkBackendURL(raw string) string {
 		return fmt.Sprintf("%q has a fragment: want a URL without #", shown)
 	}
 	return ""
-}
-
-// RedactURL is raw with any password replaced by "xxxxx", as
-// url.URL.Redacted shows it. A URL that does not parse has everything
-// between "://" and the last "@" of its authority replaced instead, so a
-// typo elsewhere in it cannot reveal its password either.
-func RedactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		if _, hasPassword := u.User.Password(); hasPassword {
-			return u.Redacted()
-		}
-		return raw
-	}
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
-	}
-	authority, path := rest, ""
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		authority, path = rest[:i], rest[i:]
-	}
-	if at := strings.LastIndex(authority, "@"); at >= 0 {
-		authority = "xxxxx" + authority[at:]
-	}
-	return scheme + "://" + authority + path
 }
 
 func (v *validator) positive(field string, d model.Duration) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/redact"
 )
 
 // selfPredicate recognises the backend URLs that lead back to one of
@@ -43,7 +44,7 @@ func refuseSelfTargets(self *fanout.Self, cfg *config.Config) error {
 	for _, b := range cfg.Backends {
 		if self.Targets(b.URL) {
 			errs = append(errs, fmt.Errorf("backend %q: %s points at probegate's own listener under %s: every fan-out round would ask probegate itself",
-				b.Name, config.RedactURL(b.URL), fanout.Path))
+				b.Name, redact.URL(b.URL), fanout.Path))
 		}
 	}
 	return errors.Join(errs...)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/redact"
 )
 
 // record is one discovered target and what became of it: the backend it
@@ -29,10 +30,10 @@ type record struct {
 func (r *record) labels() map[string]string {
 	out := make(map[string]string, len(r.group)+len(r.own))
 	for n, v := range r.group {
-		out[string(n)] = config.RedactUserinfo(string(v))
+		out[string(n)] = redact.Userinfo(string(v))
 	}
 	for n, v := range r.own {
-		out[string(n)] = config.RedactUserinfo(string(v))
+		out[string(n)] = redact.Userinfo(string(v))
 	}
 	return out
 }

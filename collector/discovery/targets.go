@@ -15,6 +15,7 @@ import (
 
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/redact"
 )
 
 // The labels a discovered target becomes a backend from, after
@@ -67,7 +68,7 @@ func sdConfigs(cfg *config.Config) map[string]sd.Configs {
 // source and why, with the password of every URL or address in them
 // redacted, since the report is logged.
 func invalidTarget(labels model.LabelSet, source string, err error) error {
-	return errors.New(config.RedactUserinfo(fmt.Sprintf("discovered target %s from %s: %v", labels, source, err)))
+	return errors.New(redact.Userinfo(fmt.Sprintf("discovered target %s from %s: %v", labels, source, err)))
 }
 
 // targetOf relabels one discovered target, whose own labels override its

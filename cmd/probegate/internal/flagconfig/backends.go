@@ -6,7 +6,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/redact"
 )
 
 // Backends registers the repeatable flag name, such as --backend, whose
@@ -36,10 +36,10 @@ func (v *backends) Set(s string) error {
 	name, url, ok := strings.Cut(s, "=")
 	name, url = strings.TrimSpace(name), strings.TrimSpace(url)
 	if !ok || name == "" || url == "" {
-		return fmt.Errorf("%s: %q: want name=url, such as pdb-1=http://127.0.0.1:8081", v.origin(), config.RedactURL(s))
+		return fmt.Errorf("%s: %q: want name=url, such as pdb-1=http://127.0.0.1:8081", v.origin(), redact.URL(s))
 	}
 	// The origin is shown in errors: never with a password.
-	v.entries = append(v.entries, backendEntry{name: name, url: url, origin: v.origin() + " " + name + "=" + config.RedactURL(url)})
+	v.entries = append(v.entries, backendEntry{name: name, url: url, origin: v.origin() + " " + name + "=" + redact.URL(url)})
 	return nil
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-kit/log"
 
-	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/redact"
 )
 
 // redacting is the logger every record passes through last: it replaces
@@ -58,7 +58,7 @@ func redactValue(v any) (any, bool) {
 	default:
 		return v, false
 	}
-	shown := config.RedactUserinfo(s)
+	shown := redact.Userinfo(s)
 	if shown == s {
 		return v, false
 	}

@@ -27,7 +27,7 @@ import (
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
-	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/redact"
 )
 
 // CLI is `probegate maintenance`, the command-line client of the admin
@@ -108,7 +108,7 @@ func (c *CLI) do(command string, stdout io.Writer) error {
 	}
 	base, err := url.Parse(c.url)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return usageError{fmt.Errorf("--url %q: want an http or https URL such as http://localhost:9797", config.RedactURL(c.url))}
+		return usageError{fmt.Errorf("--url %q: want an http or https URL such as http://localhost:9797", redact.URL(c.url))}
 	}
 	httpCfg := &commoncfg.DefaultHTTPClientConfig
 	if c.httpConfigFile != "" {

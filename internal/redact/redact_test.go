@@ -1,11 +1,11 @@
-package config
+package redact
 
 import "testing"
 
-// TestRedactUserinfo: the password of a URL or a bare authority is
+// TestUserinfo: the password of a URL or a bare authority is
 // replaced wherever it stands in the text, as url.URL.Redacted replaces
 // it; text without one is unchanged.
-func TestRedactUserinfo(t *testing.T) {
+func TestUserinfo(t *testing.T) {
 	for in, want := range map[string]string{
 		"alice:hunter2@127.0.0.1:28001":                    "alice:xxxxx@127.0.0.1:28001",
 		"http://alice:hunter2@h:1/p?q=a@b":                 "http://alice:xxxxx@h:1/p?q=a@b",
@@ -19,8 +19,23 @@ func TestRedactUserinfo(t *testing.T) {
 		"no credentials here":                              "no credentials here",
 		"":                                                 "",
 	} {
-		if got := RedactUserinfo(in); got != want {
-			t.Errorf("RedactUserinfo(%q) = %q, want %q", in, got, want)
+		if got := Userinfo(in); got != want {
+			t.Errorf("Userinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestURL: a password is hidden also in a URL that does not parse.
+func TestURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://admin:hunter2@127.0.0.1:8081/x": "http://admin:xxxxx@127.0.0.1:8081/x",
+		"http://127.0.0.1:8081":                 "http://127.0.0.1:8081",
+		"http://admin:hunter2@127.0.0.1:80x81/": "http://xxxxx@127.0.0.1:80x81/",
+		"http://a:b@c@host:bad":                 "http://xxxxx@host:bad",
+		"no scheme at all":                      "no scheme at all",
+	} {
+		if got := URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -1,8 +1,16 @@
-package config
+// Package redact hides the passwords in URLs and in text that may hold
+// them, such as a discovered label set or an error that quotes a URL, as
+// url.URL.Redacted shows a URL: the password becomes "xxxxx". Everything
+// probegate logs, exports or answers that could carry a credential goes
+// through it.
+package redact
 
-import "strings"
+import (
+	"net/url"
+	"strings"
+)
 
-// RedactUserinfo is s with the password of every userinfo in it replaced
+// Userinfo is s with the password of every userinfo in it replaced
 // by "xxxxx", as url.URL.Redacted shows a URL: "http://alice:hunter2@h/"
 // and "alice:hunter2@h:80" become "http://alice:xxxxx@h/" and
 // "alice:xxxxx@h:80". s may be any text, such as a discovered label value
@@ -10,7 +18,7 @@ import "strings"
 // and braces is read as a URL or an authority, whose userinfo is what
 // precedes the last "@" before the path. Text that merely looks like a
 // credential is redacted too: showing less is the safe mistake.
-func RedactUserinfo(s string) string {
+func Userinfo(s string) string {
 	if !strings.Contains(s, "@") {
 		return s
 	}
@@ -65,4 +73,29 @@ func redactToken(token string) string {
 		return token
 	}
 	return prefix + user + ":xxxxx" + rest[at:]
+}
+
+// URL is raw with any password replaced by "xxxxx", as
+// url.URL.Redacted shows it. A URL that does not parse has everything
+// between "://" and the last "@" of its authority replaced instead, so a
+// typo elsewhere in it cannot reveal its password either.
+func URL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		if _, hasPassword := u.User.Password(); hasPassword {
+			return u.Redacted()
+		}
+		return raw
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	authority, path := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority, path = rest[:i], rest[i:]
+	}
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		authority = "xxxxx" + authority[at:]
+	}
+	return scheme + "://" + authority + path
 }
