@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"github.com/probegate/probegate/collector/admin"
+	"github.com/probegate/probegate/collector/debugprobe"
 	"github.com/probegate/probegate/collector/pool"
-	"github.com/probegate/probegate/collector/probe"
 )
 
 // mountDebugProbe serves the debug probe of a backend, part of the admin
@@ -13,5 +13,5 @@ import (
 // clients only in the demo.
 func mountDebugProbe(mux *http.ServeMux, opts *options, p *pool.Pool) {
 	guard := admin.Guard{Enabled: opts.EnableAdminAPI, LoopbackOnly: opts.adminLoopbackOnly}
-	mux.Handle(probe.DebugPattern, guard.Wrap(probe.DebugHandler(probe.DebugOptions{Pool: p})))
+	mux.Handle(debugprobe.Pattern, guard.Wrap(debugprobe.Handler(debugprobe.Options{Pool: p})))
 }

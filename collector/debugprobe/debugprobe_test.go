@@ -1,6 +1,7 @@
-package probe
+package debugprobe
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -13,29 +14,32 @@ import (
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
 
+	"github.com/probegate/probegate/collector/discovery"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/testclock"
+	"github.com/probegate/probegate/internal/testconfig"
 	"github.com/probegate/probegate/internal/testpki"
 )
 
 // The secrets of the debug tests' backends, which no answer may show.
 const (
-	debugTestPassword = "s3cr3t-basic-pass"
-	debugTestToken    = "probe-header-token-42"
-	debugTestSession  = "session-value-9f8e"
+	secretPassword = "s3cr3t-basic-pass"
+	secretToken    = "probe-header-token-42"
+	secretSession  = "session-value-9f8e"
 )
 
-// debugTestServer is a loopback backend whose answer carries everything a
+// leakyHandler is a loopback backend whose answer carries everything a
 // debug probe must hide: a session cookie, credentials in headers, and the
 // probe's own secrets echoed in a header and the body.
-func debugTestServer(t *testing.T, requests *atomic.Int64) http.Handler {
+func leakyHandler(t *testing.T, requests *atomic.Int64) http.Handler {
 	t.Helper()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
 		_, password, _ := r.BasicAuth()
-		w.Header().Add("Set-Cookie", "session="+debugTestSession+"; Path=/; HttpOnly")
+		w.Header().Add("Set-Cookie", "session="+secretSession+"; Path=/; HttpOnly")
 		w.Header().Set("Authorization", "Bearer answer-credential-77")
 		w.Header().Set("X-Api-Key", "answer-api-key-55")
 		w.Header().Set("X-Echo", "password="+password+" token="+r.Header.Get("X-Auth-Token"))
@@ -52,63 +56,77 @@ func debugTestServer(t *testing.T, requests *atomic.Int64) http.Handler {
 	})
 }
 
-// debugTestPool is a pool of one backend "a" at url whose client sends
-// basic auth and whose probe sends a token header.
-func debugTestPool(t *testing.T, url, path string, cc config.HTTPClientConfig) *pool.Pool {
+// newPool is a pool of the configuration's backends. Every client's idle
+// connections are closed when the test ends.
+func newPool(t *testing.T, cfg *config.Config) *pool.Pool {
 	t.Helper()
-	cc.BasicAuth = &commoncfg.BasicAuth{Username: "probegate", Password: debugTestPassword}
-	cfg := testConfig(config.Backend{Name: "a", URL: url, HTTPClientConfig: &cc})
-	cfg.HealthProbe.Path = path
-	cfg.HealthProbe.Headers = map[string]string{"X-Auth-Token": debugTestToken}
-	return testPool(t, cfg)
+	p := pool.New(nil, nil)
+	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range p.Backends() {
+		t.Cleanup(b.Client.CloseIdleConnections)
+	}
+	return p
 }
 
-// debugTestGet asks the debug handler h for backend name and returns the
+// secretPool is a pool of one backend "a" at url whose client sends
+// basic auth and whose probe sends a token header.
+func secretPool(t *testing.T, url, path string, cc config.HTTPClientConfig) *pool.Pool {
+	t.Helper()
+	cc.BasicAuth = &commoncfg.BasicAuth{Username: "probegate", Password: secretPassword}
+	cfg := testconfig.New(config.Backend{Name: "a", URL: url, HTTPClientConfig: &cc})
+	cfg.HealthProbe.Path = path
+	cfg.HealthProbe.Headers = map[string]string{"X-Auth-Token": secretToken}
+	return newPool(t, cfg)
+}
+
+// get asks the debug handler h for backend name and returns the
 // status, the Retry-After header and the body.
-func debugTestGet(t *testing.T, h http.Handler, target string) (int, string, string) {
+func get(t *testing.T, h http.Handler, target string) (int, string, string) {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, target, nil)
 	mux := http.NewServeMux()
-	mux.Handle(DebugPattern, h)
+	mux.Handle(Pattern, h)
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, req)
 	return rec.Code, rec.Header().Get("Retry-After"), rec.Body.String()
 }
 
-// debugTestReport decodes a JSON answer.
-func debugTestReport(t *testing.T, body string) debugReport {
+// decode decodes a JSON answer.
+func decode(t *testing.T, body string) report {
 	t.Helper()
-	var rep debugReport
+	var rep report
 	if err := json.Unmarshal([]byte(body), &rep); err != nil {
 		t.Fatalf("decode %s: %v", body, err)
 	}
 	return rep
 }
 
-// debugTestNoSecret fails when the answer shows any secret.
-func debugTestNoSecret(t *testing.T, answer string) {
+// checkNoSecret fails when the answer shows any secret.
+func checkNoSecret(t *testing.T, answer string) {
 	t.Helper()
-	for _, secret := range []string{debugTestPassword, debugTestToken, debugTestSession, "answer-credential-77", "answer-api-key-55"} {
+	for _, secret := range []string{secretPassword, secretToken, secretSession, "answer-credential-77", "answer-api-key-55"} {
 		if strings.Contains(answer, secret) {
 			t.Errorf("the answer shows the secret %q:\n%s", secret, answer)
 		}
 	}
 }
 
-func TestDebugProbeReportsAndRedacts(t *testing.T) {
+func TestReportsAndRedacts(t *testing.T) {
 	var requests atomic.Int64
-	srv := httptest.NewServer(debugTestServer(t, &requests))
+	srv := httptest.NewServer(leakyHandler(t, &requests))
 	t.Cleanup(srv.Close)
-	p := debugTestPool(t, srv.URL, "/healthz", config.HTTPClientConfig{})
+	p := secretPool(t, srv.URL, "/healthz", config.HTTPClientConfig{})
 	clock := testclock.New(time.Unix(1700000000, 0))
-	h := DebugHandler(DebugOptions{Pool: p, Now: clock.Now})
+	h := Handler(Options{Pool: p, Now: clock.Now})
 
-	code, _, body := debugTestGet(t, h, "/api/v1/backends/a/probe")
+	code, _, body := get(t, h, "/api/v1/backends/a/probe")
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, body)
 	}
-	debugTestNoSecret(t, body)
-	rep := debugTestReport(t, body)
+	checkNoSecret(t, body)
+	rep := decode(t, body)
 	if rep.Class != "ok" || rep.Reason != "" || rep.Status != 200 || rep.Error != "" || rep.Kind != "http" {
 		t.Errorf("class %q reason %q status %d error %q kind %q, want an ok 200 over http", rep.Class, rep.Reason, rep.Status, rep.Error, rep.Kind)
 	}
@@ -149,11 +167,11 @@ func TestDebugProbeReportsAndRedacts(t *testing.T) {
 
 	t.Run("text format", func(t *testing.T) {
 		clock.Advance(time.Second)
-		code, _, text := debugTestGet(t, h, "/api/v1/backends/a/probe?format=text")
+		code, _, text := get(t, h, "/api/v1/backends/a/probe?format=text")
 		if code != http.StatusOK {
 			t.Fatalf("status %d: %s", code, text)
 		}
-		debugTestNoSecret(t, text)
+		checkNoSecret(t, text)
 		for _, part := range []string{
 			"Logs for the probe:\n", `msg="Beginning probe" kind=http`, `msg="Received HTTP response" status_code=200`,
 			`msg="Probe succeeded" class=ok`,
@@ -168,47 +186,47 @@ func TestDebugProbeReportsAndRedacts(t *testing.T) {
 	})
 }
 
-// TestDebugProbeBodyAndFailure: a failing answer is reported as such, and
+// TestBodyAndFailure: a failing answer is reported as such, and
 // only the first KiB of a long body is shown, a secret across the cut
 // hidden whole.
-func TestDebugProbeBodyAndFailure(t *testing.T) {
+func TestBodyAndFailure(t *testing.T) {
 	var requests atomic.Int64
-	srv := httptest.NewServer(debugTestServer(t, &requests))
+	srv := httptest.NewServer(leakyHandler(t, &requests))
 	t.Cleanup(srv.Close)
 	clock := testclock.New(time.Unix(1700000000, 0))
 
-	big := DebugHandler(DebugOptions{Pool: debugTestPool(t, srv.URL, "/big", config.HTTPClientConfig{}), Now: clock.Now})
-	_, _, body := debugTestGet(t, big, "/api/v1/backends/a/probe")
-	debugTestNoSecret(t, body)
-	resp := debugTestReport(t, body).Response
-	if len(resp.Body) != debugBodyBytes || !resp.BodyTruncated || resp.BodyBytesRead != 1020+len(debugTestPassword)+2000 {
-		t.Errorf("body of %d bytes, truncated %v, %d read; want the first %d of %d", len(resp.Body), resp.BodyTruncated, resp.BodyBytesRead, debugBodyBytes, 1020+len(debugTestPassword)+2000)
+	big := Handler(Options{Pool: secretPool(t, srv.URL, "/big", config.HTTPClientConfig{}), Now: clock.Now})
+	_, _, body := get(t, big, "/api/v1/backends/a/probe")
+	checkNoSecret(t, body)
+	resp := decode(t, body).Response
+	if len(resp.Body) != bodyBytes || !resp.BodyTruncated || resp.BodyBytesRead != 1020+len(secretPassword)+2000 {
+		t.Errorf("body of %d bytes, truncated %v, %d read; want the first %d of %d", len(resp.Body), resp.BodyTruncated, resp.BodyBytesRead, bodyBytes, 1020+len(secretPassword)+2000)
 	}
 	if !strings.HasSuffix(resp.Body, "xxxx<sec") {
 		t.Errorf("the cut body ends %q, want the secret replaced before the cut", resp.Body[len(resp.Body)-20:])
 	}
 
-	down := DebugHandler(DebugOptions{Pool: debugTestPool(t, srv.URL, "/down", config.HTTPClientConfig{}), Now: clock.Now})
-	_, _, body = debugTestGet(t, down, "/api/v1/backends/a/probe")
-	rep := debugTestReport(t, body)
+	down := Handler(Options{Pool: secretPool(t, srv.URL, "/down", config.HTTPClientConfig{}), Now: clock.Now})
+	_, _, body = get(t, down, "/api/v1/backends/a/probe")
+	rep := decode(t, body)
 	if rep.Class != "failed" || rep.Reason != "http_5xx" || rep.Status != 503 || rep.Response.Body != "overloaded" {
 		t.Errorf("class %q reason %q status %d body %q, want failed http_5xx 503", rep.Class, rep.Reason, rep.Status, rep.Response.Body)
 	}
 }
 
-// TestDebugProbeOverTLS debugs a backend over real TLS: the TLS phase, the
+// TestOverTLS debugs a backend over real TLS: the TLS phase, the
 // version and the certificate chain are reported.
-func TestDebugProbeOverTLS(t *testing.T) {
+func TestOverTLS(t *testing.T) {
 	pki := testpki.New(t)
 	var requests atomic.Int64
-	srv := httptest.NewUnstartedServer(debugTestServer(t, &requests))
+	srv := httptest.NewUnstartedServer(leakyHandler(t, &requests))
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pki.Server}}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	p := debugTestPool(t, srv.URL, "/healthz", config.HTTPClientConfig{TLSConfig: commoncfg.TLSConfig{CAFile: pki.CAFile}})
-	_, _, body := debugTestGet(t, DebugHandler(DebugOptions{Pool: p}), "/api/v1/backends/a/probe")
-	debugTestNoSecret(t, body)
-	rep := debugTestReport(t, body)
+	p := secretPool(t, srv.URL, "/healthz", config.HTTPClientConfig{TLSConfig: commoncfg.TLSConfig{CAFile: pki.CAFile}})
+	_, _, body := get(t, Handler(Options{Pool: p}), "/api/v1/backends/a/probe")
+	checkNoSecret(t, body)
+	rep := decode(t, body)
 	if rep.Class != "ok" || rep.Timings.TLS == nil || rep.Timings.Connect == nil {
 		t.Fatalf("class %q, timings %+v: want ok with connect and TLS phases", rep.Class, rep.Timings)
 	}
@@ -218,29 +236,53 @@ func TestDebugProbeOverTLS(t *testing.T) {
 	}
 }
 
-// TestDebugProbeResolvesNames: a backend named by host name shows the DNS
+// TestResolvesNames: a backend named by host name shows the DNS
 // phase (localhost, resolved from the hosts file).
-func TestDebugProbeResolvesNames(t *testing.T) {
+func TestResolvesNames(t *testing.T) {
 	var requests atomic.Int64
-	srv := httptest.NewServer(debugTestServer(t, &requests))
+	srv := httptest.NewServer(leakyHandler(t, &requests))
 	t.Cleanup(srv.Close)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	p := debugTestPool(t, "http://localhost:"+port, "/healthz", config.HTTPClientConfig{})
-	_, _, body := debugTestGet(t, DebugHandler(DebugOptions{Pool: p}), "/api/v1/backends/a/probe")
-	if rep := debugTestReport(t, body); rep.Class != "ok" || rep.Timings.DNS == nil {
+	p := secretPool(t, "http://localhost:"+port, "/healthz", config.HTTPClientConfig{})
+	_, _, body := get(t, Handler(Options{Pool: p}), "/api/v1/backends/a/probe")
+	if rep := decode(t, body); rep.Class != "ok" || rep.Timings.DNS == nil {
 		t.Errorf("class %q, timings %+v: want ok with a DNS phase", rep.Class, rep.Timings)
 	}
 }
 
-// TestDebugProbeRateLimit: a backend is debugged at most once a second,
-// the refusals sending nothing to it; other backends are not held back.
-func TestDebugProbeRateLimit(t *testing.T) {
-	var requests atomic.Int64
-	srv := httptest.NewServer(debugTestServer(t, &requests))
+// TestTimesOut: a debug probe ends by the backend's probe timeout and
+// reports the timeout, as the prober would.
+func TestTimesOut(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	t.Cleanup(srv.Close)
-	cfg := testConfig(config.Backend{Name: "a", URL: srv.URL}, config.Backend{Name: "b", URL: srv.URL})
+	cfg := testconfig.New(config.Backend{Name: "a", URL: srv.URL})
+	cfg.HealthProbe.Timeout = model.Duration(100 * time.Millisecond)
+	// The request gives up after 5s, so that a probe without its own
+	// deadline fails the test rather than hanging it.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	rec := httptest.NewRecorder()
+	mux := http.NewServeMux()
+	mux.Handle(Pattern, Handler(Options{Pool: newPool(t, cfg)}))
+	mux.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/api/v1/backends/a/probe", nil))
+	rep := decode(t, rec.Body.String())
+	if rep.Class != "failed" || rep.Reason != "timeout" || rep.Response != nil || !strings.Contains(rep.Error, "100ms") {
+		t.Errorf("report %s: want a failed probe, timed out without an answer", rec.Body.String())
+	}
+	if rep.Timings.Total < 0.1 || rep.Timings.Total >= 2 {
+		t.Errorf("the probe took %vs, want its 100ms timeout", rep.Timings.Total)
+	}
+}
+
+// TestRateLimit: a backend is debugged at most once a second,
+// the refusals sending nothing to it; other backends are not held back.
+func TestRateLimit(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(leakyHandler(t, &requests))
+	t.Cleanup(srv.Close)
+	cfg := testconfig.New(config.Backend{Name: "a", URL: srv.URL}, config.Backend{Name: "b", URL: srv.URL})
 	clock := testclock.New(time.Unix(1700000000, 0))
-	h := DebugHandler(DebugOptions{Pool: testPool(t, cfg), Now: clock.Now})
+	h := Handler(Options{Pool: newPool(t, cfg), Now: clock.Now})
 
 	steps := []struct {
 		advance    time.Duration
@@ -259,7 +301,7 @@ func TestDebugProbeRateLimit(t *testing.T) {
 	sent := int64(0)
 	for i, s := range steps {
 		clock.Advance(s.advance)
-		code, retryAfter, body := debugTestGet(t, h, "/api/v1/backends/"+s.backend+"/probe")
+		code, retryAfter, body := get(t, h, "/api/v1/backends/"+s.backend+"/probe")
 		if code != s.code || retryAfter != s.retryAfter {
 			t.Errorf("step %d (%s): status %d, Retry-After %q; want %d, %q: %s", i, s.backend, code, retryAfter, s.code, s.retryAfter, body)
 		}
@@ -272,9 +314,9 @@ func TestDebugProbeRateLimit(t *testing.T) {
 	}
 }
 
-func TestDebugProbeRefusals(t *testing.T) {
-	p := testPool(t, testConfig(config.Backend{Name: "a", URL: "http://127.0.0.1:9"}))
-	h := DebugHandler(DebugOptions{Pool: p})
+func TestRefusals(t *testing.T) {
+	p := newPool(t, testconfig.New(config.Backend{Name: "a", URL: "http://127.0.0.1:9"}))
+	h := Handler(Options{Pool: p})
 	cases := []struct {
 		name, target string
 		code         int
@@ -285,7 +327,7 @@ func TestDebugProbeRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, body := debugTestGet(t, h, tc.target)
+			code, _, body := get(t, h, tc.target)
 			if code != tc.code || !strings.Contains(body, tc.says) {
 				t.Errorf("status %d %s, want %d saying %s", code, body, tc.code, tc.says)
 			}
@@ -298,9 +340,9 @@ func TestDebugProbeRefusals(t *testing.T) {
 	}
 }
 
-// TestDebugProbeOtherKinds: a tcp backend is debugged with its own kind's
+// TestOtherKinds: a tcp backend is debugged with its own kind's
 // probe and classification.
-func TestDebugProbeOtherKinds(t *testing.T) {
+func TestOtherKinds(t *testing.T) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -315,10 +357,10 @@ func TestDebugProbeOtherKinds(t *testing.T) {
 			conn.Close()
 		}
 	}()
-	cfg := testConfig(config.Backend{Name: "a", URL: "http://" + lis.Addr().String()})
+	cfg := testconfig.New(config.Backend{Name: "a", URL: "http://" + lis.Addr().String()})
 	cfg.HealthProbe.Kind = config.KindTCP
-	_, _, body := debugTestGet(t, DebugHandler(DebugOptions{Pool: testPool(t, cfg)}), "/api/v1/backends/a/probe")
-	if rep := debugTestReport(t, body); rep.Kind != "tcp" || rep.Class != "ok" || rep.Answer != "connected" || rep.Response != nil {
+	_, _, body := get(t, Handler(Options{Pool: newPool(t, cfg)}), "/api/v1/backends/a/probe")
+	if rep := decode(t, body); rep.Kind != "tcp" || rep.Class != "ok" || rep.Answer != "connected" || rep.Response != nil {
 		t.Errorf("report %s: want an ok tcp probe, connected", body)
 	}
 }

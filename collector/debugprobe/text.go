@@ -1,4 +1,4 @@
-package probe
+package debugprobe
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // the probe's log lines, the series it would have set, then (beyond
 // blackbox) the answer's head and body, and the probe's configuration.
 // Every secret is hidden in all of it.
-func (rep *debugReport) text() string {
+func (rep *report) text() string {
 	var out bytes.Buffer
 	out.WriteString("Logs for the probe:\n")
 	logger := log.NewLogfmtLogger(&out)
@@ -47,7 +47,7 @@ func (rep *debugReport) text() string {
 		}
 		fmt.Fprintf(&out, "\n%s\n", resp.Body)
 		if resp.BodyTruncated {
-			fmt.Fprintf(&out, "[the first %d bytes of %d read]\n", debugBodyBytes, resp.BodyBytesRead)
+			fmt.Fprintf(&out, "[the first %d bytes of %d read]\n", bodyBytes, resp.BodyBytesRead)
 		}
 	}
 
@@ -70,7 +70,7 @@ func (rep *debugReport) text() string {
 
 // metricsText is the per-backend series the probe would have set, in the
 // text exposition format.
-func (rep *debugReport) metricsText() string {
+func (rep *report) metricsText() string {
 	reg := prometheus.NewRegistry()
 	backend := prometheus.Labels{"backend": rep.Backend}
 	gauge := func(name, help string, value float64) {

@@ -1,4 +1,4 @@
-package probe
+package debugprobe
 
 import (
 	"crypto/tls"
@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// probeTrace records when the phases of one HTTP probe began and ended,
+// trace records when the phases of one HTTP probe began and ended,
 // from net/http/httptrace's hooks. The hooks may run on the transport's
 // goroutines (a dial it starts for the request, say), hence the mutex.
-type probeTrace struct {
+type trace struct {
 	now func() time.Time
 
 	mu                      sync.Mutex
@@ -33,17 +33,17 @@ type traceEvent struct {
 	keyvals []any
 }
 
-func newProbeTrace(now func() time.Time) *probeTrace {
-	return &probeTrace{now: now, start: now()}
+func newTrace(now func() time.Time) *trace {
+	return &trace{now: now, start: now()}
 }
 
 // note records an event at now. The caller holds t.mu.
-func (t *probeTrace) note(at time.Time, msg string, keyvals ...any) {
+func (t *trace) note(at time.Time, msg string, keyvals ...any) {
 	t.events = append(t.events, traceEvent{at: at, msg: msg, keyvals: keyvals})
 }
 
 // clientTrace is the httptrace hooks that fill t.
-func (t *probeTrace) clientTrace() *httptrace.ClientTrace {
+func (t *trace) clientTrace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
 		DNSStart: func(info httptrace.DNSStartInfo) {
 			t.mu.Lock()
@@ -124,10 +124,10 @@ func (t *probeTrace) clientTrace() *httptrace.ClientTrace {
 	}
 }
 
-// debugTimings are the phases of a probe in seconds. A phase the probe did
+// timings are the phases of a probe in seconds. A phase the probe did
 // not go through (no DNS for an IP address, no dial on a kept-alive
 // connection, no TLS in plaintext) is absent.
-type debugTimings struct {
+type timings struct {
 	DNS       *float64 `json:"dns_seconds,omitempty"`
 	Connect   *float64 `json:"connect_seconds,omitempty"`
 	TLS       *float64 `json:"tls_seconds,omitempty"`
@@ -138,10 +138,10 @@ type debugTimings struct {
 // timings are the phases t saw: the DNS, connect and TLS phases' own
 // durations, and the first byte's time since the probe began, as curl's
 // time_starttransfer.
-func (t *probeTrace) timings(total time.Duration) debugTimings {
+func (t *trace) timings(total time.Duration) timings {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	d := debugTimings{Total: total.Seconds()}
+	d := timings{Total: total.Seconds()}
 	d.DNS = phase(t.dnsStart, t.dnsDone)
 	d.Connect = phase(t.connectStart, t.connected)
 	d.TLS = phase(t.tlsStart, t.tlsDone)

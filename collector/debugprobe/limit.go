@@ -1,15 +1,15 @@
-package probe
+package debugprobe
 
 import (
 	"sync"
 	"time"
 )
 
-// debugLimiter lets a backend be debugged at most once per period: a debug
+// limiter lets a backend be debugged at most once per period: a debug
 // probe is a real request to the backend on top of its probes, and an
 // admin API that anyone can call in a loop must not turn into a load test.
 // It is pure bookkeeping: the caller passes the time.
-type debugLimiter struct {
+type limiter struct {
 	period time.Duration
 
 	mu sync.Mutex
@@ -19,13 +19,13 @@ type debugLimiter struct {
 	last map[string]time.Time
 }
 
-func newDebugLimiter(period time.Duration) *debugLimiter {
-	return &debugLimiter{period: period, last: make(map[string]time.Time)}
+func newLimiter(period time.Duration) *limiter {
+	return &limiter{period: period, last: make(map[string]time.Time)}
 }
 
 // allow reports whether backend may be debugged at now, and records it
 // when it may. When not, retryAfter is how long until it may.
-func (l *debugLimiter) allow(backend string, now time.Time) (ok bool, retryAfter time.Duration) {
+func (l *limiter) allow(backend string, now time.Time) (ok bool, retryAfter time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for name, at := range l.last {

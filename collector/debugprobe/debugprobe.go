@@ -1,0 +1,239 @@
+// Package debugprobe serves the debug probe of a backend: one probe sent
+// now, on an operator's request, with the very probe the prober builds,
+// and answered in full (the phases' timings, the connection, the answer's
+// head and the start of its body) with every secret of the backend hidden.
+// It changes no state: the result feeds neither the state machine nor a
+// metric. It is blackbox_exporter's /probe?debug=true for one backend.
+package debugprobe
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/probegate/probegate/collector/admin"
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/probe"
+	"github.com/probegate/probegate/config"
+)
+
+// Pattern is the ServeMux pattern of the debug probe of one backend.
+const Pattern = "/api/v1/backends/{name}/probe"
+
+// period is how often one backend may be debugged.
+const period = time.Second
+
+// bodyBytes is how much of the answer's body a debug probe shows.
+const bodyBytes = 1 << 10
+
+// Options are what the debug probe reads.
+type Options struct {
+	Pool *pool.Pool
+	// Now is the clock of the rate limit; nil is time.Now.
+	Now func() time.Time
+}
+
+// Handler serves GET Pattern: it probes the named backend once, now,
+// through the backend's own client and classification, and answers what
+// happened: the class, reason, status and error, the timings of the DNS,
+// connect and TLS phases, the first byte and the whole, the answer's head
+// with credentials and sessions hidden, and the first KiB of its body. It
+// changes no state: the result feeds neither the state machine nor a
+// metric. A backend is debugged at most once a second (429 with
+// Retry-After otherwise). ?format=text answers as blackbox_exporter's
+// /probe?debug=true does. Mount it behind the admin API's guard.
+func Handler(o Options) http.Handler {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	limiter := newLimiter(period)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			admin.WriteError(w, http.StatusMethodNotAllowed, "use GET")
+			return
+		}
+		format := r.URL.Query().Get("format")
+		if format != "" && format != "json" && format != "text" {
+			admin.WriteError(w, http.StatusBadRequest, fmt.Sprintf("format=%q: want json (the default) or text", format))
+			return
+		}
+		name := r.PathValue("name")
+		b := findBackend(o.Pool, name)
+		if b == nil {
+			admin.WriteError(w, http.StatusNotFound, fmt.Sprintf("no backend is named %q", name))
+			return
+		}
+		if ok, wait := limiter.allow(name, now()); !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+			admin.WriteError(w, http.StatusTooManyRequests, fmt.Sprintf("backend %q was debugged less than %s ago; retry in %s", name, period, wait.Round(time.Millisecond)))
+			return
+		}
+		rep := probeOnce(r.Context(), b)
+		if format == "text" {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusOK)
+			w.Write([]byte(rep.text()))
+			return
+		}
+		admin.WriteJSON(w, http.StatusOK, rep)
+	})
+}
+
+// findBackend is the pool's backend of that name, nil when it has none.
+func findBackend(p *pool.Pool, name string) *pool.Backend {
+	for _, b := range p.Backends() {
+		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// report is the answer of a debug probe.
+type report struct {
+	Backend      string    `json:"backend"`
+	Kind         string    `json:"kind"`
+	URL          string    `json:"url"`
+	ProbeEnabled bool      `json:"probe_enabled"`
+	Time         time.Time `json:"time"`
+	Class        string    `json:"class"`
+	Reason       string    `json:"reason"`
+	// Status is the HTTP status, 0 without one; Answer is the answer of
+	// a kind without HTTP status (connected, SERVING, ...).
+	Status     int         `json:"status"`
+	Answer     string      `json:"answer,omitempty"`
+	Error      string      `json:"error"`
+	Timings    timings     `json:"timings"`
+	Connection *connection `json:"connection,omitempty"`
+	Request    *request    `json:"request,omitempty"`
+	Response   *response   `json:"response,omitempty"`
+
+	// The text format's sections besides the above.
+	events     []traceEvent
+	probe      config.HealthProbe
+	duration   time.Duration
+	certExpiry time.Time
+	redact     redactor
+}
+
+type connection struct {
+	Reused              bool       `json:"reused"`
+	RemoteAddr          string     `json:"remote_addr,omitempty"`
+	TLSVersion          string     `json:"tls_version,omitempty"`
+	TLSCipherSuite      string     `json:"tls_cipher_suite,omitempty"`
+	TLSCertExpiry       *time.Time `json:"tls_cert_expiry,omitempty"`
+	TLSPeerCertificates []cert     `json:"tls_peer_certificates,omitempty"`
+}
+
+type cert struct {
+	Subject  string    `json:"subject"`
+	Issuer   string    `json:"issuer"`
+	NotAfter time.Time `json:"not_after"`
+}
+
+type request struct {
+	Method string              `json:"method"`
+	URL    string              `json:"url"`
+	Header map[string][]string `json:"header"`
+}
+
+type response struct {
+	Proto         string              `json:"proto"`
+	Status        string              `json:"status"`
+	Header        map[string][]string `json:"header"`
+	Body          string              `json:"body"`
+	BodyBytesRead int                 `json:"body_bytes_read"`
+	BodyTruncated bool                `json:"body_truncated"`
+}
+
+// probeOnce probes b once within its probe timeout and reports it.
+func probeOnce(ctx context.Context, b *pool.Backend) *report {
+	rep := &report{
+		Backend: b.Name, Kind: b.Probe.EffectiveKind(), ProbeEnabled: b.Probe.Enabled,
+		Time: time.Now(), probe: b.Probe, redact: newRedactor(b),
+	}
+	rep.URL = rep.redact.text(redactURL(b.URL + b.Probe.Path))
+	tr := newTrace(time.Now)
+	tr.note(tr.start, "Beginning probe", "kind", rep.Kind, "url", rep.URL, "timeout_seconds", time.Duration(b.Probe.Timeout).Seconds())
+
+	seen := probe.Inspect(ctx, b, tr.clientTrace())
+	rep.duration = time.Since(tr.start)
+	r := seen.Result
+	if req := seen.Request; req != nil {
+		rep.Request = &request{Method: req.Method, URL: rep.URL, Header: rep.redact.header(req.Header)}
+		if req.Host != "" {
+			rep.Request.Header["Host"] = []string{rep.redact.text(req.Host)}
+		}
+	}
+	if resp := seen.Response; resp != nil {
+		tr.mu.Lock()
+		tr.note(time.Now(), "Received HTTP response", "status_code", resp.StatusCode, "proto", resp.Proto, "body_bytes_read", len(seen.Body))
+		tr.mu.Unlock()
+	}
+
+	rep.Class, rep.Reason, rep.Status, rep.Answer = r.Class.String(), r.Reason.String(), r.StatusCode, r.Status
+	rep.Error = rep.redact.text(r.Err)
+	rep.Timings = tr.timings(rep.duration)
+	rep.certExpiry = r.TLSCertExpiry
+	rep.addAnswer(seen, tr)
+	verdict, level := "Probe succeeded", "info"
+	if r.Class != health.ClassOK {
+		verdict, level = "Probe failed", "error"
+	}
+	tr.mu.Lock()
+	tr.note(time.Now(), verdict, "level", level, "class", rep.Class, "reason", rep.Reason, "status", r.StatusCode, "err", rep.Error, "duration_seconds", rep.duration.Seconds())
+	rep.events = tr.events
+	tr.mu.Unlock()
+	return rep
+}
+
+// addAnswer fills the connection and response of the report from what
+// the probe saw, with every secret hidden.
+func (rep *report) addAnswer(seen probe.Inspection, tr *trace) {
+	tr.mu.Lock()
+	if !tr.gotConn.IsZero() {
+		rep.Connection = &connection{Reused: tr.reused, RemoteAddr: tr.remoteAddr}
+	}
+	tr.mu.Unlock()
+	resp := seen.Response
+	if resp == nil {
+		return
+	}
+	if rep.Connection != nil && resp.TLS != nil {
+		rep.addTLS(resp.TLS)
+	}
+	// Secrets are hidden in the whole body before it is cut, so that a
+	// secret across the cut cannot show its first half.
+	body := rep.redact.text(string(seen.Body))
+	truncated := len(body) > bodyBytes
+	if truncated {
+		body = body[:bodyBytes]
+	}
+	rep.Response = &response{
+		Proto: resp.Proto, Status: resp.Status, Header: rep.redact.header(resp.Header),
+		Body: strings.ToValidUTF8(body, "\uFFFD"), BodyBytesRead: len(seen.Body), BodyTruncated: truncated,
+	}
+}
+
+// addTLS adds what the TLS handshake established to the connection.
+func (rep *report) addTLS(state *tls.ConnectionState) {
+	c := rep.Connection
+	c.TLSVersion = tls.VersionName(state.Version)
+	c.TLSCipherSuite = tls.CipherSuiteName(state.CipherSuite)
+	// The probe's result carries the earliest expiry of the chain.
+	if expiry := rep.certExpiry; !expiry.IsZero() {
+		c.TLSCertExpiry = &expiry
+	}
+	for _, pc := range state.PeerCertificates {
+		c.TLSPeerCertificates = append(c.TLSPeerCertificates, cert{
+			Subject: pc.Subject.String(), Issuer: pc.Issuer.String(), NotAfter: pc.NotAfter,
+		})
+	}
+}
