@@ -35,7 +35,7 @@ func fullBacklogURL(t *testing.T) string {
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 	for range 8 {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		var netErr net.Error
 		if errors.As(err, &netErr) && netErr.Timeout() {
 			return "http://" + addr

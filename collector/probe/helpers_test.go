@@ -59,3 +59,49 @@ func testProbe(ctx context.Context, client *http.Client, url string, timeout tim
 	b := &pool.Backend{URL: url, Client: client, Probe: config.HealthProbe{Enabled: true, Timeout: model.Duration(timeout)}}
 	return newProbeTarget(b, newFunc).run(ctx, time.Now)
 }
+
+// signal wakes a test waiting for a change. A send never blocks: one
+// pending wake-up is enough, since the waiter checks its condition anew.
+type signal chan struct{}
+
+func newSignal() signal { return make(signal, 1) }
+
+func (s signal) notify() {
+	select {
+	case s <- struct{}{}:
+	default:
+	}
+}
+
+// await waits until cond holds, checking it again whenever changed is
+// notified, and fails the test when it does not hold within 5s.
+func await(t testing.TB, what string, changed signal, cond func() bool) {
+	t.Helper()
+	if !holdsWithin(5*time.Second, changed, cond) {
+		t.Fatalf("%s: not within 5s", what)
+	}
+}
+
+// holdsWithin reports whether cond holds within d, checking it again
+// whenever changed is notified. Unlike await it may run on any goroutine.
+func holdsWithin(d time.Duration, changed signal, cond func() bool) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for !cond() {
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return false
+		}
+	}
+	return true
+}
+
+// withTimeout is set followed by a probe timeout of d: for a probe that
+// must time out, and waits as long as its timeout.
+func withTimeout(set func(*config.HealthProbe), d time.Duration) func(*config.HealthProbe) {
+	return func(p *config.HealthProbe) {
+		set(p)
+		p.Timeout = model.Duration(d)
+	}
+}

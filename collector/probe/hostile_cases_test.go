@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -22,8 +23,13 @@ import (
 // it: a probe classifies what the backend said, within its timeout,
 // whatever the backend does to the connection.
 
-// hostileTimeout is the probe timeout of the suite.
+// hostileTimeout is the probe timeout of the suite: long, so that no
+// answer a loaded machine delivers slowly is taken for a timeout.
 const hostileTimeout = 2 * time.Second
+
+// hostileShortTimeout is the probe timeout of the cases that must time
+// out, which wait for it twice.
+const hostileShortTimeout = 100 * time.Millisecond
 
 // hostileMargin is how long after its timeout a probe may take to return
 // before the suite calls it stuck. It is a bound, not a timing claim.
@@ -38,9 +44,13 @@ type hostileCase struct {
 	start func(t *testing.T) (url string, stop func())
 	// https probes the backend with https://.
 	https bool
-	// idle is a pause between the two probes, for what a backend does to
-	// an idle kept-alive connection.
-	idle time.Duration
+	// idle says the backend acts on the kept-alive connection once the
+	// first probe returned (scripts wait for it with awaitIdle), and that
+	// the client must close that connection: the second probe waits
+	// until the backend saw it end.
+	idle bool
+	// timeout is the probe timeout, hostileTimeout when zero.
+	timeout time.Duration
 	// want is what both probes must be classified as.
 	want health.Result
 	// quick says both probes must end well within the timeout: the
@@ -88,14 +98,14 @@ func hostileCases() []hostileCase {
 		// looks for bytes nobody asked for; a request that takes the
 		// connection within microseconds of the last answer can read the
 		// unasked one as its own (both clients do, a few times in a
-		// hundred). The pause lets the read loop find the bytes and close
-		// the connection, as it does when probes are an interval apart.
-		{name: "unasked 200 after each 503", idle: 50 * time.Millisecond, serve: answerEach(empty503 + empty200), want: failedResult},
-		{name: "unasked 503 after each 200", idle: 50 * time.Millisecond, serve: answerEach(empty200 + empty503), want: okResult},
-		{name: "unasked 200 while idle", idle: 100 * time.Millisecond, serve: func(c *hostileConn) {
+		// hundred). When probes are an interval apart the read loop finds
+		// the bytes first and closes the connection; the second probe
+		// waits for that close, seen by the backend, to be as certain.
+		{name: "unasked 200 after each 503", idle: true, serve: answerEach(empty503 + empty200), want: failedResult},
+		{name: "unasked 503 after each 200", idle: true, serve: answerEach(empty200 + empty503), want: okResult},
+		{name: "unasked 200 while idle", idle: true, serve: func(c *hostileConn) {
 			for c.readRequest() && c.write(empty503) {
-				time.Sleep(20 * time.Millisecond)
-				if !c.write(empty200) {
+				if !c.awaitIdle() || !c.write(empty200) {
 					return
 				}
 			}
@@ -121,7 +131,7 @@ func hostileCases() []hostileCase {
 			}
 			return false
 		}), want: okResult},
-		{name: "204 then stray bytes", idle: 50 * time.Millisecond, serve: answerEach(head("HTTP/1.1 204 No Content") + "stray bytes\r\n"), want: health.StatusResult(http.StatusNoContent)},
+		{name: "204 then stray bytes", idle: true, serve: answerEach(head("HTTP/1.1 204 No Content") + "stray bytes\r\n"), want: health.StatusResult(http.StatusNoContent)},
 
 		// Huge bodies: the status decides, and the probe ends with the
 		// body limit, not with the body.
@@ -134,17 +144,17 @@ func hostileCases() []hostileCase {
 		}), want: failedResult},
 
 		// Trickles slower than the timeout.
-		{name: "trickled head", serve: answerOnce(func(c *hostileConn) bool {
-			return c.trickle(empty200, hostileTimeout/10)
+		{name: "trickled head", timeout: hostileShortTimeout, serve: answerOnce(func(c *hostileConn) bool {
+			return c.trickle(empty200, hostileShortTimeout/10)
 		}), want: timeoutResult},
-		{name: "trickled body", serve: answerOnce(func(c *hostileConn) bool {
-			return c.write(head("HTTP/1.1 200 OK", "Content-Length: 100")) && c.trickle(strings.Repeat("x", 100), hostileTimeout/10)
+		{name: "trickled body", timeout: hostileShortTimeout, serve: answerOnce(func(c *hostileConn) bool {
+			return c.write(head("HTTP/1.1 200 OK", "Content-Length: 100")) && c.trickle(strings.Repeat("x", 100), hostileShortTimeout/10)
 		}), want: timeoutResult},
 
 		// Informational answers.
 		{name: "300 100 Continue then 503", serve: answerEach(continues + empty503), want: failedResult},
 		{name: "300 103 Early Hints then 200", serve: answerEach(hints + empty200), want: okResult},
-		{name: "1xx forever", serve: answerOnce(func(c *hostileConn) bool {
+		{name: "1xx forever", timeout: hostileShortTimeout, serve: answerOnce(func(c *hostileConn) bool {
 			c.repeat("HTTP/1.1 103 Early Hints\r\n\r\n", time.Millisecond)
 			return false
 		}), want: timeoutResult},
@@ -152,7 +162,7 @@ func hostileCases() []hostileCase {
 		// and its Client.Timeout does not bound reading it: a plain client
 		// hangs until the backend hangs up. probegate's probe closes the
 		// body at its deadline.
-		{name: "101 then silence", serve: answerOnce(func(c *hostileConn) bool {
+		{name: "101 then silence", timeout: hostileShortTimeout, serve: answerOnce(func(c *hostileConn) bool {
 			return c.write(head("HTTP/1.1 101 Switching Protocols", "Upgrade: whatever", "Connection: Upgrade"))
 		}), want: timeoutResult},
 
@@ -187,18 +197,19 @@ func hostileCases() []hostileCase {
 	return cases
 }
 
-// hostileRun probes url twice with probe, pausing idle between, and checks
-// each probe returned within the timeout and the margin.
-func hostileRun(t *testing.T, idle time.Duration, probe func() health.Result) (results []health.Result, took []time.Duration) {
+// hostileRun probes twice with probe, calling between in between (it
+// reports false to skip the second probe), and checks each probe returned
+// within the timeout and the margin. It runs on a goroutine of its own.
+func hostileRun(t *testing.T, timeout time.Duration, between func() bool, probe func() health.Result) (results []health.Result, took []time.Duration) {
 	for i := range 2 {
-		if i > 0 {
-			time.Sleep(idle)
+		if i > 0 && !between() {
+			return results, took
 		}
 		start := time.Now()
 		results = append(results, probe())
 		took = append(took, time.Since(start))
-		if took[i] > hostileTimeout+hostileMargin {
-			t.Errorf("probe %d took %v, more than its %v timeout and %v", i+1, took[i], hostileTimeout, hostileMargin)
+		if took[i] > timeout+hostileMargin {
+			t.Errorf("probe %d took %v, more than its %v timeout and %v", i+1, took[i], timeout, hostileMargin)
 		}
 	}
 	return results, took
@@ -209,16 +220,29 @@ func sameClass(a, b health.Result) bool {
 }
 
 func TestHostileBackendsClassified(t *testing.T) {
+	t.Parallel()
 	for _, tc := range hostileCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			timeout := cmp.Or(tc.timeout, hostileTimeout)
 			var url string
 			var stop func()
+			between := func() bool { return true }
 			if tc.start != nil {
 				url, stop = tc.start(t)
 			} else {
 				srv := hostileServe(t, tc.serve)
 				url, stop = srv.URL, srv.Close
+				if tc.idle {
+					between = func() bool {
+						srv.Idle()
+						if !holdsWithin(hostileMargin, srv.ended, func() bool { return srv.Ended.Load() > 0 }) {
+							t.Errorf("the client kept the connection with an unasked answer on it for %v", hostileMargin)
+							return false
+						}
+						return true
+					}
+				}
 			}
 			if tc.https {
 				url = strings.Replace(url, "http://", "https://", 1)
@@ -231,11 +255,11 @@ func TestHostileBackendsClassified(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				results, took = hostileRun(t, tc.idle, func() health.Result {
-					return testProbe(context.Background(), client, url, hostileTimeout)
+				results, took = hostileRun(t, timeout, between, func() health.Result {
+					return testProbe(context.Background(), client, url, timeout)
 				})
 			}()
-			stuck := time.NewTimer(2*(hostileTimeout+hostileMargin) + tc.idle)
+			stuck := time.NewTimer(3*hostileMargin + 2*timeout)
 			defer stuck.Stop()
 			select {
 			case <-done:
@@ -250,8 +274,8 @@ func TestHostileBackendsClassified(t *testing.T) {
 					t.Errorf("probe %d: got %s/%s status %d (%s), want %s/%s status %d", i+1,
 						got.Class, got.Reason, got.StatusCode, got.Err, tc.want.Class, tc.want.Reason, tc.want.StatusCode)
 				}
-				if tc.quick && took[i] > hostileTimeout/2 {
-					t.Errorf("probe %d took %v, want well within the %v timeout: the body limit ends it", i+1, took[i], hostileTimeout)
+				if tc.quick && took[i] > timeout/2 {
+					t.Errorf("probe %d took %v, want well within the %v timeout: the body limit ends it", i+1, took[i], timeout)
 				}
 			}
 			if tc.after != nil {

@@ -19,14 +19,20 @@ type hostileServer struct {
 	// URL is the server's base URL, http://127.0.0.1:port.
 	URL string
 	// Conns counts the connections accepted, Requests the request heads
-	// scripts read.
-	Conns, Requests atomic.Int64
+	// scripts read, Ended the connections whose script returned; ended is
+	// notified at each.
+	Conns, Requests, Ended atomic.Int64
+	ended                  signal
+
+	// idle is closed once the client holds the connection idle (the test
+	// says so between its probes); closing once Close begins.
+	idle, closing         chan struct{}
+	idleOnce, closingOnce sync.Once
 
 	l     net.Listener
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	conns []net.Conn
-	once  sync.Once
 }
 
 // hostileConn is one connection as a script sees it.
@@ -46,7 +52,7 @@ func hostileServe(t testing.TB, script func(c *hostileConn)) *hostileServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &hostileServer{URL: "http://" + l.Addr().String(), l: l}
+	s := &hostileServer{URL: "http://" + l.Addr().String(), l: l, ended: newSignal(), idle: make(chan struct{}), closing: make(chan struct{})}
 	s.wg.Go(func() {
 		for {
 			c, err := l.Accept()
@@ -58,7 +64,11 @@ func hostileServe(t testing.TB, script func(c *hostileConn)) *hostileServer {
 			s.conns = append(s.conns, c)
 			s.mu.Unlock()
 			s.wg.Go(func() {
-				defer c.Close()
+				defer func() {
+					c.Close()
+					s.Ended.Add(1)
+					s.ended.notify()
+				}()
 				script(&hostileConn{Conn: c, br: bufio.NewReader(c), srv: s})
 			})
 		}
@@ -70,7 +80,8 @@ func hostileServe(t testing.TB, script func(c *hostileConn)) *hostileServer {
 // Close stops the server: it closes the listener and every connection and
 // waits for the scripts to return.
 func (s *hostileServer) Close() {
-	s.once.Do(func() {
+	s.closingOnce.Do(func() {
+		close(s.closing)
 		s.l.Close()
 		s.mu.Lock()
 		for _, c := range s.conns {
@@ -79,6 +90,23 @@ func (s *hostileServer) Close() {
 		s.mu.Unlock()
 		s.wg.Wait()
 	})
+}
+
+// Idle tells the scripts that the client holds the connection idle: it
+// read the answer to its last request and has not sent the next.
+func (s *hostileServer) Idle() {
+	s.idleOnce.Do(func() { close(s.idle) })
+}
+
+// awaitIdle waits until the test says the client holds the connection
+// idle, and reports false when the server closes first.
+func (c *hostileConn) awaitIdle() bool {
+	select {
+	case <-c.srv.idle:
+		return true
+	case <-c.srv.closing:
+		return false
+	}
 }
 
 // readRequest reads a request head (probes have no body), so that the

@@ -18,19 +18,21 @@ import (
 )
 
 // probeTestServer is a loopback backend that counts requests and the
-// connections they came on.
+// connections they came on, and notifies changed at every change.
 type probeTestServer struct {
 	*httptest.Server
 	requests    atomic.Int64
 	connections atomic.Int64
 	closed      atomic.Int64
+	changed     signal
 }
 
 func probeTestServe(t *testing.T, handler http.HandlerFunc) *probeTestServer {
 	t.Helper()
-	s := &probeTestServer{}
+	s := &probeTestServer{changed: newSignal()}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
+		s.changed.notify()
 		handler(w, r)
 	}))
 	s.Config.ConnState = func(_ net.Conn, state http.ConnState) {
@@ -40,6 +42,7 @@ func probeTestServe(t *testing.T, handler http.HandlerFunc) *probeTestServer {
 		case http.StateClosed, http.StateHijacked:
 			s.closed.Add(1)
 		}
+		s.changed.notify()
 	}
 	s.Start()
 	t.Cleanup(s.Close)
@@ -47,6 +50,7 @@ func probeTestServe(t *testing.T, handler http.HandlerFunc) *probeTestServer {
 }
 
 func TestProbeClassifiesStatus(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		status int
 		class  health.Class
@@ -122,10 +126,11 @@ func probeTestExpectTimeout(t *testing.T, r health.Result, timeout time.Duration
 }
 
 func TestProbeTimesOut(t *testing.T) {
+	t.Parallel()
 	srv := probeTestHang(t)
-	timeout := 200 * time.Millisecond
+	timeout := 100 * time.Millisecond
 	r := testProbe(context.Background(), testClient(t), srv.URL+"/healthz", timeout)
-	probeTestExpectTimeout(t, r, timeout, "probe timeout of 200ms")
+	probeTestExpectTimeout(t, r, timeout, "probe timeout of 100ms")
 }
 
 func TestProbeTransportFailures(t *testing.T) {
@@ -154,7 +159,9 @@ func TestProbeTransportFailures(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := testProbe(context.Background(), testClient(t), tc.url, time.Second)
+			// Each fails long before a timeout that only a TLS handshake
+			// on a loaded machine under the race detector could reach.
+			r := testProbe(context.Background(), testClient(t), tc.url, 5*time.Second)
 			if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport || r.Answered() || r.Err == "" {
 				t.Fatalf("got %+v, want an unanswered transport failure with an error", r)
 			}
@@ -169,6 +176,7 @@ func TestProbeTransportFailures(t *testing.T) {
 }
 
 func TestProbeReusesItsConnection(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name            string
 		body            string
@@ -203,6 +211,7 @@ func TestProbeReusesItsConnection(t *testing.T) {
 // A keep-alive connection the backend closed while idle is no failure:
 // the probe retries on a new connection.
 func TestProbeSurvivesBackendClosingIdleConnection(t *testing.T) {
+	t.Parallel()
 	srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {})
 	client := testClient(t)
 	for i := range 3 {
@@ -210,8 +219,10 @@ func TestProbeSurvivesBackendClosingIdleConnection(t *testing.T) {
 			t.Fatalf("probe %d: got %+v, want ok", i, r)
 		}
 		srv.CloseClientConnections()
-		// Let the close reach this side before the next probe.
-		time.Sleep(20 * time.Millisecond)
+		// The next probe comes once the backend has closed the connection.
+		// Whether the client has seen the close by then or finds out when
+		// it sends, the probe must go out on a new connection.
+		await(t, "the backend closed the connection", srv.changed, func() bool { return srv.closed.Load() == int64(i+1) })
 	}
 	if n := srv.requests.Load(); n != 3 {
 		t.Errorf("the backend got %d requests, want 3", n)
@@ -219,9 +230,15 @@ func TestProbeSurvivesBackendClosingIdleConnection(t *testing.T) {
 }
 
 func TestProbeCancelledByContext(t *testing.T) {
-	srv := probeTestHang(t)
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
+	defer cancel()
+	// The backend cancels the probe once it has the request, and then
+	// never answers.
+	srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
+		cancel()
+		<-r.Context().Done()
+	})
 	r := testProbe(ctx, testClient(t), srv.URL+"/healthz", time.Minute)
 	if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport {
 		t.Fatalf("got %+v, want a transport failure", r)

@@ -16,6 +16,7 @@ import (
 // connection; with keep_alive false each probe opens a connection and
 // closes it once answered, so none is left open between probes.
 func TestProbeKeepAlive(t *testing.T) {
+	t.Parallel()
 	for _, keepAlive := range []bool{true, false} {
 		srv := probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
 		b := &pool.Backend{URL: srv.URL, Client: testClient(t), Probe: config.HealthProbe{
@@ -32,12 +33,7 @@ func TestProbeKeepAlive(t *testing.T) {
 			}
 			// The client closes its end once the answer is read; the
 			// server sees it within moments.
-			for deadline := time.Now().Add(2 * time.Second); srv.closed.Load() < int64(i+1) && time.Now().Before(deadline); {
-				time.Sleep(5 * time.Millisecond)
-			}
-			if closed := srv.closed.Load(); closed != int64(i+1) {
-				t.Fatalf("keep_alive false: %d connections closed after probe %d, want %d", closed, i, i+1)
-			}
+			await(t, "keep_alive false: the probe's connection closed", srv.changed, func() bool { return srv.closed.Load() == int64(i+1) })
 		}
 		want := int64(1)
 		if !keepAlive {

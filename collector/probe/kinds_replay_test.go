@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -27,11 +28,19 @@ type kindTestRig func(t *testing.T, answer string) health.Result
 
 func grpcReplayRig(t *testing.T) kindTestRig {
 	script := &scriptedHealth{}
-	live := kindTestTarget(t, grpcTestServe(t, script, nil), grpcKind(""), config.HTTPClientConfig{})
+	url := grpcTestServe(t, script, nil)
+	live := kindTestTarget(t, url, grpcKind(""), config.HTTPClientConfig{})
+	// A probe that hangs lasts its timeout: a short one of its own, so
+	// that the others keep a timeout no loaded machine reaches.
+	hang := kindTestTarget(t, url, withTimeout(grpcKind(""), 100*time.Millisecond), config.HTTPClientConfig{})
 	dead := kindTestTarget(t, deadport.URL(t), grpcKind(""), config.HTTPClientConfig{})
 	return func(t *testing.T, answer string) health.Result {
-		if answer == "dead" {
+		switch answer {
+		case "dead":
 			return kindTestProbe(dead)
+		case "hang":
+			script.set(answer)
+			return kindTestProbe(hang)
 		}
 		script.set(answer)
 		return kindTestProbe(live)
@@ -143,8 +152,12 @@ func TestKindsReplayStateMachine(t *testing.T) {
 	}
 }
 
-// connCounter counts the gRPC connections a server has open.
-type connCounter struct{ open atomic.Int64 }
+// connCounter counts the gRPC connections a server has open and
+// notifies changed at each change.
+type connCounter struct {
+	open    atomic.Int64
+	changed signal
+}
 
 func (c *connCounter) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
 func (c *connCounter) HandleRPC(context.Context, stats.RPCStats)                       {}
@@ -158,18 +171,13 @@ func (c *connCounter) HandleConn(_ context.Context, s stats.ConnStats) {
 	case *stats.ConnEnd:
 		c.open.Add(-1)
 	}
+	c.changed.notify()
 }
 
 // waitOpen waits up to 5s for the server to have want connections open.
 func (c *connCounter) waitOpen(t *testing.T, want int64, why string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for c.open.Load() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: the server has %d connections open, want %d", why, c.open.Load(), want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await(t, fmt.Sprintf("%s: %d connections open", why, want), c.changed, func() bool { return c.open.Load() == want })
 }
 
 // TestProberClosesRetiredGRPCConnections: the Prober keeps one gRPC
@@ -177,16 +185,24 @@ func (c *connCounter) waitOpen(t *testing.T, want int64, why string) {
 // the backend's client settings, and closes it when the backend is
 // removed and when the Prober stops.
 func TestProberClosesRetiredGRPCConnections(t *testing.T) {
-	counter := &connCounter{}
+	counter := &connCounter{changed: newSignal()}
 	url := grpcTestServe(t, grpcTestHealth(), nil, grpc.StatsHandler(counter))
 
 	backend := config.Backend{Name: "g", URL: url, HealthProbe: config.NewHealthProbeOverride(config.HealthProbe{Kind: config.KindGRPC}, "kind")}
-	cfg := testConfig(backend)
-	cfg.HealthProbe.Interval = model.Duration(100 * time.Millisecond)
-	cfg.HealthProbe.Timeout = model.Duration(100 * time.Millisecond)
-	p := testPool(t, cfg)
+	configOf := func(backends ...config.Backend) *config.Config {
+		cfg := testConfig(backends...)
+		// Probes come often; their results count whatever they are.
+		cfg.HealthProbe.Interval = model.Duration(50 * time.Millisecond)
+		cfg.HealthProbe.Timeout = model.Duration(50 * time.Millisecond)
+		return cfg
+	}
+	p := testPool(t, configOf(backend))
 	var probes atomic.Int64
-	prober := NewProber(p, log.NewNopLogger(), func(health.Result) { probes.Add(1) })
+	probed := newSignal()
+	prober := NewProber(p, log.NewNopLogger(), func(health.Result) {
+		probes.Add(1)
+		probed.notify()
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { prober.Run(ctx) })
@@ -198,13 +214,7 @@ func TestProberClosesRetiredGRPCConnections(t *testing.T) {
 
 	waitProbes := func(n int64) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for probes.Load() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d probes within 5s, want %d", probes.Load(), n)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		await(t, fmt.Sprintf("%d probes", n), probed, func() bool { return probes.Load() >= n })
 	}
 	waitProbes(4)
 	counter.waitOpen(t, 1, "after four probes")
@@ -213,12 +223,12 @@ func TestProberClosesRetiredGRPCConnections(t *testing.T) {
 	// probe: the old connection is closed, a new one made.
 	changed := backend
 	changed.HTTPClientConfig = &config.HTTPClientConfig{EnableHTTP2: true}
-	testApply(t, p, testConfig(changed))
+	testApply(t, p, configOf(changed))
 	prober.Sync()
 	waitProbes(probes.Load() + 3)
 	counter.waitOpen(t, 1, "after the client settings changed")
 
-	testApply(t, p, testConfig())
+	testApply(t, p, configOf())
 	prober.Sync()
 	counter.waitOpen(t, 0, "after the backend was removed")
 }

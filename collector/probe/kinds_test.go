@@ -72,17 +72,19 @@ func TestGRPCProbeClasses(t *testing.T) {
 			kindTestProbe(kindTestTarget(t, deadport.URL(t), grpcKind(""), config.HTTPClientConfig{})))
 	})
 	t.Run("a server that never answers times out", func(t *testing.T) {
-		r := kindTestProbe(kindTestTarget(t, silentListener(t), grpcKind(""), config.HTTPClientConfig{}))
+		r := kindTestProbe(kindTestTarget(t, silentListener(t), withTimeout(grpcKind(""), 100*time.Millisecond), config.HTTPClientConfig{}))
 		kindTestWant{health.ClassFailed, health.ReasonTimeout, false, ""}.check(t, r)
 		if r.Duration > 5*time.Second {
-			t.Errorf("the probe took %v, want about its 500ms timeout", r.Duration)
+			t.Errorf("the probe took %v, want about its 100ms timeout", r.Duration)
 		}
 	})
 	t.Run("TLS with the backend's CA", func(t *testing.T) {
 		ok.check(t, kindTestProbe(kindTestTarget(t, overTLS, grpcKind("pdb.v1.Query"), trustCA)))
 	})
 	t.Run("TLS without trusting the CA is a transport failure", func(t *testing.T) {
-		r := kindTestProbe(kindTestTarget(t, overTLS, grpcKind(""), config.HTTPClientConfig{}))
+		// The handshake fails at once; a loaded machine under the race
+		// detector must not turn the failure into a timeout.
+		r := kindTestProbe(kindTestTarget(t, overTLS, withTimeout(grpcKind(""), 5*time.Second), config.HTTPClientConfig{}))
 		kindTestWant{health.ClassFailed, health.ReasonTransport, false, ""}.check(t, r)
 		if !strings.Contains(r.Err, "certificate") {
 			t.Errorf("error %q does not say the certificate is the problem", r.Err)
@@ -112,7 +114,7 @@ func TestTCPProbeClasses(t *testing.T) {
 	})
 	t.Run("never accepted", func(t *testing.T) {
 		url := fullBacklogURL(t)
-		r := kindTestProbe(kindTestTarget(t, url, tcp, config.HTTPClientConfig{}))
+		r := kindTestProbe(kindTestTarget(t, url, withTimeout(tcp, 100*time.Millisecond), config.HTTPClientConfig{}))
 		kindTestWant{health.ClassFailed, health.ReasonTimeout, false, ""}.check(t, r)
 	})
 }

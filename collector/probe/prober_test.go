@@ -102,6 +102,8 @@ type proberTestRig struct {
 	lagMu   sync.Mutex
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// recorded is notified after each result a backend recorded.
+	recorded signal
 }
 
 // proberTestStart starts a Prober over the configuration's backends. With
@@ -111,7 +113,13 @@ type proberTestRig struct {
 func proberTestStart(t *testing.T, cfg *config.Config, fake bool, observe func(health.Result)) *proberTestRig {
 	t.Helper()
 	p := testPool(t, cfg)
-	r := &proberTestRig{pool: p, prober: NewProber(p, log.NewNopLogger(), observe), done: make(chan struct{})}
+	r := &proberTestRig{pool: p, done: make(chan struct{}), recorded: newSignal()}
+	r.prober = NewProber(p, log.NewNopLogger(), func(res health.Result) {
+		r.recorded.notify()
+		if observe != nil {
+			observe(res)
+		}
+	})
 	r.prober.onLag = func(lag time.Duration) {
 		r.lagMu.Lock()
 		r.lags = append(r.lags, lag)
@@ -539,20 +547,23 @@ func TestProberSurvivesPanickingProbe(t *testing.T) {
 
 // proberTestServer is one loopback server standing in for many backends,
 // told apart by their probe paths. A path starting with /hang never
-// answers; any other answers 200. It counts the requests of each path.
+// answers; any other answers 200. It counts the requests of each path and
+// notifies changed at each.
 type proberTestServer struct {
 	*httptest.Server
-	mu   sync.Mutex
-	hits map[string]int
+	mu      sync.Mutex
+	hits    map[string]int
+	changed signal
 }
 
 func proberTestServe(t *testing.T) *proberTestServer {
 	t.Helper()
-	s := &proberTestServer{hits: map[string]int{}}
+	s := &proberTestServer{hits: map[string]int{}, changed: newSignal()}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.hits[r.URL.Path]++
 		s.mu.Unlock()
+		s.changed.notify()
 		if strings.HasPrefix(r.URL.Path, "/hang") {
 			<-r.Context().Done()
 		}
@@ -574,31 +585,22 @@ func proberTestBackend(srv *proberTestServer, name, path string, interval, timeo
 	return b
 }
 
-// waitFor polls cond every 10ms for up to 5s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 5s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestProberProbesRealBackends runs the Prober with its real HTTP probes
 // against loopback servers: every backend is probed, its results land in
 // its state machine and the observer, and a hanging one times out.
 func TestProberProbesRealBackends(t *testing.T) {
+	t.Parallel()
 	srv := proberTestServe(t)
 	var observed atomic.Int64
+	// The answering backends get a timeout no loaded machine reaches, so
+	// that each of their results is one the server saw.
 	cfg := testConfig(
-		proberTestBackend(srv, "a", "/a", 50*time.Millisecond, 50*time.Millisecond),
-		proberTestBackend(srv, "b", "/b", 50*time.Millisecond, 50*time.Millisecond),
-		proberTestBackend(srv, "hang", "/hang", 50*time.Millisecond, 100*time.Millisecond),
+		proberTestBackend(srv, "a", "/a", 50*time.Millisecond, 5*time.Second),
+		proberTestBackend(srv, "b", "/b", 50*time.Millisecond, 5*time.Second),
+		proberTestBackend(srv, "hang", "/hang", 50*time.Millisecond, 50*time.Millisecond),
 	)
 	rig := proberTestStart(t, cfg, false, func(health.Result) { observed.Add(1) })
-	waitFor(t, "every backend settled", func() bool {
+	await(t, "every backend settled", rig.recorded, func() bool {
 		return rig.backend("a").Health().State == health.StateHealthy &&
 			rig.backend("b").Health().State == health.StateHealthy &&
 			rig.backend("hang").Health().State == health.StateUnhealthy
@@ -621,16 +623,17 @@ func TestProberProbesRealBackends(t *testing.T) {
 }
 
 func TestProberClosesConnectionsOfRemovedBackends(t *testing.T) {
+	t.Parallel()
 	kept := probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
 	removed := probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
 	interval := model.Duration(50 * time.Millisecond)
 	probe := config.NewHealthProbeOverride(config.HealthProbe{Interval: interval, Timeout: interval}, "interval", "timeout")
 	keptBackend := config.Backend{Name: "kept", URL: kept.URL, HealthProbe: probe}
 	rig := proberTestStart(t, testConfig(keptBackend, config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), false, nil)
-	waitFor(t, "both backends probed", func() bool { return removed.requests.Load() > 0 && kept.requests.Load() > 0 })
+	await(t, "both backends probed", rig.recorded, func() bool { return removed.requests.Load() > 0 && kept.requests.Load() > 0 })
 	testApply(t, rig.pool, testConfig(keptBackend))
 	rig.prober.Sync()
-	waitFor(t, "the removed backend's probe connections closed", func() bool {
+	await(t, "the removed backend's probe connections closed", removed.changed, func() bool {
 		return removed.closed.Load() >= removed.connections.Load()
 	})
 	if n := kept.closed.Load(); n != 0 {
@@ -642,6 +645,7 @@ func TestProberClosesConnectionsOfRemovedBackends(t *testing.T) {
 // a reload while its probe is in flight does not keep its connection idle
 // until the idle timeout.
 func TestProberClosesConnectionOfBackendRemovedMidProbe(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var releaseOnce sync.Once
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
@@ -653,8 +657,10 @@ func TestProberClosesConnectionOfBackendRemovedMidProbe(t *testing.T) {
 		}
 		<-release
 	})
-	interval := model.Duration(time.Second)
-	probe := config.NewHealthProbeOverride(config.HealthProbe{Interval: interval, Timeout: interval}, "interval", "timeout")
+	// A short interval for a first probe at once, a long timeout for one
+	// that lasts until the backend is released.
+	interval, timeout := model.Duration(50*time.Millisecond), model.Duration(time.Minute)
+	probe := config.NewHealthProbeOverride(config.HealthProbe{Interval: interval, Timeout: timeout}, "interval", "timeout")
 	rig := proberTestStart(t, testConfig(config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), false, nil)
 	select {
 	case <-inFlight:
@@ -664,19 +670,22 @@ func TestProberClosesConnectionOfBackendRemovedMidProbe(t *testing.T) {
 	testApply(t, rig.pool, testConfig())
 	rig.prober.Sync()
 	releaseOnce.Do(func() { close(release) })
-	waitFor(t, "the removed backend's connection closed after its in-flight probe", func() bool {
+	await(t, "the removed backend's connection closed after its in-flight probe", removed.changed, func() bool {
 		return removed.closed.Load() >= removed.connections.Load()
 	})
 }
 
 func TestProberRunCancelsRealProbes(t *testing.T) {
+	t.Parallel()
 	srv := proberTestServe(t)
 	var backends []config.Backend
 	for i := range 5 {
-		backends = append(backends, proberTestBackend(srv, "h"+strconv.Itoa(i), "/hang"+strconv.Itoa(i), time.Minute, time.Minute))
+		// A short interval for a first probe at once; the probe hangs
+		// for its minute, so there is no second.
+		backends = append(backends, proberTestBackend(srv, "h"+strconv.Itoa(i), "/hang"+strconv.Itoa(i), 50*time.Millisecond, time.Minute))
 	}
 	rig := proberTestStart(t, testConfig(backends...), false, nil)
-	waitFor(t, "every hanging backend probed", func() bool {
+	await(t, "every hanging backend probed", srv.changed, func() bool {
 		for i := range 5 {
 			if srv.count("/hang"+strconv.Itoa(i)) != 1 {
 				return false
