@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/probegate/probegate/internal/testclock"
@@ -170,25 +171,34 @@ func TestPanickingCheckFailsOnlyItself(t *testing.T) {
 	}
 }
 
+// TestCheckTimeout runs on synthetic time: the checks that outlive the
+// timeout hold their goroutines, and the 50ms pass as soon as every
+// goroutine waits.
 func TestCheckTimeout(t *testing.T) {
-	stuck := make(chan struct{})
-	defer close(stuck)
-	g := New(Options{CheckTimeout: 50 * time.Millisecond})
-	g.Register("ignores_context", func(context.Context) error { <-stuck; return nil })
-	g.Register("honours_context", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
-	g.Register("fast", pass)
-	resp := getReady(t, g, "")
-	if resp.code != http.StatusServiceUnavailable {
-		t.Fatalf("status %d, want 503", resp.code)
-	}
-	for _, name := range []string{"ignores_context", "honours_context"} {
-		if c := resp.body.Checks[name]; c.Status != "fail" || !strings.HasPrefix(c.Output, "timed out after 50ms") {
-			t.Errorf("%s check %+v, want fail with output starting \"timed out after 50ms\"", name, c)
+	synctest.Test(t, func(t *testing.T) {
+		stuck := make(chan struct{})
+		defer close(stuck)
+		g := New(Options{CheckTimeout: 50 * time.Millisecond})
+		g.Register("ignores_context", func(context.Context) error { <-stuck; return nil })
+		g.Register("honours_context", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+		g.Register("fast", pass)
+		start := time.Now()
+		resp := getReady(t, g, "")
+		if took := time.Since(start); took != 50*time.Millisecond {
+			t.Errorf("/ready answered after %v, want the 50ms check timeout", took)
 		}
-	}
-	if c := resp.body.Checks["fast"]; c.Status != "pass" {
-		t.Errorf("fast check %+v, want pass", c)
-	}
+		if resp.code != http.StatusServiceUnavailable {
+			t.Fatalf("status %d, want 503", resp.code)
+		}
+		for _, name := range []string{"ignores_context", "honours_context"} {
+			if c := resp.body.Checks[name]; c.Status != "fail" || !strings.HasPrefix(c.Output, "timed out after 50ms") {
+				t.Errorf("%s check %+v, want fail with output starting \"timed out after 50ms\"", name, c)
+			}
+		}
+		if c := resp.body.Checks["fast"]; c.Status != "pass" {
+			t.Errorf("fast check %+v, want pass", c)
+		}
+	})
 }
 
 func TestCheckTimeoutDefaultsToCheckInterval(t *testing.T) {
@@ -200,45 +210,46 @@ func TestCheckTimeoutDefaultsToCheckInterval(t *testing.T) {
 	}
 }
 
+// TestConcurrentRequestsShareOneEvaluation runs in a synctest bubble, so
+// that the test knows when every request is waiting.
 func TestConcurrentRequestsShareOneEvaluation(t *testing.T) {
-	const requests = 20
-	clock := newFakeClock()
-	// Every evaluation is stale the moment it is looked at, so only a
-	// shared evaluation, not the cache, can keep the calls at one.
-	g := New(Options{Now: func() time.Time { clock.Advance(time.Hour); return clock.Now() }})
-	var calls, entered atomic.Int32
-	release := make(chan struct{})
-	g.Register("slow", func(context.Context) error {
-		calls.Add(1)
-		<-release
-		return nil
-	})
-	handler := g.ReadyHandler()
-	var wg sync.WaitGroup
-	codes := make([]int, requests)
-	for i := range requests {
-		wg.Go(func() {
-			rec := httptest.NewRecorder()
-			entered.Add(1)
-			handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/ready", nil))
-			codes[i] = rec.Code
+	synctest.Test(t, func(t *testing.T) {
+		const requests = 20
+		clock := newFakeClock()
+		// Every evaluation is stale the moment it is looked at, so only a
+		// shared evaluation, not the cache, can keep the calls at one.
+		g := New(Options{Now: func() time.Time { clock.Advance(time.Hour); return clock.Now() }})
+		var calls atomic.Int32
+		release := make(chan struct{})
+		g.Register("slow", func(context.Context) error {
+			calls.Add(1)
+			<-release
+			return nil
 		})
-	}
-	for entered.Load() < requests || calls.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	// Give the last requests the moment they need to join the flight.
-	time.Sleep(100 * time.Millisecond)
-	close(release)
-	wg.Wait()
-	if got := calls.Load(); got != 1 {
-		t.Errorf("%d concurrent requests ran the check %d times, want once", requests, got)
-	}
-	for i, code := range codes {
-		if code != http.StatusOK {
-			t.Errorf("request %d: status %d, want 200", i, code)
+		handler := g.ReadyHandler()
+		var wg sync.WaitGroup
+		codes := make([]int, requests)
+		for i := range requests {
+			wg.Go(func() {
+				rec := httptest.NewRecorder()
+				handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/ready", nil))
+				codes[i] = rec.Code
+			})
 		}
-	}
+		// Every request waits: for an evaluation, and the check for its
+		// release. Only then is the check let go.
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		if got := calls.Load(); got != 1 {
+			t.Errorf("%d concurrent requests ran the check %d times, want once", requests, got)
+		}
+		for i, code := range codes {
+			if code != http.StatusOK {
+				t.Errorf("request %d: status %d, want 200", i, code)
+			}
+		}
+	})
 }
 
 func TestResultsReusedForCheckInterval(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,6 +31,9 @@ type running struct {
 	// finished closes when Run has returned err.
 	finished chan struct{}
 	err      error
+	// drainStarted closes when the gate logs that the drain started,
+	// after it switched to draining.
+	drainStarted chan struct{}
 }
 
 // startRun serves app behind a gate with o through Run on a loopback port.
@@ -37,6 +41,16 @@ func startRun(t *testing.T, o Options, app http.Handler) *running {
 	t.Helper()
 	signals := make(chan os.Signal, 3)
 	o.Signals = signals
+	drainStarted := make(chan struct{})
+	closeOnce := sync.OnceFunc(func() { close(drainStarted) })
+	o.Logger = log.LoggerFunc(func(keyvals ...any) error {
+		for i := 0; i+1 < len(keyvals); i += 2 {
+			if msg, ok := keyvals[i+1].(string); ok && keyvals[i] == "msg" && strings.HasPrefix(msg, "Drain started") {
+				closeOnce()
+			}
+		}
+		return nil
+	})
 	g := New(o)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -47,7 +61,7 @@ func startRun(t *testing.T, o Options, app http.Handler) *running {
 	mux.Handle("/ready", g.ReadyHandler())
 	mux.Handle("/", app)
 	srv := &http.Server{Handler: mux}
-	r := &running{gate: g, url: "http://" + ln.Addr().String(), signals: signals, finished: make(chan struct{})}
+	r := &running{gate: g, url: "http://" + ln.Addr().String(), signals: signals, finished: make(chan struct{}), drainStarted: drainStarted}
 	go func() {
 		defer close(r.finished)
 		r.err = g.Run(context.Background(), srv, func() error { return srv.Serve(ln) })
@@ -122,8 +136,10 @@ func TestRunDrainWindow(t *testing.T) {
 
 	start := time.Now()
 	r.signals <- syscall.SIGTERM
-	for !r.gate.Draining() {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-r.drainStarted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the drain did not start within 10s of the signal")
 	}
 	// The connection kept alive from before the signal is not cut: it
 	// carries one more request, answered normally, and then closes.
