@@ -16,22 +16,22 @@ import (
 	"github.com/probegate/probegate/internal/testconfig"
 )
 
-// testConfig is the shared test configuration with the given backends.
-func testConfig(backends ...config.Backend) *config.Config {
+// newConfig is the shared test configuration with the given backends.
+func newConfig(backends ...config.Backend) *config.Config {
 	return testconfig.New(backends...)
 }
 
-// testPool is a pool of the configuration's backends. Every client's idle
+// newPool is a pool of the configuration's backends. Every client's idle
 // connections are closed when the test ends.
-func testPool(t testing.TB, cfg *config.Config) *pool.Pool {
+func newPool(t testing.TB, cfg *config.Config) *pool.Pool {
 	t.Helper()
 	p := pool.New(nil, nil)
-	testApply(t, p, cfg)
+	applyConfig(t, p, cfg)
 	return p
 }
 
-// testApply makes the pool the configuration's backends.
-func testApply(t testing.TB, p *pool.Pool, cfg *config.Config) {
+// applyConfig makes the pool the configuration's backends.
+func applyConfig(t testing.TB, p *pool.Pool, cfg *config.Config) {
 	t.Helper()
 	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
 		t.Fatal(err)
@@ -41,8 +41,8 @@ func testApply(t testing.TB, p *pool.Pool, cfg *config.Config) {
 	}
 }
 
-// testClient is probegate's client for the default http_client_config.
-func testClient(t testing.TB) *http.Client {
+// newClient is probegate's client for the default http_client_config.
+func newClient(t testing.TB) *http.Client {
 	t.Helper()
 	client, err := httpclient.NewCache().Client(config.HTTPClientConfig{})
 	if err != nil {
@@ -52,10 +52,10 @@ func testClient(t testing.TB) *http.Client {
 	return client
 }
 
-// testProbe probes url once through client as the Prober does: the
+// probeOnce probes url once through client as the Prober does: the
 // backend's HTTP probe built by newFunc, run with the timeout, the result
 // stamped with its time and duration.
-func testProbe(ctx context.Context, client *http.Client, url string, timeout time.Duration) health.Result {
+func probeOnce(ctx context.Context, client *http.Client, url string, timeout time.Duration) health.Result {
 	b := &pool.Backend{URL: url, Client: client, Probe: config.HealthProbe{Enabled: true, Timeout: model.Duration(timeout)}}
 	return newProbeTarget(b, newFunc).run(ctx, time.Now)
 }

@@ -68,11 +68,11 @@ var (
 )
 
 func redirectCase(status int) hostileCase {
-	var target *probeTestServer
+	var target *countingServer
 	return hostileCase{
 		name: "redirect " + strconv.Itoa(status) + " elsewhere",
 		start: func(t *testing.T) (string, func()) {
-			target = probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
+			target = startServer(t, func(http.ResponseWriter, *http.Request) {})
 			srv := hostileServe(t, answerEach(head(fmt.Sprintf("HTTP/1.1 %d %s", status, http.StatusText(status)),
 				"Location: "+target.URL+"/elsewhere", "Content-Length: 0")))
 			return srv.URL, srv.Close
@@ -249,14 +249,14 @@ func TestHostileBackendsClassified(t *testing.T) {
 			}
 			url += "/healthz"
 
-			client := testClient(t)
+			client := newClient(t)
 			var results []health.Result
 			var took []time.Duration
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
 				results, took = hostileRun(t, timeout, between, func() health.Result {
-					return testProbe(context.Background(), client, url, timeout)
+					return probeOnce(context.Background(), client, url, timeout)
 				})
 			}()
 			stuck := time.NewTimer(3*hostileMargin + 2*timeout)

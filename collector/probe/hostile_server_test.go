@@ -189,9 +189,9 @@ func head(status string, headers ...string) string {
 	return b.String()
 }
 
-// hostileTestListen serves every connection of a raw loopback listener
+// listenRaw serves every connection of a raw loopback listener
 // with serve and returns its base URL.
-func hostileTestListen(t *testing.T, serve func(net.Conn)) string {
+func listenRaw(t *testing.T, serve func(net.Conn)) string {
 	t.Helper()
 	return hostileServe(t, func(c *hostileConn) { serve(c.Conn) }).URL
 }

@@ -19,16 +19,16 @@ import (
 	"github.com/probegate/probegate/internal/deadport"
 )
 
-// hostileTestReadRequest reads a request head so that the answer does not
+// readHead reads a request head so that the answer does not
 // race the request (a close with unread input is a reset).
-func hostileTestReadRequest(c net.Conn) bool {
+func readHead(c net.Conn) bool {
 	_, err := http.ReadRequest(bufio.NewReader(c))
 	return err == nil
 }
 
-// hostileTestHugeBody answers 200 with a 1 GiB body, produced lazily as
+// hugeBody answers 200 with a 1 GiB body, produced lazily as
 // the client reads, and counts what it managed to write.
-func hostileTestHugeBody(written *atomic.Int64, finished chan<- struct{}) http.HandlerFunc {
+func hugeBody(written *atomic.Int64, finished chan<- struct{}) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if finished != nil {
 			defer func() { finished <- struct{}{} }()
@@ -46,9 +46,9 @@ func hostileTestHugeBody(written *atomic.Int64, finished chan<- struct{}) http.H
 	}
 }
 
-// hostileTestTrickle answers 200 and then sends a byte of body every 10ms
+// trickleBody answers 200 and then sends a byte of body every 10ms
 // for as long as the client stays.
-func hostileTestTrickle(w http.ResponseWriter, r *http.Request) {
+func trickleBody(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	for {
 		if _, err := w.Write([]byte("x")); err != nil {
@@ -63,11 +63,11 @@ func hostileTestTrickle(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// hostileTestEndlessHeaders sends a status line and then header lines,
+// sendEndlessHeaders sends a status line and then header lines,
 // one every pause, never ending the head. It counts what it wrote.
-func hostileTestEndlessHeaders(pause time.Duration, written *atomic.Int64) func(net.Conn) {
+func sendEndlessHeaders(pause time.Duration, written *atomic.Int64) func(net.Conn) {
 	return func(c net.Conn) {
-		if !hostileTestReadRequest(c) {
+		if !readHead(c) {
 			return
 		}
 		line := []byte("X-Endless: " + strings.Repeat("a", 100) + "\r\n")
@@ -92,12 +92,12 @@ func hostileTestEndlessHeaders(pause time.Duration, written *atomic.Int64) func(
 	}
 }
 
-func hostileTestRedirectLoop(w http.ResponseWriter, r *http.Request) {
+func redirectLoop(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, r.URL.Path, http.StatusFound)
 }
 
-func hostileTestGarbage(c net.Conn) {
-	if !hostileTestReadRequest(c) {
+func sendGarbage(c net.Conn) {
+	if !readHead(c) {
 		return
 	}
 	garbage := make([]byte, 4096)
@@ -108,9 +108,9 @@ func hostileTestGarbage(c net.Conn) {
 func TestHostileHugeBodyIsCutShort(t *testing.T) {
 	var written atomic.Int64
 	finished := make(chan struct{}, 1)
-	srv := probeTestServe(t, hostileTestHugeBody(&written, finished))
+	srv := startServer(t, hugeBody(&written, finished))
 	timeout := 10 * time.Second
-	r := testProbe(context.Background(), testClient(t), srv.URL+"/healthz", timeout)
+	r := probeOnce(context.Background(), newClient(t), srv.URL+"/healthz", timeout)
 	if r.Class != health.ClassOK || r.StatusCode != 200 {
 		t.Fatalf("got %+v, want ok 200: the status decides, not the body", r)
 	}
@@ -134,25 +134,25 @@ func TestHostileHugeBodyIsCutShort(t *testing.T) {
 
 func TestHostileEndlessTrickleTimesOut(t *testing.T) {
 	t.Parallel()
-	srv := probeTestServe(t, hostileTestTrickle)
+	srv := startServer(t, trickleBody)
 	timeout := 100 * time.Millisecond
-	r := testProbe(context.Background(), testClient(t), srv.URL+"/healthz", timeout)
-	probeTestExpectTimeout(t, r, timeout, "reading the body after status 200")
+	r := probeOnce(context.Background(), newClient(t), srv.URL+"/healthz", timeout)
+	checkTimeout(t, r, timeout, "reading the body after status 200")
 }
 
 func TestHostileHeadersThatNeverEnd(t *testing.T) {
 	t.Run("slowly", func(t *testing.T) {
 		var written atomic.Int64
-		url := hostileTestListen(t, hostileTestEndlessHeaders(10*time.Millisecond, &written))
+		url := listenRaw(t, sendEndlessHeaders(10*time.Millisecond, &written))
 		timeout := 100 * time.Millisecond
-		r := testProbe(context.Background(), testClient(t), url+"/healthz", timeout)
-		probeTestExpectTimeout(t, r, timeout, "probe timeout")
+		r := probeOnce(context.Background(), newClient(t), url+"/healthz", timeout)
+		checkTimeout(t, r, timeout, "probe timeout")
 	})
 	t.Run("as fast as the socket takes them", func(t *testing.T) {
 		var written atomic.Int64
-		url := hostileTestListen(t, hostileTestEndlessHeaders(0, &written))
+		url := listenRaw(t, sendEndlessHeaders(0, &written))
 		timeout := 5 * time.Second
-		r := testProbe(context.Background(), testClient(t), url+"/healthz", timeout)
+		r := probeOnce(context.Background(), newClient(t), url+"/healthz", timeout)
 		if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport || !strings.Contains(r.Err, "headers exceeded") {
 			t.Fatalf("got %+v, want a transport failure for too large a header", r)
 		}
@@ -169,8 +169,8 @@ func TestHostileHeadersThatNeverEnd(t *testing.T) {
 
 func TestHostileRedirectLoopIsNotFollowed(t *testing.T) {
 	t.Parallel()
-	srv := probeTestServe(t, hostileTestRedirectLoop)
-	r := testProbe(context.Background(), testClient(t), srv.URL+"/healthz", time.Second)
+	srv := startServer(t, redirectLoop)
+	r := probeOnce(context.Background(), newClient(t), srv.URL+"/healthz", time.Second)
 	if r.Class != health.ClassOK || r.StatusCode != http.StatusFound {
 		t.Fatalf("got %+v, want ok 302", r)
 	}
@@ -185,29 +185,29 @@ func TestHostileNotHTTP(t *testing.T) {
 		name  string
 		serve func(net.Conn)
 	}{
-		{"random bytes", hostileTestGarbage},
+		{"random bytes", sendGarbage},
 		{"closes at once", func(net.Conn) {}},
-		{"closes after the request", func(c net.Conn) { hostileTestReadRequest(c) }},
+		{"closes after the request", func(c net.Conn) { readHead(c) }},
 		{"status out of range", func(c net.Conn) {
-			if hostileTestReadRequest(c) {
+			if readHead(c) {
 				c.Write([]byte("HTTP/1.1 999 Whatever\r\nContent-Length: 0\r\n\r\n"))
 			}
 		}},
 		{"negative length", func(c net.Conn) {
-			if hostileTestReadRequest(c) {
+			if readHead(c) {
 				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\n"))
 			}
 		}},
 		{"body cut short", func(c net.Conn) {
-			if hostileTestReadRequest(c) {
+			if readHead(c) {
 				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort"))
 			}
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			url := hostileTestListen(t, tc.serve)
-			r := testProbe(context.Background(), testClient(t), url+"/healthz", 2*time.Second)
+			url := listenRaw(t, tc.serve)
+			r := probeOnce(context.Background(), newClient(t), url+"/healthz", 2*time.Second)
 			if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport || r.Answered() || r.Err == "" {
 				t.Fatalf("got %+v, want an unanswered transport failure", r)
 			}
@@ -231,17 +231,17 @@ func TestHostileBackendsKeepOthersOnSchedule(t *testing.T) {
 		serve()
 	}
 	var written, headerBytes atomic.Int64
-	endlessHeaders := hostileTestEndlessHeaders(10*time.Millisecond, &headerBytes)
+	endlessHeaders := sendEndlessHeaders(10*time.Millisecond, &headerBytes)
 	hostile := map[string]string{
-		"huge":      probeTestServe(t, hostileTestHugeBody(&written, nil)).URL,
-		"trickle":   probeTestServe(t, func(w http.ResponseWriter, r *http.Request) { hang(func() { hostileTestTrickle(w, r) }) }).URL,
-		"headers":   hostileTestListen(t, func(c net.Conn) { hang(func() { endlessHeaders(c) }) }),
-		"redirect":  probeTestServe(t, hostileTestRedirectLoop).URL,
-		"garbage":   hostileTestListen(t, hostileTestGarbage),
+		"huge":      startServer(t, hugeBody(&written, nil)).URL,
+		"trickle":   startServer(t, func(w http.ResponseWriter, r *http.Request) { hang(func() { trickleBody(w, r) }) }).URL,
+		"headers":   listenRaw(t, func(c net.Conn) { hang(func() { endlessHeaders(c) }) }),
+		"redirect":  startServer(t, redirectLoop).URL,
+		"garbage":   listenRaw(t, sendGarbage),
 		"refused":   deadport.URL(t),
-		"blackhole": hostileTestListen(t, func(c net.Conn) { c.Read(make([]byte, 1)) }),
+		"blackhole": listenRaw(t, func(c net.Conn) { c.Read(make([]byte, 1)) }),
 	}
-	normal := probeTestServe(t, func(http.ResponseWriter, *http.Request) {
+	normal := startServer(t, func(http.ResponseWriter, *http.Request) {
 		for n := hanging.Load(); n > most.Load(); {
 			if most.CompareAndSwap(most.Load(), n) {
 				break
@@ -250,7 +250,7 @@ func TestHostileBackendsKeepOthersOnSchedule(t *testing.T) {
 	})
 	interval, timeout := model.Duration(250*time.Millisecond), model.Duration(250*time.Millisecond)
 	failures := 1
-	cfg := testConfig(config.Backend{Name: "normal", URL: normal.URL, HealthProbe: config.NewHealthProbeOverride(
+	cfg := newConfig(config.Backend{Name: "normal", URL: normal.URL, HealthProbe: config.NewHealthProbeOverride(
 		config.HealthProbe{Interval: model.Duration(20 * time.Millisecond), Timeout: model.Duration(5 * time.Second)}, "interval", "timeout")})
 	// Several of each, so that the ones hanging until their timeout far
 	// outnumber the workers the prober keeps idle.
@@ -263,7 +263,7 @@ func TestHostileBackendsKeepOthersOnSchedule(t *testing.T) {
 	}
 	want := map[string]health.State{"normal": health.StateHealthy, "huge": health.StateHealthy, "redirect": health.StateHealthy, "trickle": health.StateUnhealthy,
 		"headers": health.StateUnhealthy, "garbage": health.StateUnhealthy, "refused": health.StateUnhealthy, "blackhole": health.StateUnhealthy}
-	rig := proberTestStart(t, cfg, false, nil)
+	rig := startRig(t, cfg, false, nil)
 	// Every hostile backend reaches its state after a probe or two, the
 	// hanging ones once their probes timed out.
 	await(t, "every backend in its state", rig.recorded, func() bool {

@@ -17,9 +17,9 @@ import (
 	"github.com/probegate/probegate/internal/deadport"
 )
 
-// probeTestServer is a loopback backend that counts requests and the
+// countingServer is a loopback backend that counts requests and the
 // connections they came on, and notifies changed at every change.
-type probeTestServer struct {
+type countingServer struct {
 	*httptest.Server
 	requests    atomic.Int64
 	connections atomic.Int64
@@ -27,9 +27,9 @@ type probeTestServer struct {
 	changed     signal
 }
 
-func probeTestServe(t *testing.T, handler http.HandlerFunc) *probeTestServer {
+func startServer(t *testing.T, handler http.HandlerFunc) *countingServer {
 	t.Helper()
-	s := &probeTestServer{changed: newSignal()}
+	s := &countingServer{changed: newSignal()}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
 		s.changed.notify()
@@ -76,7 +76,7 @@ func TestProbeClassifiesStatus(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
 			var gotPath string
-			srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
+			srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
 				gotPath = r.URL.Path
 				if tc.status >= 300 && tc.status < 400 {
 					w.Header().Set("Location", "/elsewhere")
@@ -85,7 +85,7 @@ func TestProbeClassifiesStatus(t *testing.T) {
 				w.Write([]byte("body"))
 			})
 			before := time.Now()
-			r := testProbe(context.Background(), testClient(t), srv.URL+"/healthz", time.Second)
+			r := probeOnce(context.Background(), newClient(t), srv.URL+"/healthz", time.Second)
 			if r.Class != tc.class || r.Reason != tc.reason || r.StatusCode != tc.status || r.Err != "" {
 				t.Fatalf("got %+v, want class %s reason %q status %d and no error", r, tc.class, tc.reason, tc.status)
 			}
@@ -102,17 +102,17 @@ func TestProbeClassifiesStatus(t *testing.T) {
 	}
 }
 
-// probeTestHang is a backend that never answers until the client leaves.
-func probeTestHang(t *testing.T) *probeTestServer {
+// hangingServer is a backend that never answers until the client leaves.
+func hangingServer(t *testing.T) *countingServer {
 	t.Helper()
-	return probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
+	return startServer(t, func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 	})
 }
 
-// probeTestExpectTimeout checks r is an unanswered timeout that took about
+// checkTimeout checks r is an unanswered timeout that took about
 // timeout and whose error mentions errPart.
-func probeTestExpectTimeout(t *testing.T, r health.Result, timeout time.Duration, errPart string) {
+func checkTimeout(t *testing.T, r health.Result, timeout time.Duration, errPart string) {
 	t.Helper()
 	if r.Class != health.ClassFailed || r.Reason != health.ReasonTimeout || r.Answered() {
 		t.Fatalf("got %+v, want an unanswered timeout", r)
@@ -127,14 +127,14 @@ func probeTestExpectTimeout(t *testing.T, r health.Result, timeout time.Duration
 
 func TestProbeTimesOut(t *testing.T) {
 	t.Parallel()
-	srv := probeTestHang(t)
+	srv := hangingServer(t)
 	timeout := 100 * time.Millisecond
-	r := testProbe(context.Background(), testClient(t), srv.URL+"/healthz", timeout)
-	probeTestExpectTimeout(t, r, timeout, "probe timeout of 100ms")
+	r := probeOnce(context.Background(), newClient(t), srv.URL+"/healthz", timeout)
+	checkTimeout(t, r, timeout, "probe timeout of 100ms")
 }
 
 func TestProbeTransportFailures(t *testing.T) {
-	reset := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
+	reset := startServer(t, func(w http.ResponseWriter, r *http.Request) {
 		conn, _, err := w.(http.Hijacker).Hijack()
 		if err != nil {
 			t.Error(err)
@@ -161,7 +161,7 @@ func TestProbeTransportFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// Each fails long before a timeout that only a TLS handshake
 			// on a loaded machine under the race detector could reach.
-			r := testProbe(context.Background(), testClient(t), tc.url, 5*time.Second)
+			r := probeOnce(context.Background(), newClient(t), tc.url, 5*time.Second)
 			if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport || r.Answered() || r.Err == "" {
 				t.Fatalf("got %+v, want an unanswered transport failure with an error", r)
 			}
@@ -188,16 +188,16 @@ func TestProbeReusesItsConnection(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
+			srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
 				// With its length known the body's end comes with its last
 				// byte; a chunked body of exactly the limit would need one
 				// read more, which the probe does not make.
 				w.Header().Set("Content-Length", strconv.Itoa(len(tc.body)))
 				w.Write([]byte(tc.body))
 			})
-			client := testClient(t)
+			client := newClient(t)
 			for range 3 {
-				if r := testProbe(context.Background(), client, srv.URL+"/healthz", time.Second); r.Class != health.ClassOK {
+				if r := probeOnce(context.Background(), client, srv.URL+"/healthz", time.Second); r.Class != health.ClassOK {
 					t.Fatalf("got %+v, want ok", r)
 				}
 			}
@@ -212,10 +212,10 @@ func TestProbeReusesItsConnection(t *testing.T) {
 // the probe retries on a new connection.
 func TestProbeSurvivesBackendClosingIdleConnection(t *testing.T) {
 	t.Parallel()
-	srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {})
-	client := testClient(t)
+	srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {})
+	client := newClient(t)
 	for i := range 3 {
-		if r := testProbe(context.Background(), client, srv.URL+"/healthz", time.Second); r.Class != health.ClassOK {
+		if r := probeOnce(context.Background(), client, srv.URL+"/healthz", time.Second); r.Class != health.ClassOK {
 			t.Fatalf("probe %d: got %+v, want ok", i, r)
 		}
 		srv.CloseClientConnections()
@@ -235,11 +235,11 @@ func TestProbeCancelledByContext(t *testing.T) {
 	defer cancel()
 	// The backend cancels the probe once it has the request, and then
 	// never answers.
-	srv := probeTestServe(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
 		cancel()
 		<-r.Context().Done()
 	})
-	r := testProbe(ctx, testClient(t), srv.URL+"/healthz", time.Minute)
+	r := probeOnce(ctx, newClient(t), srv.URL+"/healthz", time.Minute)
 	if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport {
 		t.Fatalf("got %+v, want a transport failure", r)
 	}

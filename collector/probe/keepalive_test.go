@@ -18,8 +18,8 @@ import (
 func TestProbeKeepAlive(t *testing.T) {
 	t.Parallel()
 	for _, keepAlive := range []bool{true, false} {
-		srv := probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
-		b := &pool.Backend{URL: srv.URL, Client: testClient(t), Probe: config.HealthProbe{
+		srv := startServer(t, func(http.ResponseWriter, *http.Request) {})
+		b := &pool.Backend{URL: srv.URL, Client: newClient(t), Probe: config.HealthProbe{
 			Enabled: true, Timeout: model.Duration(time.Second), KeepAlive: new(keepAlive),
 		}}
 		target := newProbeTarget(b, newFunc)

@@ -21,50 +21,50 @@ import (
 	"github.com/probegate/probegate/internal/deadport"
 )
 
-// kindTestRig answers each step's name with a real probe of that kind:
+// replayRig answers each step's name with a real probe of that kind:
 // the server behind it is set to the answer first, or the probe goes to a
 // backend that gives it.
-type kindTestRig func(t *testing.T, answer string) health.Result
+type replayRig func(t *testing.T, answer string) health.Result
 
-func grpcReplayRig(t *testing.T) kindTestRig {
+func grpcReplayRig(t *testing.T) replayRig {
 	script := &scriptedHealth{}
-	url := grpcTestServe(t, script, nil)
-	live := kindTestTarget(t, url, grpcKind(""), config.HTTPClientConfig{})
+	url := startGRPC(t, script, nil)
+	live := newTarget(t, url, grpcKind(""), config.HTTPClientConfig{})
 	// A probe that hangs lasts its timeout: a short one of its own, so
 	// that the others keep a timeout no loaded machine reaches.
-	hang := kindTestTarget(t, url, withTimeout(grpcKind(""), 100*time.Millisecond), config.HTTPClientConfig{})
-	dead := kindTestTarget(t, deadport.URL(t), grpcKind(""), config.HTTPClientConfig{})
+	hang := newTarget(t, url, withTimeout(grpcKind(""), 100*time.Millisecond), config.HTTPClientConfig{})
+	dead := newTarget(t, deadport.URL(t), grpcKind(""), config.HTTPClientConfig{})
 	return func(t *testing.T, answer string) health.Result {
 		switch answer {
 		case "dead":
-			return kindTestProbe(dead)
+			return runTarget(dead)
 		case "hang":
 			script.set(answer)
-			return kindTestProbe(hang)
+			return runTarget(hang)
 		}
 		script.set(answer)
-		return kindTestProbe(live)
+		return runTarget(live)
 	}
 }
 
-func tcpReplayRig(t *testing.T) kindTestRig {
+func tcpReplayRig(t *testing.T) replayRig {
 	tcp := func(p *config.HealthProbe) { p.Kind = config.KindTCP }
-	srv := probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
+	srv := startServer(t, func(http.ResponseWriter, *http.Request) {})
 	targets := map[string]*probeTarget{
-		"accept": kindTestTarget(t, srv.URL, tcp, config.HTTPClientConfig{}),
-		"refuse": kindTestTarget(t, deadport.URL(t), tcp, config.HTTPClientConfig{}),
+		"accept": newTarget(t, srv.URL, tcp, config.HTTPClientConfig{}),
+		"refuse": newTarget(t, deadport.URL(t), tcp, config.HTTPClientConfig{}),
 	}
-	return func(t *testing.T, answer string) health.Result { return kindTestProbe(targets[answer]) }
+	return func(t *testing.T, answer string) health.Result { return runTarget(targets[answer]) }
 }
 
-func httpBodyReplayRig(t *testing.T) kindTestRig {
+func httpBodyReplayRig(t *testing.T) replayRig {
 	var status atomic.Int64
 	var body atomic.Value
-	srv := probeTestServe(t, func(w http.ResponseWriter, _ *http.Request) {
+	srv := startServer(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(int(status.Load()))
 		io.WriteString(w, body.Load().(string))
 	})
-	target := kindTestTarget(t, srv.URL, func(p *config.HealthProbe) { p.ExpectBodyRegexp = `^up$` }, config.HTTPClientConfig{})
+	target := newTarget(t, srv.URL, func(p *config.HealthProbe) { p.ExpectBodyRegexp = `^up$` }, config.HTTPClientConfig{})
 	answers := map[string]struct {
 		status int
 		body   string
@@ -76,7 +76,7 @@ func httpBodyReplayRig(t *testing.T) kindTestRig {
 		}
 		status.Store(int64(a.status))
 		body.Store(a.body)
-		return kindTestProbe(target)
+		return runTarget(target)
 	}
 }
 
@@ -94,7 +94,7 @@ func repeat(n int, answers ...string) []string {
 // classified by the kind and fed to health.Health.Step with thresholds
 // 3/2. The numbers are those of the behaviours in docs/design.md.
 func TestKindsReplayStateMachine(t *testing.T) {
-	rigs := map[string]func(*testing.T) kindTestRig{"grpc": grpcReplayRig, "tcp": tcpReplayRig, "http": httpBodyReplayRig}
+	rigs := map[string]func(*testing.T) replayRig{"grpc": grpcReplayRig, "tcp": tcpReplayRig, "http": httpBodyReplayRig}
 	cases := []struct {
 		kind, name string
 		answers    []string
@@ -186,17 +186,17 @@ func (c *connCounter) waitOpen(t *testing.T, want int64, why string) {
 // removed and when the Prober stops.
 func TestProberClosesRetiredGRPCConnections(t *testing.T) {
 	counter := &connCounter{changed: newSignal()}
-	url := grpcTestServe(t, grpcTestHealth(), nil, grpc.StatsHandler(counter))
+	url := startGRPC(t, standardHealth(), nil, grpc.StatsHandler(counter))
 
 	backend := config.Backend{Name: "g", URL: url, HealthProbe: config.NewHealthProbeOverride(config.HealthProbe{Kind: config.KindGRPC}, "kind")}
 	configOf := func(backends ...config.Backend) *config.Config {
-		cfg := testConfig(backends...)
+		cfg := newConfig(backends...)
 		// Probes come often; their results count whatever they are.
 		cfg.HealthProbe.Interval = model.Duration(50 * time.Millisecond)
 		cfg.HealthProbe.Timeout = model.Duration(50 * time.Millisecond)
 		return cfg
 	}
-	p := testPool(t, configOf(backend))
+	p := newPool(t, configOf(backend))
 	var probes atomic.Int64
 	probed := newSignal()
 	prober := NewProber(p, log.NewNopLogger(), func(health.Result) {
@@ -223,12 +223,12 @@ func TestProberClosesRetiredGRPCConnections(t *testing.T) {
 	// probe: the old connection is closed, a new one made.
 	changed := backend
 	changed.HTTPClientConfig = &config.HTTPClientConfig{EnableHTTP2: true}
-	testApply(t, p, configOf(changed))
+	applyConfig(t, p, configOf(changed))
 	prober.Sync()
 	waitProbes(probes.Load() + 3)
 	counter.waitOpen(t, 1, "after the client settings changed")
 
-	testApply(t, p, configOf())
+	applyConfig(t, p, configOf())
 	prober.Sync()
 	counter.waitOpen(t, 0, "after the backend was removed")
 }

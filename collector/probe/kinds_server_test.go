@@ -21,18 +21,18 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
-// kindTestTarget builds the probe target of one backend at url with the
+// newTarget builds the probe target of one backend at url with the
 // probe settings changed by set, through the pool as probegate builds it.
 // Whatever the probe holds is released when the test ends.
-func kindTestTarget(t *testing.T, url string, set func(*config.HealthProbe), cc config.HTTPClientConfig) *probeTarget {
+func newTarget(t *testing.T, url string, set func(*config.HealthProbe), cc config.HTTPClientConfig) *probeTarget {
 	t.Helper()
-	cfg := testConfig(config.Backend{Name: "b", URL: url, HTTPClientConfig: &cc})
+	cfg := newConfig(config.Backend{Name: "b", URL: url, HTTPClientConfig: &cc})
 	cfg.HealthProbe.Timeout = model.Duration(500 * time.Millisecond)
 	cfg.HealthProbe.Kind, cfg.HealthProbe.Method = config.KindHTTP, http.MethodGet
 	if set != nil {
 		set(&cfg.HealthProbe)
 	}
-	target := newProbeTarget(testPool(t, cfg).Backends()[0], newFunc)
+	target := newProbeTarget(newPool(t, cfg).Backends()[0], newFunc)
 	if target.buildErr != nil {
 		t.Fatalf("building the probe: %v", target.buildErr)
 	}
@@ -42,15 +42,15 @@ func kindTestTarget(t *testing.T, url string, set func(*config.HealthProbe), cc 
 	return target
 }
 
-// kindTestProbe sends one probe of the target as the Prober does.
-func kindTestProbe(target *probeTarget) health.Result {
+// runTarget sends one probe of the target as the Prober does.
+func runTarget(target *probeTarget) health.Result {
 	return target.run(context.Background(), time.Now)
 }
 
-// grpcTestServe starts a real gRPC server on loopback with the given
+// startGRPC starts a real gRPC server on loopback with the given
 // health service (none when nil), over TLS when cert is given. It returns
 // the server's backend URL. opts are further server options.
-func grpcTestServe(t *testing.T, healthServer healthpb.HealthServer, cert *tls.Certificate, opts ...grpc.ServerOption) string {
+func startGRPC(t *testing.T, healthServer healthpb.HealthServer, cert *tls.Certificate, opts ...grpc.ServerOption) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -74,8 +74,8 @@ func grpcTestServe(t *testing.T, healthServer healthpb.HealthServer, cert *tls.C
 	return scheme + lis.Addr().String()
 }
 
-// grpcTestHealth is grpc-go's own health service.
-func grpcTestHealth() *grpchealth.Server {
+// standardHealth is grpc-go's own health service.
+func standardHealth() *grpchealth.Server {
 	h := grpchealth.NewServer()
 	h.SetServingStatus("pdb.v1.Query", healthpb.HealthCheckResponse_SERVING)
 	return h

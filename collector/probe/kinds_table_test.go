@@ -49,8 +49,8 @@ func TestSimulatedResultSyntaxIsTheHelpText(t *testing.T) {
 // HTTP behind the configuration's back; building its probe fails, and the
 // failure names the kind.
 func TestUnknownKindIsABuildError(t *testing.T) {
-	cfg := testConfig(config.Backend{Name: "b", URL: "http://127.0.0.1:1"})
-	b := testPool(t, cfg).Backends()[0]
+	cfg := newConfig(config.Backend{Name: "b", URL: "http://127.0.0.1:1"})
+	b := newPool(t, cfg).Backends()[0]
 	b.Probe.Kind = "udp"
 	if f, _, err := newFunc(b); err == nil || f != nil || !strings.Contains(err.Error(), `"udp"`) {
 		t.Errorf("newFunc for kind udp = %v, %v; want an error naming the kind", f != nil, err)

@@ -786,7 +786,7 @@ func BenchmarkProbeRequest(b *testing.B) {
 		w.Write([]byte("ok"))
 	}))
 	defer srv.Close()
-	client := testClient(b)
+	client := newClient(b)
 	req, err := NewHTTPRequest(srv.URL + "/healthz")
 	if err != nil {
 		b.Fatal(err)

@@ -92,8 +92,8 @@ func fakeBackend(name, path string, interval, timeout time.Duration) config.Back
 	return config.Backend{Name: name, URL: "http://" + name + ".invalid", HealthProbe: config.NewHealthProbeOverride(probe, "path", "interval", "timeout")}
 }
 
-// proberTestRig runs a Prober over a pool until stopped.
-type proberTestRig struct {
+// proberRig runs a Prober over a pool until stopped.
+type proberRig struct {
 	pool    *pool.Pool
 	prober  *Prober
 	probes  *fakeProbes
@@ -106,14 +106,14 @@ type proberTestRig struct {
 	recorded signal
 }
 
-// proberTestStart starts a Prober over the configuration's backends. With
+// startRig starts a Prober over the configuration's backends. With
 // fake true its probes are fakeProbes (and the test must run in a synctest
 // bubble and stop the rig before the bubble ends); otherwise they are the
 // real HTTP probes and the rig stops when the test ends.
-func proberTestStart(t *testing.T, cfg *config.Config, fake bool, observe func(health.Result)) *proberTestRig {
+func startRig(t *testing.T, cfg *config.Config, fake bool, observe func(health.Result)) *proberRig {
 	t.Helper()
-	p := testPool(t, cfg)
-	r := &proberTestRig{pool: p, done: make(chan struct{}), recorded: newSignal()}
+	p := newPool(t, cfg)
+	r := &proberRig{pool: p, done: make(chan struct{}), recorded: newSignal()}
 	r.prober = NewProber(p, log.NewNopLogger(), func(res health.Result) {
 		r.recorded.notify()
 		if observe != nil {
@@ -143,7 +143,7 @@ func proberTestStart(t *testing.T, cfg *config.Config, fake bool, observe func(h
 }
 
 // stop cancels Run and waits for it to return.
-func (r *proberTestRig) stop(t *testing.T) {
+func (r *proberRig) stop(t *testing.T) {
 	t.Helper()
 	r.cancel()
 	select {
@@ -153,7 +153,7 @@ func (r *proberTestRig) stop(t *testing.T) {
 	}
 }
 
-func (r *proberTestRig) backend(name string) *pool.Backend {
+func (r *proberRig) backend(name string) *pool.Backend {
 	for _, b := range r.pool.Backends() {
 		if b.Name == name {
 			return b
@@ -163,7 +163,7 @@ func (r *proberTestRig) backend(name string) *pool.Backend {
 }
 
 // checkLags checks every probe started within one slot of its due time.
-func (r *proberTestRig) checkLags(t *testing.T) {
+func (r *proberRig) checkLags(t *testing.T) {
 	t.Helper()
 	r.lagMu.Lock()
 	defer r.lagMu.Unlock()
@@ -179,7 +179,7 @@ func (r *proberTestRig) checkLags(t *testing.T) {
 // until: its first probe folded into min(interval, 1s) after added, then
 // every point of its phase grid. It reads the backend's phase from the
 // schedule.
-func (r *proberTestRig) grid(t *testing.T, name string, added, until time.Time) []time.Time {
+func (r *proberRig) grid(t *testing.T, name string, added, until time.Time) []time.Time {
 	t.Helper()
 	r.prober.mu.Lock()
 	e := r.prober.sched.entries[name]
@@ -205,7 +205,7 @@ func (r *proberTestRig) grid(t *testing.T, name string, added, until time.Time) 
 // was probed once per point of its grid up to until, each probe within a
 // slot of its point. A probe due in the last slot before until may not
 // have started yet.
-func (r *proberTestRig) checkOnGrid(t *testing.T, name string, added, until time.Time) {
+func (r *proberRig) checkOnGrid(t *testing.T, name string, added, until time.Time) {
 	t.Helper()
 	dues := r.grid(t, name, added, until)
 	starts := r.probes.startsOf(name)
@@ -229,7 +229,7 @@ func (r *proberTestRig) checkOnGrid(t *testing.T, name string, added, until time
 	}
 }
 
-func (r *proberTestRig) offsets(times []time.Time) []time.Duration {
+func (r *proberRig) offsets(times []time.Time) []time.Duration {
 	out := make([]time.Duration, len(times))
 	for i, at := range times {
 		out[i] = at.Sub(r.started)
@@ -240,7 +240,7 @@ func (r *proberTestRig) offsets(times []time.Time) []time.Duration {
 func TestProberProbesEachBackendOnItsInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var observed atomic.Int64
-		rig := proberTestStart(t, testConfig(
+		rig := startRig(t, newConfig(
 			fakeBackend("a", "/a", 100*time.Millisecond, 100*time.Millisecond),
 			fakeBackend("b", "/b", 100*time.Millisecond, 100*time.Millisecond),
 			fakeBackend("c", "/c", 200*time.Millisecond, 100*time.Millisecond),
@@ -283,7 +283,7 @@ func TestProberFirstProbeWithinOneSecond(t *testing.T) {
 		for i := range 20 {
 			backends = append(backends, fakeBackend("b"+strconv.Itoa(i), "/b"+strconv.Itoa(i), time.Minute, time.Second))
 		}
-		rig := proberTestStart(t, testConfig(backends...), true, nil)
+		rig := startRig(t, newConfig(backends...), true, nil)
 		// Two and a half intervals: the folded first probe, the first
 		// grid point and the next two.
 		time.Sleep(150 * time.Second)
@@ -317,7 +317,7 @@ func TestProberNeverProbesOneBackendTwiceAtOnce(t *testing.T) {
 		interval, timeout := 50*time.Millisecond, 300*time.Millisecond
 		var mu sync.Mutex
 		var results []health.Result
-		rig := proberTestStart(t, testConfig(fakeBackend("slow", "/hang", interval, timeout)), true, func(r health.Result) {
+		rig := startRig(t, newConfig(fakeBackend("slow", "/hang", interval, timeout)), true, func(r health.Result) {
 			mu.Lock()
 			results = append(results, r)
 			mu.Unlock()
@@ -358,7 +358,7 @@ func TestProberRecordsTimeAndDuration(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var results []health.Result
-		rig := proberTestStart(t, testConfig(fakeBackend("hang", "/hang", time.Second, 250*time.Millisecond)), true, func(r health.Result) {
+		rig := startRig(t, newConfig(fakeBackend("hang", "/hang", time.Second, 250*time.Millisecond)), true, func(r health.Result) {
 			mu.Lock()
 			results = append(results, r)
 			mu.Unlock()
@@ -392,7 +392,7 @@ func TestProberSlowBackendsDelayNoOther(t *testing.T) {
 		for i := range hanging {
 			backends = append(backends, fakeBackend("hang"+strconv.Itoa(i), "/hang"+strconv.Itoa(i), time.Second, 5*time.Second))
 		}
-		rig := proberTestStart(t, testConfig(backends...), true, nil)
+		rig := startRig(t, newConfig(backends...), true, nil)
 		time.Sleep(2100 * time.Millisecond)
 		rig.stop(t)
 		end := time.Now()
@@ -423,14 +423,14 @@ func TestProberSyncAddsAndRemovesBackends(t *testing.T) {
 		for _, name := range kept {
 			before = append(before, fakeBackend(name, "/"+name, interval, interval))
 		}
-		rig := proberTestStart(t, testConfig(append(before, fakeBackend("gone", "/gone", interval, interval))...), true, nil)
+		rig := startRig(t, newConfig(append(before, fakeBackend("gone", "/gone", interval, interval))...), true, nil)
 		time.Sleep(500 * time.Millisecond)
 
 		keptObjects := map[string]*pool.Backend{}
 		for _, name := range kept {
 			keptObjects[name] = rig.backend(name)
 		}
-		testApply(t, rig.pool, testConfig(append(before, fakeBackend("new", "/new", interval, interval))...))
+		applyConfig(t, rig.pool, newConfig(append(before, fakeBackend("new", "/new", interval, interval))...))
 		synced := time.Now()
 		rig.prober.Sync()
 		// Let the prober apply the sync before counting: no time passes.
@@ -470,7 +470,7 @@ func TestProberSkipsDisabledBackends(t *testing.T) {
 		off := fakeBackend("off", "/off", 50*time.Millisecond, 50*time.Millisecond)
 		off.HealthProbe.Values.Enabled = false
 		off.HealthProbe.Set("enabled")
-		rig := proberTestStart(t, testConfig(off, fakeBackend("on", "/on", 50*time.Millisecond, 50*time.Millisecond)), true, nil)
+		rig := startRig(t, newConfig(off, fakeBackend("on", "/on", 50*time.Millisecond, 50*time.Millisecond)), true, nil)
 		time.Sleep(500 * time.Millisecond)
 		rig.stop(t)
 		if n := len(rig.probes.startsOf("off")); n != 0 {
@@ -492,7 +492,7 @@ func TestProberRunCancelsProbesAndReturns(t *testing.T) {
 		for i := range 5 {
 			backends = append(backends, fakeBackend("h"+strconv.Itoa(i), "/hang"+strconv.Itoa(i), time.Minute, time.Minute))
 		}
-		rig := proberTestStart(t, testConfig(backends...), true, nil)
+		rig := startRig(t, newConfig(backends...), true, nil)
 		time.Sleep(time.Second + probeSlot)
 		for i := range 5 {
 			if n := len(rig.probes.startsOf("h" + strconv.Itoa(i))); n != 1 {
@@ -516,7 +516,7 @@ func TestProberRunCancelsProbesAndReturns(t *testing.T) {
 func TestProberSurvivesPanickingObserver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int64
-		rig := proberTestStart(t, testConfig(fakeBackend("a", "/a", 50*time.Millisecond, 50*time.Millisecond)), true,
+		rig := startRig(t, newConfig(fakeBackend("a", "/a", 50*time.Millisecond, 50*time.Millisecond)), true,
 			func(health.Result) {
 				calls.Add(1)
 				panic("observer bug")
@@ -532,7 +532,7 @@ func TestProberSurvivesPanickingObserver(t *testing.T) {
 
 func TestProberSurvivesPanickingProbe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rig := proberTestStart(t, testConfig(fakeBackend("a", "/panic", 50*time.Millisecond, 50*time.Millisecond)), true, nil)
+		rig := startRig(t, newConfig(fakeBackend("a", "/panic", 50*time.Millisecond, 50*time.Millisecond)), true, nil)
 		time.Sleep(500 * time.Millisecond)
 		rig.stop(t)
 		rig.checkOnGrid(t, "a", rig.started, time.Now())
@@ -545,20 +545,20 @@ func TestProberSurvivesPanickingProbe(t *testing.T) {
 	})
 }
 
-// proberTestServer is one loopback server standing in for many backends,
+// pathServer is one loopback server standing in for many backends,
 // told apart by their probe paths. A path starting with /hang never
 // answers; any other answers 200. It counts the requests of each path and
 // notifies changed at each.
-type proberTestServer struct {
+type pathServer struct {
 	*httptest.Server
 	mu      sync.Mutex
 	hits    map[string]int
 	changed signal
 }
 
-func proberTestServe(t *testing.T) *proberTestServer {
+func startPathServer(t *testing.T) *pathServer {
 	t.Helper()
-	s := &proberTestServer{hits: map[string]int{}, changed: newSignal()}
+	s := &pathServer{hits: map[string]int{}, changed: newSignal()}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.hits[r.URL.Path]++
@@ -572,14 +572,14 @@ func proberTestServe(t *testing.T) *proberTestServer {
 	return s
 }
 
-func (s *proberTestServer) count(path string) int {
+func (s *pathServer) count(path string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hits[path]
 }
 
-// proberTestBackend is a backend of the test server probed at path.
-func proberTestBackend(srv *proberTestServer, name, path string, interval, timeout time.Duration) config.Backend {
+// pathBackend is a backend of the test server probed at path.
+func pathBackend(srv *pathServer, name, path string, interval, timeout time.Duration) config.Backend {
 	b := fakeBackend(name, path, interval, timeout)
 	b.URL = srv.URL
 	return b
@@ -590,16 +590,16 @@ func proberTestBackend(srv *proberTestServer, name, path string, interval, timeo
 // its state machine and the observer, and a hanging one times out.
 func TestProberProbesRealBackends(t *testing.T) {
 	t.Parallel()
-	srv := proberTestServe(t)
+	srv := startPathServer(t)
 	var observed atomic.Int64
 	// The answering backends get a timeout no loaded machine reaches, so
 	// that each of their results is one the server saw.
-	cfg := testConfig(
-		proberTestBackend(srv, "a", "/a", 50*time.Millisecond, 5*time.Second),
-		proberTestBackend(srv, "b", "/b", 50*time.Millisecond, 5*time.Second),
-		proberTestBackend(srv, "hang", "/hang", 50*time.Millisecond, 50*time.Millisecond),
+	cfg := newConfig(
+		pathBackend(srv, "a", "/a", 50*time.Millisecond, 5*time.Second),
+		pathBackend(srv, "b", "/b", 50*time.Millisecond, 5*time.Second),
+		pathBackend(srv, "hang", "/hang", 50*time.Millisecond, 50*time.Millisecond),
 	)
-	rig := proberTestStart(t, cfg, false, func(health.Result) { observed.Add(1) })
+	rig := startRig(t, cfg, false, func(health.Result) { observed.Add(1) })
 	await(t, "every backend settled", rig.recorded, func() bool {
 		return rig.backend("a").Health().State == health.StateHealthy &&
 			rig.backend("b").Health().State == health.StateHealthy &&
@@ -624,14 +624,14 @@ func TestProberProbesRealBackends(t *testing.T) {
 
 func TestProberClosesConnectionsOfRemovedBackends(t *testing.T) {
 	t.Parallel()
-	kept := probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
-	removed := probeTestServe(t, func(http.ResponseWriter, *http.Request) {})
+	kept := startServer(t, func(http.ResponseWriter, *http.Request) {})
+	removed := startServer(t, func(http.ResponseWriter, *http.Request) {})
 	interval := model.Duration(50 * time.Millisecond)
 	probe := config.NewHealthProbeOverride(config.HealthProbe{Interval: interval, Timeout: interval}, "interval", "timeout")
 	keptBackend := config.Backend{Name: "kept", URL: kept.URL, HealthProbe: probe}
-	rig := proberTestStart(t, testConfig(keptBackend, config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), false, nil)
+	rig := startRig(t, newConfig(keptBackend, config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), false, nil)
 	await(t, "both backends probed", rig.recorded, func() bool { return removed.requests.Load() > 0 && kept.requests.Load() > 0 })
-	testApply(t, rig.pool, testConfig(keptBackend))
+	applyConfig(t, rig.pool, newConfig(keptBackend))
 	rig.prober.Sync()
 	await(t, "the removed backend's probe connections closed", removed.changed, func() bool {
 		return removed.closed.Load() >= removed.connections.Load()
@@ -650,7 +650,7 @@ func TestProberClosesConnectionOfBackendRemovedMidProbe(t *testing.T) {
 	var releaseOnce sync.Once
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	inFlight := make(chan struct{}, 1)
-	removed := probeTestServe(t, func(http.ResponseWriter, *http.Request) {
+	removed := startServer(t, func(http.ResponseWriter, *http.Request) {
 		select {
 		case inFlight <- struct{}{}:
 		default:
@@ -661,13 +661,13 @@ func TestProberClosesConnectionOfBackendRemovedMidProbe(t *testing.T) {
 	// that lasts until the backend is released.
 	interval, timeout := model.Duration(50*time.Millisecond), model.Duration(time.Minute)
 	probe := config.NewHealthProbeOverride(config.HealthProbe{Interval: interval, Timeout: timeout}, "interval", "timeout")
-	rig := proberTestStart(t, testConfig(config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), false, nil)
+	rig := startRig(t, newConfig(config.Backend{Name: "removed", URL: removed.URL, HealthProbe: probe}), false, nil)
 	select {
 	case <-inFlight:
 	case <-time.After(2 * time.Second):
 		t.Fatal("the backend was not probed within 2s")
 	}
-	testApply(t, rig.pool, testConfig())
+	applyConfig(t, rig.pool, newConfig())
 	rig.prober.Sync()
 	releaseOnce.Do(func() { close(release) })
 	await(t, "the removed backend's connection closed after its in-flight probe", removed.changed, func() bool {
@@ -677,14 +677,14 @@ func TestProberClosesConnectionOfBackendRemovedMidProbe(t *testing.T) {
 
 func TestProberRunCancelsRealProbes(t *testing.T) {
 	t.Parallel()
-	srv := proberTestServe(t)
+	srv := startPathServer(t)
 	var backends []config.Backend
 	for i := range 5 {
 		// A short interval for a first probe at once; the probe hangs
 		// for its minute, so there is no second.
-		backends = append(backends, proberTestBackend(srv, "h"+strconv.Itoa(i), "/hang"+strconv.Itoa(i), 50*time.Millisecond, time.Minute))
+		backends = append(backends, pathBackend(srv, "h"+strconv.Itoa(i), "/hang"+strconv.Itoa(i), 50*time.Millisecond, time.Minute))
 	}
-	rig := proberTestStart(t, testConfig(backends...), false, nil)
+	rig := startRig(t, newConfig(backends...), false, nil)
 	await(t, "every hanging backend probed", srv.changed, func() bool {
 		for i := range 5 {
 			if srv.count("/hang"+strconv.Itoa(i)) != 1 {

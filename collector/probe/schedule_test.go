@@ -12,22 +12,22 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
-// schedTestEpoch is the synthetic start of the pure schedule tests.
-var schedTestEpoch = time.Unix(1_000_000, 0)
+// syntheticEpoch is the synthetic start of the pure schedule tests.
+var syntheticEpoch = time.Unix(1_000_000, 0)
 
-func schedTestBackend(name string, interval time.Duration) *pool.Backend {
+func scheduledBackend(name string, interval time.Duration) *pool.Backend {
 	return &pool.Backend{Name: name, URL: "http://127.0.0.1:1", Probe: config.HealthProbe{
 		Enabled: true, Path: "/healthz", Interval: model.Duration(interval),
 		Timeout: model.Duration(interval), Failures: 3, Successes: 2,
 	}}
 }
 
-func schedTestFixedPhase(phase time.Duration) func(time.Duration) time.Duration {
+func fixedPhase(phase time.Duration) func(time.Duration) time.Duration {
 	return func(time.Duration) time.Duration { return phase }
 }
 
-// schedTestPopAt pops what is due at `at` and returns the backends' names.
-func schedTestPopAt(s *schedule, at time.Time) ([]string, []probeJob) {
+// popAt pops what is due at `at` and returns the backends' names.
+func popAt(s *schedule, at time.Time) ([]string, []probeJob) {
 	jobs := s.popDue(at, nil)
 	names := make([]string, len(jobs))
 	for i, j := range jobs {
@@ -40,15 +40,15 @@ func TestScheduleFirstProbeWithinMinOfIntervalAndOneSecond(t *testing.T) {
 	for _, interval := range []time.Duration{100 * time.Millisecond, time.Second, 5 * time.Second, time.Minute} {
 		window := min(interval, time.Second)
 		for _, phase := range []time.Duration{0, 1, window - 1, window, interval / 2, interval - 1} {
-			s := newSchedule(schedTestEpoch, schedTestFixedPhase(phase))
-			s.add(schedTestBackend("b", interval), schedTestEpoch)
+			s := newSchedule(syntheticEpoch, fixedPhase(phase))
+			s.add(scheduledBackend("b", interval), syntheticEpoch)
 			first, ok := s.next()
-			if !ok || first.Before(schedTestEpoch) || first.Sub(schedTestEpoch) >= window {
-				t.Fatalf("interval %v phase %v: first probe at +%v, want within [0, %v)", interval, phase, first.Sub(schedTestEpoch), window)
+			if !ok || first.Before(syntheticEpoch) || first.Sub(syntheticEpoch) >= window {
+				t.Fatalf("interval %v phase %v: first probe at +%v, want within [0, %v)", interval, phase, first.Sub(syntheticEpoch), window)
 			}
 			prev := first
 			for i := range 4 {
-				names, jobs := schedTestPopAt(s, prev)
+				names, jobs := popAt(s, prev)
 				if len(names) != 1 {
 					t.Fatalf("interval %v phase %v probe %d: due %v popped %v", interval, phase, i, prev, names)
 				}
@@ -63,8 +63,8 @@ func TestScheduleFirstProbeWithinMinOfIntervalAndOneSecond(t *testing.T) {
 				if i > 0 && gap != interval {
 					t.Fatalf("interval %v phase %v: steady probes %v apart, want %v", interval, phase, gap, interval)
 				}
-				if offset := next.Sub(schedTestEpoch) - phase; offset%interval != 0 {
-					t.Fatalf("interval %v phase %v: probe at +%v is off the backend's phase grid", interval, phase, next.Sub(schedTestEpoch))
+				if offset := next.Sub(syntheticEpoch) - phase; offset%interval != 0 {
+					t.Fatalf("interval %v phase %v: probe at +%v is off the backend's phase grid", interval, phase, next.Sub(syntheticEpoch))
 				}
 				prev = next
 			}
@@ -76,16 +76,16 @@ func TestScheduleFirstProbeWithinMinOfIntervalAndOneSecond(t *testing.T) {
 // interval on the default random phase through three simulated seconds.
 func TestScheduleSpreadsBackendsOverTheInterval(t *testing.T) {
 	const n = 1000
-	s := newSchedule(schedTestEpoch, randomPhase)
+	s := newSchedule(syntheticEpoch, randomPhase)
 	for i := range n {
-		s.add(schedTestBackend("b"+strconv.Itoa(i), time.Second), schedTestEpoch)
+		s.add(scheduledBackend("b"+strconv.Itoa(i), time.Second), syntheticEpoch)
 	}
 	var firstSecond int
 	var buckets [10]int
 	var slots [100]int
 	for step := time.Duration(0); step < 3*time.Second; step += probeSlot {
-		now := schedTestEpoch.Add(step)
-		_, jobs := schedTestPopAt(s, now)
+		now := syntheticEpoch.Add(step)
+		_, jobs := popAt(s, now)
 		for _, j := range jobs {
 			if j.due < time.Second {
 				firstSecond++
@@ -115,29 +115,29 @@ func TestScheduleSpreadsBackendsOverTheInterval(t *testing.T) {
 
 func TestScheduleNeverOverlapsProbesOfOneBackend(t *testing.T) {
 	interval := 100 * time.Millisecond
-	s := newSchedule(schedTestEpoch, schedTestFixedPhase(0))
-	s.add(schedTestBackend("b", interval), schedTestEpoch)
-	names, jobs := schedTestPopAt(s, schedTestEpoch)
+	s := newSchedule(syntheticEpoch, fixedPhase(0))
+	s.add(scheduledBackend("b", interval), syntheticEpoch)
+	names, jobs := popAt(s, syntheticEpoch)
 	if len(names) != 1 {
 		t.Fatalf("popped %v at start, want b", names)
 	}
 	// The probe hangs for 3.5 intervals: nothing is due meanwhile.
 	for at := time.Duration(0); at <= 350*time.Millisecond; at += 10 * time.Millisecond {
-		if names, _ := schedTestPopAt(s, schedTestEpoch.Add(at)); len(names) != 0 {
+		if names, _ := popAt(s, syntheticEpoch.Add(at)); len(names) != 0 {
 			t.Fatalf("popped %v at +%v while the backend's probe is in flight", names, at)
 		}
 	}
-	next, _ := s.finish(jobs[0].entry, schedTestEpoch.Add(350*time.Millisecond))
-	if want := schedTestEpoch.Add(400 * time.Millisecond); !next.Equal(want) {
-		t.Fatalf("after overrunning, the next probe is at +%v, want the next grid point +400ms (missed ones skipped)", next.Sub(schedTestEpoch))
+	next, _ := s.finish(jobs[0].entry, syntheticEpoch.Add(350*time.Millisecond))
+	if want := syntheticEpoch.Add(400 * time.Millisecond); !next.Equal(want) {
+		t.Fatalf("after overrunning, the next probe is at +%v, want the next grid point +400ms (missed ones skipped)", next.Sub(syntheticEpoch))
 	}
 }
 
 func TestScheduleSync(t *testing.T) {
-	s := newSchedule(schedTestEpoch, schedTestFixedPhase(0))
-	a, b, c := schedTestBackend("a", time.Second), schedTestBackend("b", time.Second), schedTestBackend("c", time.Second)
+	s := newSchedule(syntheticEpoch, fixedPhase(0))
+	a, b, c := scheduledBackend("a", time.Second), scheduledBackend("b", time.Second), scheduledBackend("c", time.Second)
 	b.Probe.Enabled = false
-	if added, removed := s.sync([]*pool.Backend{a, b, c}, schedTestEpoch); added != 2 || removed != 0 || s.len() != 2 {
+	if added, removed := s.sync([]*pool.Backend{a, b, c}, syntheticEpoch); added != 2 || removed != 0 || s.len() != 2 {
 		t.Fatalf("added %d removed %d scheduled %d, want 2 0 2 (b has probing disabled)", added, removed, s.len())
 	}
 	if _, ok := s.entries["b"]; ok {
@@ -149,9 +149,9 @@ func TestScheduleSync(t *testing.T) {
 	// A reload keeps c's identity but builds a new object (its client
 	// changed): c keeps its place in the schedule. (Closing the old
 	// object's connections is the pool's business, not the schedule's.)
-	c2 := schedTestBackend("c", time.Second)
-	d := schedTestBackend("d", time.Second)
-	later := schedTestEpoch.Add(300 * time.Millisecond)
+	c2 := scheduledBackend("c", time.Second)
+	d := scheduledBackend("d", time.Second)
+	later := syntheticEpoch.Add(300 * time.Millisecond)
 	if added, removed := s.sync([]*pool.Backend{a, c2, d}, later); added != 1 || removed != 0 {
 		t.Fatalf("added %d removed %d, want 1 0", added, removed)
 	}
@@ -166,7 +166,7 @@ func TestScheduleSync(t *testing.T) {
 	}
 
 	// a's probe is in flight when a is removed: it is not rescheduled.
-	_, jobs := schedTestPopAt(s, schedTestEpoch)
+	_, jobs := popAt(s, syntheticEpoch)
 	var jobA *probeEntry
 	for _, j := range jobs {
 		if j.target.backend == a {
@@ -177,7 +177,7 @@ func TestScheduleSync(t *testing.T) {
 		t.Fatal("a was not due at its phase 0")
 	}
 	// c changes its URL: a new backend, probed afresh.
-	c3 := schedTestBackend("c", time.Second)
+	c3 := scheduledBackend("c", time.Second)
 	c3.URL = "http://127.0.0.1:2"
 	if added, removed := s.sync([]*pool.Backend{c3}, later); added != 1 || removed != 3 {
 		t.Fatalf("added %d removed %d, want 1 (c anew) and 3 (a, d, old c)", added, removed)
@@ -190,10 +190,10 @@ func TestScheduleSync(t *testing.T) {
 	}
 	// Removed entries may linger in the queue but never come out of it.
 	for at := later; at.Before(later.Add(3 * time.Second)); at = at.Add(probeSlot) {
-		_, jobs := schedTestPopAt(s, at)
+		_, jobs := popAt(s, at)
 		for _, j := range jobs {
 			if j.target.backend != c3 {
-				t.Fatalf("at +%v a removed backend %s (%s) is due", at.Sub(schedTestEpoch), j.target.backend.Name, j.target.backend.URL)
+				t.Fatalf("at +%v a removed backend %s (%s) is due", at.Sub(syntheticEpoch), j.target.backend.Name, j.target.backend.URL)
 			}
 			s.finish(j.entry, at)
 		}
@@ -205,18 +205,18 @@ func TestScheduleSync(t *testing.T) {
 // its grid, in order, and that nothing due is ever left behind.
 func TestScheduleHeapOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	s := newSchedule(schedTestEpoch, func(interval time.Duration) time.Duration { return time.Duration(rng.Int64N(int64(interval))) })
+	s := newSchedule(syntheticEpoch, func(interval time.Duration) time.Duration { return time.Duration(rng.Int64N(int64(interval))) })
 	intervals := []time.Duration{30 * time.Millisecond, 70 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond}
 	expect := map[*probeEntry]time.Duration{}
 	for i := range 300 {
-		s.add(schedTestBackend("b"+strconv.Itoa(i), intervals[i%len(intervals)]), schedTestEpoch)
+		s.add(scheduledBackend("b"+strconv.Itoa(i), intervals[i%len(intervals)]), syntheticEpoch)
 	}
 	for _, e := range s.entries {
 		expect[e] = e.due
 	}
 	var inFlight []probeJob
 	for step := time.Duration(0); step < 2*time.Second; step += time.Duration(1+rng.IntN(7)) * time.Millisecond {
-		now := schedTestEpoch.Add(step)
+		now := syntheticEpoch.Add(step)
 		// Finish a random part of what is in flight.
 		kept := inFlight[:0]
 		for _, j := range inFlight {
@@ -225,10 +225,10 @@ func TestScheduleHeapOrder(t *testing.T) {
 				continue
 			}
 			next, _ := s.finish(j.entry, now)
-			expect[j.entry] = next.Sub(schedTestEpoch)
+			expect[j.entry] = next.Sub(syntheticEpoch)
 		}
 		inFlight = kept
-		_, jobs := schedTestPopAt(s, now)
+		_, jobs := popAt(s, now)
 		last := time.Duration(-1 << 62)
 		for _, j := range jobs {
 			if j.due > step || j.due < last || j.due != expect[j.entry] {
@@ -238,7 +238,7 @@ func TestScheduleHeapOrder(t *testing.T) {
 		}
 		inFlight = append(inFlight, jobs...)
 		if next, ok := s.next(); ok && !next.After(now) {
-			t.Fatalf("at +%v an entry due +%v was left in the queue", step, next.Sub(schedTestEpoch))
+			t.Fatalf("at +%v an entry due +%v was left in the queue", step, next.Sub(syntheticEpoch))
 		}
 		for i, q := range s.queue {
 			if q.due != q.entry.due {

@@ -61,7 +61,7 @@ func TestProbesReportTheCertificateExpiry(t *testing.T) {
 	t.Cleanup(overTLS.Close)
 	plain := httptest.NewServer(handler)
 	t.Cleanup(plain.Close)
-	grpcOverTLS := grpcTestServe(t, grpcTestHealth(), &pki.Server)
+	grpcOverTLS := startGRPC(t, standardHealth(), &pki.Server)
 
 	path := func(p string) func(*config.HealthProbe) {
 		return func(hp *config.HealthProbe) { hp.Path = p }
@@ -80,7 +80,7 @@ func TestProbesReportTheCertificateExpiry(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := kindTestProbe(kindTestTarget(t, tc.url, tc.set, trustCA))
+			r := runTarget(newTarget(t, tc.url, tc.set, trustCA))
 			if r.Class != tc.class || !r.TLSCertExpiry.Equal(tc.expiry) {
 				t.Errorf("got class %v, certificate expiry %v (err %q); want %v, %v", r.Class, r.TLSCertExpiry, r.Err, tc.class, tc.expiry)
 			}
