@@ -20,6 +20,7 @@ import (
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/probe"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/redact"
 )
 
 // Pattern is the ServeMux pattern of the debug probe of one backend.
@@ -159,7 +160,7 @@ func probeOnce(ctx context.Context, b *pool.Backend) *report {
 		Backend: b.Name, Kind: b.Probe.EffectiveKind(), ProbeEnabled: b.Probe.Enabled,
 		Time: time.Now(), probe: b.Probe, redact: newRedactor(b),
 	}
-	rep.URL = rep.redact.text(redactURL(b.URL + b.Probe.Path))
+	rep.URL = rep.redact.text(redact.URL(b.URL + b.Probe.Path))
 	tr := newTrace(time.Now)
 	tr.note(tr.start, "Beginning probe", "kind", rep.Kind, "url", rep.URL, "timeout_seconds", time.Duration(b.Probe.Timeout).Seconds())
 

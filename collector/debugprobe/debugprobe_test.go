@@ -19,6 +19,7 @@ import (
 	"github.com/probegate/probegate/collector/discovery"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/deadport"
 	"github.com/probegate/probegate/internal/testclock"
 	"github.com/probegate/probegate/internal/testconfig"
 	"github.com/probegate/probegate/internal/testpki"
@@ -271,6 +272,16 @@ func TestTimesOut(t *testing.T) {
 	}
 	if rep.Timings.Total < 0.1 || rep.Timings.Total >= 2 {
 		t.Errorf("the probe took %vs, want its 100ms timeout", rep.Timings.Total)
+	}
+}
+
+// TestHidesURLPassword: the password of the backend's URL is hidden in
+// the report, as everywhere probegate shows a URL.
+func TestHidesURLPassword(t *testing.T) {
+	p := newPool(t, testconfig.New(config.Backend{Name: "a", URL: "http://probegate:url-pass-31@" + strings.TrimPrefix(deadport.URL(t), "http://")}))
+	_, _, body := get(t, Handler(Options{Pool: p}), "/api/v1/backends/a/probe")
+	if rep := decode(t, body); strings.Contains(body, "url-pass-31") || !strings.Contains(rep.URL, "probegate:xxxxx@") {
+		t.Errorf("report %s: want the URL's password hidden", body)
 	}
 }
 

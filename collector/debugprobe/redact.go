@@ -3,7 +3,6 @@ package debugprobe
 import (
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -132,15 +131,6 @@ func readSecretFile(path string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(content))
-}
-
-// redactURL hides the password of a URL's user information.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	return u.Redacted()
 }
 
 // text hides every secret in s.
