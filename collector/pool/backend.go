@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/config"
 )
 
@@ -33,7 +34,7 @@ type Backend struct {
 	// pool's) records when set.
 	now           func() time.Time
 	onTransition  func()
-	transitionLog *transitionLog
+	transitionLog *history.Log
 
 	mu          sync.Mutex
 	health      health.Health
@@ -89,7 +90,7 @@ type BackendSnapshot struct {
 	TLSCertExpiry time.Time
 	// History is the backend's last probe results, oldest first; only
 	// Pool.SnapshotWithHistory fills it.
-	History []ProbeRecord
+	History []history.Probe
 	// Outlier is the backend's outlier detection state.
 	Outlier OutlierSnapshot
 }

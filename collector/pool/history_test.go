@@ -1,83 +1,40 @@
 package pool
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/history"
 )
 
-// historyTestResult is the i-th result of a run: statuses 200 upwards
-// (201, 202, ... say which it was), i ms long, i seconds after the epoch.
-func historyTestResult(i int) health.Result {
+// numberedResult is the i-th result of a run: status 200+i%100, i ms
+// long, i seconds after the epoch.
+func numberedResult(i int) health.Result {
 	r := health.StatusResult(200 + i%100)
-	r.Time = passiveTestEpoch.Add(time.Duration(i) * time.Second)
-	r.Duration = time.Duration(i) * time.Millisecond
+	r.Time, r.Duration = passiveTestEpoch.Add(time.Duration(i)*time.Second), time.Duration(i)*time.Millisecond
 	return r
 }
 
-// TestHistoryKeepsTheLastResults: the history holds the last HistoryLength
-// results, oldest first, each as it was recorded.
-func TestHistoryKeepsTheLastResults(t *testing.T) {
+// TestSnapshotWithHistoryCarriesTheResults: the status page's snapshot
+// holds each backend's recorded results, oldest first, as the history ring
+// keeps them; the snapshot for /metrics and /healthz leaves them out.
+func TestSnapshotWithHistoryCarriesTheResults(t *testing.T) {
 	p := newTestPool(t, testTargets("a"), Settings{})
 	b := p.Backends()[0]
 	if got := p.SnapshotWithHistory().Backends[0].History; len(got) != 0 {
 		t.Fatalf("%d results before any probe", len(got))
 	}
-	for n, want := range []int{1, 59, 60, 61, 135} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			b := newTestPool(t, testTargets("a"), Settings{}).Backends()[0]
-			for i := range want {
-				b.Record(historyTestResult(i))
-			}
-			got := b.snapshotWithHistory().History
-			if len(got) != min(want, HistoryLength) {
-				t.Fatalf("%d results kept of %d, want %d", len(got), want, min(want, HistoryLength))
-			}
-			first := want - len(got)
-			for k, rec := range got {
-				r := historyTestResult(first + k)
-				if !rec.Time.Equal(r.Time) || rec.Duration != r.Duration || rec.StatusCode != r.StatusCode || rec.Class != r.Class || rec.Reason != r.Reason {
-					t.Fatalf("result %d = %+v, want the result %d: %+v", k, rec, first+k, r)
-				}
-			}
-		})
+	for i := range history.ProbeLength + 1 {
+		b.Record(numberedResult(i))
 	}
-
-	// Kinds without an HTTP status keep their answer; failures their reason.
-	b.Record(health.Result{Class: health.ClassFailed, Reason: health.ReasonGRPCNotServing, Status: "NOT_SERVING"})
-	b.Record(health.TimeoutResult("no answer"))
 	got := p.SnapshotWithHistory().Backends[0].History
-	if len(got) != 2 || got[0].Status != "NOT_SERVING" || got[0].Reason != health.ReasonGRPCNotServing || got[1].Reason != health.ReasonTimeout || got[1].Status != "" {
-		t.Errorf("history %+v", got)
+	if len(got) != history.ProbeLength || got[0].StatusCode != numberedResult(1).StatusCode ||
+		!got[len(got)-1].Time.Equal(numberedResult(history.ProbeLength).Time) {
+		t.Fatalf("%d results kept, first %+v last %+v; want the last %d", len(got), got[0], got[len(got)-1], history.ProbeLength)
 	}
 	if p.Snapshot().Backends[0].History != nil {
 		t.Error("Snapshot carries the history; only SnapshotWithHistory may")
-	}
-}
-
-// TestHistoryKeepsTheFirstAnswersOfAKind: the history keeps any kind's
-// answers, as many distinct ones as it has slots; a further one is kept
-// as none, and the ones it has keep their names.
-func TestHistoryKeepsTheFirstAnswersOfAKind(t *testing.T) {
-	var h probeHistory
-	answers := make([]string, historyStatusSlots+1)
-	for i := range answers {
-		answers[i] = fmt.Sprintf("ANSWER_%d", i)
-		h.add(health.Result{Class: health.ClassRefused, Status: answers[i]})
-	}
-	h.add(health.Result{Class: health.ClassOK, Status: answers[0]})
-	h.add(health.StatusResult(200))
-	got := h.records()
-	want := append(append(answers[:historyStatusSlots:historyStatusSlots], "", answers[0]), "")
-	if len(got) != len(want) {
-		t.Fatalf("%d records, want %d", len(got), len(want))
-	}
-	for i, rec := range got {
-		if rec.Status != want[i] {
-			t.Errorf("record %d: status %q, want %q", i, rec.Status, want[i])
-		}
 	}
 }
 
@@ -85,7 +42,7 @@ func TestHistoryKeepsTheFirstAnswersOfAKind(t *testing.T) {
 // latency histogram included, allocates nothing.
 func TestRecordDoesNotAllocate(t *testing.T) {
 	b := newTestPool(t, testTargets("a"), Settings{}).Backends()[0]
-	r := historyTestResult(1)
+	r := numberedResult(1)
 	b.Record(r) // The histogram's native bucket for r exists from now on.
 	if allocs := testing.AllocsPerRun(1000, func() { b.Record(r) }); allocs != 0 {
 		t.Errorf("Record allocates %v times per result, want 0", allocs)
@@ -101,7 +58,7 @@ func BenchmarkRecordProbe(b *testing.B) {
 		b.Fatal(err)
 	}
 	backend := p.Backends()[0]
-	results := [4]health.Result{historyTestResult(1), historyTestResult(2), historyTestResult(3), historyTestResult(4)}
+	results := [4]health.Result{numberedResult(1), numberedResult(2), numberedResult(3), numberedResult(4)}
 	for _, r := range results {
 		backend.Record(r)
 	}
@@ -116,7 +73,7 @@ func BenchmarkRecordProbe(b *testing.B) {
 // TestTransitionLog: the pool's last state changes, newest first, with
 // what caused each: a probe (its class and status or reason), a
 // maintenance, an ejection by fan-out traffic and the readmission after
-// it; at most TransitionLogLength of them.
+// it; at most history.TransitionLength of them.
 func TestTransitionLog(t *testing.T) {
 	targets := append(testTargets("a"), unprobedTargets(2)...)
 	p, clock := newClockedPool(t, nil, targets, ejectionTestSettings())
@@ -132,12 +89,12 @@ func TestTransitionLog(t *testing.T) {
 	clock.Advance(ejectionTestWindow)
 	p.Select()
 
-	want := []Transition{
-		{Backend: unprobed.Name, From: health.StateUnhealthy, To: health.StateUnknown, Cause: CauseReadmission},
-		{Backend: unprobed.Name, From: health.StateUnknown, To: health.StateUnhealthy, Cause: CauseEjection},
-		{Backend: "a", From: health.StateUnhealthy, To: health.StateMaintenance, Cause: CauseMaintenance},
-		{Backend: "a", From: health.StateHealthy, To: health.StateUnhealthy, Cause: CauseProbe, Class: health.ClassFailed, Reason: health.ReasonTimeout},
-		{Backend: "a", From: health.StateUnknown, To: health.StateHealthy, Cause: CauseProbe, Class: health.ClassOK, StatusCode: 200},
+	want := []history.Transition{
+		{Backend: unprobed.Name, From: health.StateUnhealthy, To: health.StateUnknown, Cause: history.CauseReadmission},
+		{Backend: unprobed.Name, From: health.StateUnknown, To: health.StateUnhealthy, Cause: history.CauseEjection},
+		{Backend: "a", From: health.StateUnhealthy, To: health.StateMaintenance, Cause: history.CauseMaintenance},
+		{Backend: "a", From: health.StateHealthy, To: health.StateUnhealthy, Cause: history.CauseProbe, Class: health.ClassFailed, Reason: health.ReasonTimeout},
+		{Backend: "a", From: health.StateUnknown, To: health.StateHealthy, Cause: history.CauseProbe, Class: health.ClassOK, StatusCode: 200},
 	}
 	got := p.SnapshotWithHistory().Transitions
 	if len(got) != len(want) {
@@ -153,11 +110,11 @@ func TestTransitionLog(t *testing.T) {
 	}
 
 	p.SetMaintenance(nil)
-	for range TransitionLogLength {
+	for range history.TransitionLength {
 		feed(a, okResult, 2)
 		feed(a, downResult, 3)
 	}
-	if got := p.SnapshotWithHistory().Transitions; len(got) != TransitionLogLength || got[0].To != health.StateUnhealthy || got[0].StatusCode != 503 {
-		t.Errorf("after many changes: %d kept, newest %+v; want %d, the last ejection by a 503", len(got), got[0], TransitionLogLength)
+	if got := p.SnapshotWithHistory().Transitions; len(got) != history.TransitionLength || got[0].To != health.StateUnhealthy || got[0].StatusCode != 503 {
+		t.Errorf("after many changes: %d kept, newest %+v; want %d, the last ejection by a 503", len(got), got[0], history.TransitionLength)
 	}
 }

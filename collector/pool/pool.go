@@ -13,6 +13,7 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/httpclient"
 	"github.com/probegate/probegate/collector/outlier"
 )
@@ -55,7 +56,7 @@ type Pool struct {
 	// maint holds the maintenance entries (maintenance.go).
 	maint maintenanceEntries
 	// transitionLog is the last state changes of every backend.
-	transitionLog *transitionLog
+	transitionLog *history.Log
 
 	// outlierMu makes judging a round one step at a time, so that two
 	// rounds cannot both spend the last disruption the budget allows.
@@ -77,7 +78,7 @@ type Snapshot struct {
 	PassiveHealth bool
 	// Transitions is the pool's last state changes, newest first; only
 	// SnapshotWithHistory fills it.
-	Transitions []Transition
+	Transitions []history.Transition
 	// OutlierDetection is whether outlier detection judges the fan-out's
 	// rounds; Suppressed counts the ejections the budget did not allow.
 	OutlierDetection bool
@@ -99,7 +100,7 @@ func New(logger log.Logger, now func() time.Time) *Pool {
 		now = time.Now
 	}
 	return &Pool{logger: logger, now: now, clients: httpclient.NewCache(), readmitWake: make(chan struct{}, 1), maint: newMaintenanceEntries(),
-		transitionLog: &transitionLog{}}
+		transitionLog: &history.Log{}}
 }
 
 // Apply makes the pool the given targets, in their order, under the given

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/history"
 )
 
 // probeDurationBuckets are the classic buckets of a backend's probe
@@ -30,7 +31,7 @@ type probeStats struct {
 	// last probe over TLS saw, zero until one did. A probe that fails
 	// before the handshake keeps it: the certificate did not change.
 	certExpiry time.Time
-	history    probeHistory
+	history    history.Probes
 }
 
 // newProbeStats returns the probe stats of a backend, probed or not.
@@ -61,5 +62,5 @@ func (s *probeStats) recordLocked(r health.Result) {
 	if !r.TLSCertExpiry.IsZero() {
 		s.certExpiry = r.TLSCertExpiry
 	}
-	s.history.add(r)
+	s.history.Add(r)
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/history"
 )
 
 // historyCell is one probe result of a backend's history strip; a cell
@@ -29,10 +29,10 @@ type historyView struct {
 }
 
 // newHistoryView draws a backend's last results, oldest first, padded to
-// pool.HistoryLength cells so that every strip has the same width.
-func newHistoryView(records []pool.ProbeRecord) historyView {
-	v := historyView{Cells: make([]historyCell, 0, pool.HistoryLength), Results: len(records)}
-	for range pool.HistoryLength - len(records) {
+// history.ProbeLength cells so that every strip has the same width.
+func newHistoryView(records []history.Probe) historyView {
+	v := historyView{Cells: make([]historyCell, 0, history.ProbeLength), Results: len(records)}
+	for range history.ProbeLength - len(records) {
 		v.Cells = append(v.Cells, historyCell{Class: "none"})
 	}
 	var counts [health.NumClasses]int
@@ -94,19 +94,19 @@ type transitionView struct {
 
 // causeText says what changed a state when no probe did.
 var causeText = map[string]string{
-	pool.CauseMaintenance: "maintenance",
-	pool.CauseEjection:    "ejected by fan-out traffic",
-	pool.CauseReadmission: "readmitted after the passive-health window",
+	history.CauseMaintenance: "maintenance",
+	history.CauseEjection:    "ejected by fan-out traffic",
+	history.CauseReadmission: "readmitted after the passive-health window",
 }
 
-func newTransitionViews(transitions []pool.Transition, now time.Time) []transitionView {
+func newTransitionViews(transitions []history.Transition, now time.Time) []transitionView {
 	out := make([]transitionView, len(transitions))
 	for i, t := range transitions {
 		v := transitionView{
 			Time: t.Time.UTC().Format(time.RFC3339), Ago: human(now.Sub(t.Time)),
 			Backend: t.Backend, From: t.From.String(), To: t.To.String(),
 		}
-		if t.Cause == pool.CauseProbe {
+		if t.Cause == history.CauseProbe {
 			v.Class, v.Result = t.Class.String(), resultText(t.Reason, t.StatusCode, t.Status)
 		} else {
 			v.Result = causeText[t.Cause]

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/pool"
 )
 
@@ -66,7 +67,7 @@ func TestPageShowsHistoryStrips(t *testing.T) {
 		r.Time, r.Duration = start.Add(time.Duration(i)*time.Second), 12*time.Millisecond
 		b.Record(r)
 	}
-	for i := range pool.HistoryLength + 10 {
+	for i := range history.ProbeLength + 10 {
 		r := health.StatusResult(200)
 		if i%4 == 3 {
 			r = health.TimeoutResult("no answer")
@@ -78,8 +79,8 @@ func TestPageShowsHistoryStrips(t *testing.T) {
 	body := get(t, Handler(Options{Pool: p, Started: start}), "/status?refresh=0").Body.String()
 
 	classes, titles, cells, availability := historyStrip(t, body, "a")
-	if cells != pool.HistoryLength || len(classes) != pool.HistoryLength {
-		t.Fatalf("backend a: %d cells, %d with a result; want %d of each", cells, len(classes), pool.HistoryLength)
+	if cells != history.ProbeLength || len(classes) != history.ProbeLength {
+		t.Fatalf("backend a: %d cells, %d with a result; want %d of each", cells, len(classes), history.ProbeLength)
 	}
 	// The strip starts at result 10, whose index mod 4 is 2.
 	for i, class := range classes {
@@ -99,10 +100,10 @@ func TestPageShowsHistoryStrips(t *testing.T) {
 	}
 
 	classes, titles, cells, availability = historyStrip(t, body, "b")
-	if cells != pool.HistoryLength || strings.Join(classes, ",") != "refused,failed" || titles[1] != "2024-03-01T12:00:01Z · 200 body_mismatch · 12ms" || availability != "0.0% available" {
+	if cells != history.ProbeLength || strings.Join(classes, ",") != "refused,failed" || titles[1] != "2024-03-01T12:00:01Z · 200 body_mismatch · 12ms" || availability != "0.0% available" {
 		t.Errorf("backend b: %d cells %v %q, availability %q", cells, classes, titles, availability)
 	}
-	if classes, _, cells, availability := historyStrip(t, body, "c"); cells != pool.HistoryLength || len(classes) != 0 || availability != "not probed yet" {
+	if classes, _, cells, availability := historyStrip(t, body, "c"); cells != history.ProbeLength || len(classes) != 0 || availability != "not probed yet" {
 		t.Errorf("backend c: %d cells, %v, availability %q", cells, classes, availability)
 	}
 }

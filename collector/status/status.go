@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
 )
@@ -183,7 +184,7 @@ func newView(o Options, refresh time.Duration) view {
 		PassiveHealth: s.PassiveHealth,
 		Backends:      make([]backendRow, len(s.Backends)),
 		Transitions:   newTransitionViews(s.Transitions, now),
-		HistoryLength: pool.HistoryLength,
+		HistoryLength: history.ProbeLength,
 	}
 	for i := range s.Backends {
 		b := &s.Backends[i]
