@@ -9,6 +9,8 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/config"
+
+	"github.com/probegate/probegate/collector/passive"
 )
 
 // This file holds passive health's side of the pool: counting what real
@@ -21,24 +23,24 @@ import (
 // spare it (max_ejected_percent). It does not allocate unless it ejects.
 func (p *Pool) RecordTraffic(b *Backend, o Outcome) {
 	p.mu.RLock()
-	passive := p.settings.Passive
+	rules := p.settings.Passive
 	p.mu.RUnlock()
-	if b.recordTraffic(o, p.now(), passive) {
-		p.eject(b, passive)
+	if b.recordTraffic(o, p.now(), rules) {
+		p.eject(b, rules)
 	}
 }
 
 // eject ejects a backend whose window calls for it, unless that would put
 // more than max_ejected_percent of the pool out, and logs the ejection.
-func (p *Pool) eject(b *Backend, passive config.PassiveHealth) {
+func (p *Pool) eject(b *Backend, rules config.PassiveHealth) {
 	p.ejectMu.Lock()
 	defer p.ejectMu.Unlock()
 	ejected, configured, member := p.ejectedCount(b)
-	if !member || !ejectionAllowed(ejected, configured, passive.MaxEjectedPercent) {
+	if !member || !passive.EjectionAllowed(ejected, configured, rules.MaxEjectedPercent) {
 		return
 	}
 	now := p.now()
-	window := time.Duration(passive.Window)
+	window := time.Duration(rules.Window)
 	counts, before, ok := b.ejectPassively(now, window)
 	if !ok {
 		return

@@ -7,25 +7,19 @@ import (
 	"time"
 
 	"github.com/go-kit/log/level"
+
+	"github.com/probegate/probegate/collector/passive"
 )
 
 // This file holds what the pool tells operators beyond its numbers: the
 // counts of the passive-health window, the fail-open changes and what a
 // reload changed, as logs.
 
-// WindowCounts are the fan-out outcomes in a backend's passive-health
-// window.
-type WindowCounts struct {
-	Successes uint32
-	Failures  uint32
-}
-
 // windowCounts reads the passive-health window of b as it ends at now.
-func (b *Backend) windowCounts(now time.Time, window time.Duration) WindowCounts {
+func (b *Backend) windowCounts(now time.Time, window time.Duration) passive.Counts {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	c := b.traffic.window.Counts(now, window)
-	return WindowCounts(c)
+	return b.traffic.window.Counts(now, window)
 }
 
 // noteFailOpen logs entering fail-open at warn level and leaving it at

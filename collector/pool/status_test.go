@@ -10,6 +10,7 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/passive"
 )
 
 // TestSinceAndDowntimeFollowTransitions: Since is the time of the last
@@ -52,12 +53,12 @@ func TestPassiveEjectionIsATransition(t *testing.T) {
 	if got := s.Backends[0]; !got.Since.Equal(ejectedAt) || got.DowntimeAt(s.Time) != 4*time.Second {
 		t.Fatalf("ejected 4s ago: since %v (want %v), downtime %v", got.Since, ejectedAt, got.DowntimeAt(s.Time))
 	}
-	if w := s.Backends[0].Traffic.Window; w != (WindowCounts{}) {
+	if w := s.Backends[0].Traffic.Window; w != (passive.Counts{}) {
 		t.Errorf("window after ejection %+v, want empty", w)
 	}
 	p.RecordTraffic(p.Backends()[1], Outcome{})
 	failTraffic(p, p.Backends()[1], 1)
-	if w := p.Snapshot().Backends[1].Traffic.Window; w != (WindowCounts{Successes: 1, Failures: 1}) {
+	if w := p.Snapshot().Backends[1].Traffic.Window; w != (passive.Counts{Successes: 1, Failures: 1}) {
 		t.Errorf("window of b1 %+v, want 1 success and 1 failure", w)
 	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/config"
+
+	"github.com/probegate/probegate/collector/passive"
 )
 
 // FanoutReason says why a backend did not contribute to a fan-out round.
@@ -51,7 +53,7 @@ type trafficStats struct {
 	ejections uint64
 	errors    [NumFanoutReasons]uint64
 	// window holds the recent outcomes passive health judges.
-	window passiveWindow
+	window passive.Window
 	// ejectedAt is when passive health last ejected the backend.
 	ejectedAt time.Time
 }
@@ -64,7 +66,7 @@ type TrafficSnapshot struct {
 	Errors [NumFanoutReasons]uint64
 	// Window is what the passive-health window holds now; the pool's
 	// Snapshot fills it while passive health is on.
-	Window WindowCounts
+	Window passive.Counts
 }
 
 func (t *trafficStats) snapshot() TrafficSnapshot {
@@ -102,18 +104,18 @@ func (b *Backend) recordTraffic(o Outcome, now time.Time, p config.PassiveHealth
 		return false
 	}
 	counts := b.traffic.window.Record(now, time.Duration(p.Window), o.Failed)
-	return !b.health.Ejected && b.health.InService() && b.maintenance == nil && shouldEject(counts, p)
+	return !b.health.Ejected && b.health.InService() && b.maintenance == nil && passive.ShouldEject(counts, p)
 }
 
 // ejectPassively takes the backend out of service for failing real
 // traffic, unless it is out already. It returns the window's counts that
 // caused the ejection and the health the backend had before it.
-func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts passiveCounts, before health.Health, ejected bool) {
+func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts passive.Counts, before health.Health, ejected bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	before = b.health
 	if b.health.Ejected || !b.health.InService() || b.maintenance != nil {
-		return passiveCounts{}, before, false
+		return passive.Counts{}, before, false
 	}
 	counts = b.traffic.window.Counts(now, window)
 	b.health = b.health.Eject()

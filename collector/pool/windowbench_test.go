@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/probegate/probegate/collector/passive"
 	"github.com/probegate/probegate/config"
 )
 
@@ -117,7 +118,7 @@ func BenchmarkPassiveRecord(b *testing.B) {
 			b.Fatal("a window full of failures does not call for ejection")
 		}
 		b.ReportMetric(float64(passiveBenchLiveBytes()-before), "retained-B")
-		b.ReportMetric(float64(unsafe.Sizeof(passiveWindow{})), "window-B")
+		b.ReportMetric(float64(unsafe.Sizeof(passive.Window{})), "window-B")
 		runtime.KeepAlive(backend)
 	})
 	b.Run("timer_per_failure", func(b *testing.B) {

@@ -17,6 +17,7 @@ import (
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/maintenance"
+	"github.com/probegate/probegate/collector/passive"
 	"github.com/probegate/probegate/collector/pool"
 )
 
@@ -144,7 +145,7 @@ type backendRow struct {
 	LastProbe            *probeView
 	Probes, Refusals     uint64
 	Failures             uint64
-	Window               *pool.WindowCounts
+	Window               *passive.Counts
 	Maintenance          string
 	History              historyView
 	// Ejection says why outlier detection ejected the backend and until
