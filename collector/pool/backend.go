@@ -12,6 +12,7 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
+	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/config"
 )
 
@@ -52,7 +53,7 @@ type Backend struct {
 	maintenance *Maintenance
 	// outlier is outlier detection's window and ejection (outlier.go);
 	// an enforced ejection is an overlay like maintenance.
-	outlier outlierState
+	outlier outlier.State
 }
 
 // BackendSnapshot is a consistent copy of a backend at one moment.
@@ -92,7 +93,7 @@ type BackendSnapshot struct {
 	// Pool.SnapshotWithHistory fills it.
 	History []history.Probe
 	// Outlier is the backend's outlier detection state.
-	Outlier OutlierSnapshot
+	Outlier outlier.Snapshot
 }
 
 func (b *Backend) thresholds() health.Thresholds {
@@ -126,7 +127,7 @@ func (b *Backend) Record(r health.Result) {
 		b.refusals++
 	}
 	// An overlay (maintenance, an outlier ejection) hides the change.
-	inMaintenance := b.maintenance != nil || b.outlierEjectedLocked()
+	inMaintenance := b.maintenance != nil || b.outlier.Enforced()
 	if to != from && !inMaintenance {
 		b.noteProbeTransitionLocked(before, b.health, b.clock(), &r)
 	}
@@ -196,7 +197,7 @@ func (b *Backend) snapshotLocked() BackendSnapshot {
 
 		ProbeDurations: b.stats.durations,
 		TLSCertExpiry:  b.stats.certExpiry,
-		Outlier:        b.outlierSnapshotLocked(),
+		Outlier:        b.outlier.Snapshot(),
 	}
 	if b.probed {
 		last := b.last

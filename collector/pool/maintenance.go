@@ -236,7 +236,7 @@ func (b *Backend) observedLocked() health.Health {
 	switch {
 	case b.maintenance != nil:
 		h.State = health.StateMaintenance
-	case b.outlierEjectedLocked():
+	case b.outlier.Enforced():
 		h.State = health.StateEjected
 	}
 	return h

@@ -26,39 +26,6 @@ type RoundSample struct {
 	Latency time.Duration
 }
 
-// outlierState is what a backend keeps for outlier detection, guarded by
-// its mutex.
-type outlierState struct {
-	stats    outlier.Stats
-	ejection outlier.Ejection
-	// enforced is set while the ejection takes the backend out of
-	// service; an ejection that is not enforced is a dry run's record.
-	enforced bool
-	// good counts the consecutive ok probes since the ejection began.
-	good int
-	// suppressedAt is when an ejection of the backend was last
-	// suppressed, so that a lasting outlier is counted once a window.
-	suppressedAt time.Time
-	// ejections counts ejections by reason, enforced ([1]) or not ([0]).
-	ejections [outlier.NumReasons][2]uint64
-}
-
-// OutlierSnapshot is a backend's outlier detection state.
-type OutlierSnapshot struct {
-	// Ejected is set while outlier detection holds the backend out (or,
-	// in a dry run, would).
-	Ejected bool
-	// Enforced is false for a dry run's ejection.
-	Enforced bool
-	Reason   outlier.Reason
-	// Since is when the ejection began and Until when it has been
-	// served; readmission also needs ok probes.
-	Since, Until time.Time
-	// Ejections counts ejections by reason, not enforced ([0]) and
-	// enforced ([1]).
-	Ejections [outlier.NumReasons][2]uint64
-}
-
 // outlierPool is the pool's part: one judgement at a time, the judge's
 // scratch space, and the suppressions by reason.
 type outlierPool struct {
@@ -140,24 +107,18 @@ func (p *Pool) RecordRound(samples []RoundSample) {
 // ejectOutlier ejects b for verdict v, or records that a dry run would.
 func (p *Pool) ejectOutlier(b *Backend, v outlier.Verdict, now time.Time, s outlier.Settings, enforce bool) bool {
 	b.mu.Lock()
-	if b.outlier.ejection.Ejected {
-		b.mu.Unlock()
-		return false
-	}
 	before := b.observedLocked()
-	d := b.outlier.ejection.Eject(now, v.Reason, s)
-	b.outlier.enforced = enforce
-	b.outlier.good = 0
-	b.outlier.stats.Reset()
-	b.outlier.ejections[v.Reason][boolIndex(enforce)]++
-	if enforce {
+	e, ok := b.outlier.Eject(now, v.Reason, s, enforce)
+	if ok && enforce {
 		b.noteTransitionLocked(before, b.observedLocked(), now)
 	}
-	until := b.outlier.ejection.Until
 	b.mu.Unlock()
-	p.scheduleOutlierReadmission(until)
+	if !ok {
+		return false
+	}
+	p.scheduleOutlierReadmission(e.Until)
 	keyvals := []any{"backend", b.Name, "url", b.URL, "reason", v.Reason, "value", v.Value, "peer_median", v.PeerMedian,
-		"ejection", d, "consecutive", b.outlierMultiplier()}
+		"ejection", e.Until.Sub(e.Since), "consecutive", e.Multiplier}
 	if !enforce {
 		level.Warn(p.logger).Log(append([]any{"msg", "Outlier detection would eject the backend (dry run: nothing changes)"}, keyvals...)...)
 		return true
@@ -171,11 +132,7 @@ func (p *Pool) ejectOutlier(b *Backend, v outlier.Verdict, now time.Time, s outl
 // once a window per backend.
 func (p *Pool) suppressOutlier(b *Backend, v outlier.Verdict, now time.Time, s outlier.Settings, inService, desired int) {
 	b.mu.Lock()
-	last := b.outlier.suppressedAt
-	first := last.IsZero() || now.Sub(last) >= s.Window || now.Before(last)
-	if first {
-		b.outlier.suppressedAt = now
-	}
+	first := b.outlier.Suppress(now, s.Window)
 	b.mu.Unlock()
 	if !first {
 		return
@@ -226,9 +183,7 @@ func (p *Pool) readmitOutliers(now time.Time) {
 func (b *Backend) recordRound(now time.Time, window time.Duration, failed bool, latency time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.outlier.ejection.Ejected {
-		b.outlier.stats.Record(now, window, failed, latency)
-	}
+	b.outlier.Record(now, window, failed, latency)
 }
 
 // outlierSummary is the backend's window for judging, whether it is
@@ -238,26 +193,15 @@ func (b *Backend) outlierSummary(now time.Time, s outlier.Settings) (sum outlier
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	inService = b.observedLocked().InService()
-	b.outlier.ejection.Decay(now, s)
-	if !inService || b.outlier.ejection.Ejected {
-		return outlier.Summary{}, false, inService
-	}
-	return b.outlier.stats.Summary(now, s.Window), true, inService
+	sum, judged = b.outlier.Summary(now, s)
+	return sum, judged && inService, inService
 }
 
-// outlierProbe counts an ok probe toward the readmission of an ejected
+// outlierProbeLocked counts a probe toward the readmission of an ejected
 // backend, and readmits it once the ejection is served. The caller holds
 // b.mu; readmitted says whether the shown state changed.
 func (b *Backend) outlierProbeLocked(r health.Result, now time.Time) (readmitted bool) {
-	if !b.outlier.ejection.Ejected {
-		return false
-	}
-	if r.Class == health.ClassOK {
-		b.outlier.good++
-	} else {
-		b.outlier.good = 0
-	}
-	return b.readmitOutlierLocked(now)
+	return b.outlier.Probe(r.Class == health.ClassOK) && b.readmitOutlierLocked(now)
 }
 
 // readmitOutlier readmits the backend when its ejection is served and,
@@ -265,12 +209,7 @@ func (b *Backend) outlierProbeLocked(r health.Result, now time.Time) (readmitted
 // pending is set, with its end, for an ejection not yet served.
 func (b *Backend) readmitOutlier(now time.Time) (until time.Time, pending bool) {
 	b.mu.Lock()
-	if !b.outlier.ejection.Ejected {
-		b.mu.Unlock()
-		return time.Time{}, false
-	}
-	if !b.outlier.ejection.Served(now) {
-		until = b.outlier.ejection.Until
+	if until, pending := b.outlier.Pending(now); pending {
 		b.mu.Unlock()
 		return until, true
 	}
@@ -287,47 +226,24 @@ func (b *Backend) readmitOutlier(now time.Time) (until time.Time, pending bool) 
 // health apart) or health_probe.successes ok probes in a row have. The
 // caller holds b.mu and calls transitioned when it reports true.
 func (b *Backend) readmitOutlierLocked(now time.Time) (readmitted bool) {
-	e := &b.outlier.ejection
-	if !e.Served(now) {
-		return false
-	}
-	if b.readmittedByProbes(b.health) && b.outlier.good < b.Probe.Successes {
-		return false
+	okProbes := 0
+	if b.readmittedByProbes(b.health) {
+		okProbes = b.Probe.Successes
 	}
 	before := b.observedLocked()
-	enforced := b.outlier.enforced
-	e.Readmit(now)
-	b.outlier.enforced = false
-	b.outlier.stats.Reset()
-	if !enforced {
+	ended, enforced := b.outlier.Readmit(now, okProbes)
+	switch {
+	case !ended:
+		return false
+	case !enforced:
 		level.Info(b.logger).Log("msg", "Outlier detection would readmit the backend (dry run)", "backend", b.Name, "url", b.URL)
 		return false
 	}
 	after := b.observedLocked()
 	b.noteTransitionLocked(before, after, now)
 	level.Info(b.logger).Log("msg", "Backend readmitted by outlier detection", "backend", b.Name, "url", b.URL,
-		"from", health.StateEjected, "to", after.State, "ok_probes", b.outlier.good)
+		"from", health.StateEjected, "to", after.State, "ok_probes", b.outlier.OKProbes())
 	return true
-}
-
-// outlierEjectedLocked reports whether an enforced outlier ejection holds
-// the backend out. The caller holds b.mu.
-func (b *Backend) outlierEjectedLocked() bool {
-	return b.outlier.ejection.Ejected && b.outlier.enforced
-}
-
-func (b *Backend) outlierMultiplier() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.outlier.ejection.Multiplier
-}
-
-// outlierSnapshotLocked copies the backend's outlier state. The caller
-// holds b.mu.
-func (b *Backend) outlierSnapshotLocked() OutlierSnapshot {
-	e := b.outlier.ejection
-	return OutlierSnapshot{Ejected: e.Ejected, Enforced: b.outlier.enforced, Reason: e.Reason, Since: e.Since, Until: e.Until,
-		Ejections: b.outlier.ejections}
 }
 
 // Suppressed counts the outlier ejections the readiness budget did not
@@ -338,11 +254,4 @@ func (p *Pool) Suppressed() [outlier.NumReasons]uint64 {
 		out[i] = p.outliers.suppressed[i].Load()
 	}
 	return out
-}
-
-func boolIndex(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
