@@ -181,13 +181,12 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		// "draining" on the health listener until everything else is done.
 		g.OnShutdown(func(ctx context.Context) { healthSrv.Shutdown(ctx) })
 	}
-	// The prober, and the pool's readmission of passively ejected backends
-	// that no probe can readmit, run until shutdown.
+	// The prober and the pool's timed work (readmissions, maintenance
+	// expiry) run until shutdown.
 	ctx, stopBackground := context.WithCancel(context.Background())
 	var background sync.WaitGroup
 	background.Go(func() { s.prober.Run(ctx) })
 	background.Go(func() { s.pool.Run(ctx) })
-	background.Go(func() { s.pool.RunMaintenance(ctx) })
 	background.Go(func() { maint.run(ctx) })
 	g.OnShutdown(func(context.Context) {
 		stopBackground()

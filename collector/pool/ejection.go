@@ -1,8 +1,6 @@
 package pool
 
 import (
-	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -48,10 +46,8 @@ func (p *Pool) eject(b *Backend, rules config.PassiveHealth) {
 	readmission := "probes"
 	if !b.readmittedByProbes(before) {
 		readmission = "window"
-		due := dueNanos(now.Add(window))
-		if current := p.readmitDue.Load(); current == 0 || due < current {
-			p.readmitDue.Store(due)
-			p.wakeReadmission()
+		if p.readmitDue.lower(now.Add(window)) {
+			p.wakeRun()
 		}
 	}
 	level.Warn(p.logger).Log("msg", "Backend ejected by passive health", "backend", b.Name, "url", b.URL,
@@ -77,63 +73,11 @@ func (p *Pool) ejectedCount(b *Backend) (ejected, configured int, member bool) {
 	return ejected, len(p.backends), member
 }
 
-// Run readmits the passively ejected backends that probes cannot readmit
-// as soon as their window has elapsed, also when no fan-out round comes to
-// notice it, until ctx is done. It sleeps until the earliest readmission is
-// due; an ejection that schedules an earlier one, or a reload that changes
-// the window, wakes it.
-func (p *Pool) Run(ctx context.Context) {
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		elapsed, done := p.waitDue(ctx, timer, &p.readmitDue, p.readmitWake)
-		if done {
-			return
-		}
-		if elapsed {
-			p.readmitElapsed(p.now())
-		}
-	}
-}
-
-// waitDue waits for the Unix time in nanoseconds that due holds (none when
-// it holds 0), a signal on wake, or the end of ctx, and says which: a due
-// time already past fires at once. It is the one timer loop of the pool's
-// background work, so that no backend needs a goroutine or timer of its
-// own; the callers load due afresh each time round.
-func (p *Pool) waitDue(ctx context.Context, timer *time.Timer, due *atomic.Int64, wake <-chan struct{}) (elapsed, done bool) {
-	var fired <-chan time.Time
-	if at := due.Load(); at != 0 {
-		timer.Reset(time.Duration(at - p.now().UnixNano()))
-		fired = timer.C
-	} else {
-		timer.Stop()
-	}
-	select {
-	case <-ctx.Done():
-		return false, true
-	case <-wake:
-		return false, false
-	case <-fired:
-		return true, false
-	}
-}
-
-// wakeReadmission tells Run that readmitDue moved earlier. It never
-// blocks: a signal already pending wakes Run just as well.
-func (p *Pool) wakeReadmission() {
-	select {
-	case p.readmitWake <- struct{}{}:
-	default:
-	}
-}
-
 // readmitElapsed readmits the ejected backends that probes cannot readmit
 // (not probed, or never verified) once their window has elapsed, and sets
-// readmitDue to the next one due. Until the earliest is due it costs one
-// atomic load, so every selection runs it too.
+// readmitDue to the next one due.
 func (p *Pool) readmitElapsed(now time.Time) {
-	if due := p.readmitDue.Load(); due == 0 || now.UnixNano() < due {
+	if !p.readmitDue.reached(now) {
 		return
 	}
 	p.ejectMu.Lock()
@@ -142,7 +86,7 @@ func (p *Pool) readmitElapsed(now time.Time) {
 	window := time.Duration(p.settings.Passive.Window)
 	backends := p.backends
 	p.mu.RUnlock()
-	var next int64
+	var next time.Time
 	changed := false
 	for _, b := range backends {
 		readmitted, to, due := b.readmitElapsed(now, window)
@@ -151,11 +95,11 @@ func (p *Pool) readmitElapsed(now time.Time) {
 			changed = true
 			level.Info(p.logger).Log("msg", "Backend readmitted by passive health: the window elapsed and no probe can show recovery",
 				"backend", b.Name, "url", b.URL, "from", health.StateUnhealthy, "to", to, "window", window)
-		case !due.IsZero() && (next == 0 || dueNanos(due) < next):
-			next = dueNanos(due)
+		case !due.IsZero() && (next.IsZero() || due.Before(next)):
+			next = due
 		}
 	}
-	p.readmitDue.Store(next)
+	p.readmitDue.set(next)
 	if changed {
 		p.noteFailOpen()
 	}

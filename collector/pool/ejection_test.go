@@ -2,10 +2,8 @@ package pool
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -205,11 +203,7 @@ func TestRunReadmitsWithoutSelect(t *testing.T) {
 		if err := p.Apply(unprobedTargets(2), ejectionTestSettings()); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		var wg sync.WaitGroup
-		wg.Go(func() { p.Run(ctx) })
-		defer wg.Wait()
-		defer cancel()
+		startRun(t, p)
 
 		b := p.Backends()[0]
 		time.Sleep(time.Second)

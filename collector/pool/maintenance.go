@@ -2,7 +2,6 @@ package pool
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -49,18 +48,15 @@ var ErrUnknownBackend = errors.New("no such backend")
 // by the pool's mu.
 type maintenanceEntries struct {
 	byName map[string]Maintenance
-	// due is the Unix time in nanoseconds of the earliest Until, 0 when no
-	// entry expires. Reads before it skip the expiry scan.
-	due atomic.Int64
-	// wake tells RunMaintenance that due moved.
-	wake chan struct{}
+	// due is the earliest Until, none when no entry expires.
+	due dueTime
 	// inUse is set once a store gave the pool its entries: maintenance is
 	// a feature in use, and its series are exported from then on.
 	inUse atomic.Bool
 }
 
 func newMaintenanceEntries() maintenanceEntries {
-	return maintenanceEntries{byName: map[string]Maintenance{}, wake: make(chan struct{}, 1)}
+	return maintenanceEntries{byName: map[string]Maintenance{}}
 }
 
 // SetMaintenance makes entries the pool's maintenance entries, replacing
@@ -96,7 +92,7 @@ func (p *Pool) SetMaintenance(entries []Maintenance) {
 // Maintenances returns every maintenance entry in force, sorted by
 // backend, those of backends the pool does not have now included.
 func (p *Pool) Maintenances() []Maintenance {
-	p.expireMaintenance(p.now())
+	p.catchUp(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	entries := make([]Maintenance, 0, len(p.maint.byName))
@@ -139,25 +135,9 @@ func (p *Pool) BudgetWith(entries []Maintenance, name string) (b Budget, inServi
 	return ComputeBudget(p.settings.Readiness, len(p.backends), count), inService, nil
 }
 
-// RunMaintenance ends maintenances whose Until has come, also when no read
-// of the pool comes to notice it, until ctx is done. One timer serves
-// every backend.
-func (p *Pool) RunMaintenance(ctx context.Context) {
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		if _, done := p.waitDue(ctx, timer, &p.maint.due, p.maint.wake); done {
-			return
-		}
-		p.expireMaintenance(p.now())
-	}
-}
-
 // expireMaintenance ends the maintenances whose Until has come at now.
-// Until the earliest is due it costs one atomic load, so every read runs
-// it.
 func (p *Pool) expireMaintenance(now time.Time) {
-	if due := p.maint.due.Load(); due == 0 || now.UnixNano() < due {
+	if !p.maint.due.reached(now) {
 		return
 	}
 	p.mu.Lock()
@@ -177,19 +157,14 @@ func (p *Pool) expireMaintenance(now time.Time) {
 
 // scheduleExpiryLocked sets due to the earliest Until. The caller holds mu.
 func (p *Pool) scheduleExpiryLocked() {
-	var next int64
+	var next time.Time
 	for _, m := range p.maint.byName {
-		if u := m.Until; !u.IsZero() {
-			if at := dueNanos(u); next == 0 || at < next {
-				next = at
-			}
+		if u := m.Until; !u.IsZero() && (next.IsZero() || u.Before(next)) {
+			next = u
 		}
 	}
-	p.maint.due.Store(next)
-	select {
-	case p.maint.wake <- struct{}{}:
-	default:
-	}
+	p.maint.due.set(next)
+	p.wakeRun()
 }
 
 // attachMaintenanceLocked puts every backend that has an entry in

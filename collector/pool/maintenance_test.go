@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -166,19 +165,15 @@ func TestMaintenanceTTLExpires(t *testing.T) {
 	}
 }
 
-// TestRunMaintenanceExpires: without any read, RunMaintenance ends the
-// maintenance when its ttl runs out.
-func TestRunMaintenanceExpires(t *testing.T) {
+// TestRunExpiresMaintenance: without any read, Run ends the maintenance
+// when its ttl runs out.
+func TestRunExpiresMaintenance(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := New(nil, nil)
 		if err := p.Apply(poolTestTargets(2), maintenanceTestSettings(2, 1)); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		var wg sync.WaitGroup
-		wg.Go(func() { p.RunMaintenance(ctx) })
-		defer wg.Wait()
-		defer cancel()
+		startRun(t, p)
 
 		enter(p, Maintenance{Backend: "b0", Until: time.Now().Add(time.Minute)})
 		b := p.Backends()[0]
@@ -217,11 +212,11 @@ func TestMaintenanceFarUntilIsNotDue(t *testing.T) {
 		wakeups := 0
 		timer := time.NewTimer(0)
 		for {
-			if _, done := p.waitDue(ctx, timer, &p.maint.due, p.maint.wake); done {
+			if p.wait(ctx, timer) {
 				break
 			}
 			if wakeups++; wakeups > 3 {
-				t.Fatalf("the expiry loop woke %d times within an hour for an entry due in year 9999", wakeups)
+				t.Fatalf("Run woke %d times within an hour for an entry due in year 9999", wakeups)
 			}
 		}
 		if got := stateOf(p, "b0"); got != health.StateMaintenance {

@@ -34,9 +34,8 @@ type outlierPool struct {
 	verdicts   []outlier.Verdict
 	judged     []*Backend
 	suppressed [outlier.NumReasons]atomic.Uint64
-	// due is the Unix time in nanoseconds of the earliest end of an
-	// ejection, 0 when none is pending.
-	due atomic.Int64
+	// due is the earliest end of an ejection, none when none is pending.
+	due dueTime
 }
 
 // OutlierDetection reports whether outlier detection is on, so that the
@@ -145,23 +144,15 @@ func (p *Pool) suppressOutlier(b *Backend, v outlier.Verdict, now time.Time, s o
 
 // scheduleOutlierReadmission makes sure a readmission scan runs at until.
 func (p *Pool) scheduleOutlierReadmission(until time.Time) {
-	at := until.UnixNano()
-	for {
-		current := p.outliers.due.Load()
-		if current != 0 && current <= at {
-			return
-		}
-		if p.outliers.due.CompareAndSwap(current, at) {
-			return
-		}
+	if p.outliers.due.lower(until) {
+		p.wakeRun()
 	}
 }
 
 // readmitOutliers ends the ejections that have been served and need no
-// more ok probes. Until the earliest is due it costs one atomic load, so
-// selections, budgets and snapshots all run it.
+// more ok probes.
 func (p *Pool) readmitOutliers(now time.Time) {
-	if due := p.outliers.due.Load(); due == 0 || now.UnixNano() < due {
+	if !p.outliers.due.reached(now) {
 		return
 	}
 	p.mu.RLock()
@@ -173,7 +164,7 @@ func (p *Pool) readmitOutliers(now time.Time) {
 			next = until
 		}
 	}
-	p.outliers.due.Store(0)
+	p.outliers.due.set(time.Time{})
 	if !next.IsZero() {
 		p.scheduleOutlierReadmission(next)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-kit/log"
@@ -176,4 +177,42 @@ func TestOutlierIgnoresLocalAndCorrelated(t *testing.T) {
 	if a.Health().State == health.StateEjected || b.Health().State == health.StateEjected {
 		t.Errorf("ejected on local or correlated outcomes")
 	}
+}
+
+// TestRunEndsServedOutlierEjection: Run ends the ejection of a backend no
+// probe can vouch for once it is served, with no read of the pool to
+// notice.
+func TestRunEndsServedOutlierEjection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		od := config.DefaultOutlierDetection()
+		od.Enabled, od.Enforcing, od.MinRounds = true, true, 5
+		targets := poolTestTargets(2)
+		for i := range targets {
+			targets[i].Probe.Enabled = false
+		}
+		p := New(nil, nil)
+		if err := p.Apply(targets, Settings{Outlier: od}); err != nil {
+			t.Fatal(err)
+		}
+		startRun(t, p)
+
+		bs := p.Backends()
+		for range 5 {
+			p.RecordRound([]RoundSample{{Backend: bs[0], Latency: 150 * time.Millisecond}, {Backend: bs[1], Latency: time.Millisecond}})
+			time.Sleep(time.Second)
+		}
+		if got := bs[0].Health().State; got != health.StateEjected {
+			t.Fatalf("150ms among 1ms: %s, want ejected", got)
+		}
+		time.Sleep(time.Until(bs[0].Snapshot().Outlier.Until) - time.Nanosecond)
+		synctest.Wait()
+		if got := bs[0].Health().State; got != health.StateEjected {
+			t.Fatalf("%s a nanosecond before the ejection was served, want ejected", got)
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if got := bs[0].Health().State; got == health.StateEjected {
+			t.Error("Run did not end the ejection when it was served")
+		}
+	})
 }

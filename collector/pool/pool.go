@@ -37,13 +37,12 @@ type Pool struct {
 	// single step, so that max_ejected_percent holds under concurrent
 	// rounds. It also guards the readmission scan.
 	ejectMu sync.Mutex
-	// readmitDue is the Unix time in nanoseconds at which the earliest
-	// ejected backend that probes cannot readmit is due for readmission, 0
-	// when there is none. Selections before it skip the readmission scan.
-	readmitDue atomic.Int64
-	// readmitWake tells Run that readmitDue moved earlier. It holds one
-	// signal, which is all Run needs: it reloads readmitDue when woken.
-	readmitWake chan struct{}
+	// readmitDue is when the earliest passively ejected backend that
+	// probes cannot readmit is due for readmission (run.go).
+	readmitDue dueTime
+	// wake tells Run that a due time moved. It holds one signal, which is
+	// all Run needs: it loads the due times afresh when woken.
+	wake chan struct{}
 
 	// failOpenMu guards failOpen, the fail-open state last logged.
 	// failOpenPending is set while a re-evaluation is waiting to start.
@@ -99,7 +98,7 @@ func New(logger log.Logger, now func() time.Time) *Pool {
 	if now == nil {
 		now = time.Now
 	}
-	return &Pool{logger: logger, now: now, clients: httpclient.NewCache(), readmitWake: make(chan struct{}, 1), maint: newMaintenanceEntries(),
+	return &Pool{logger: logger, now: now, clients: httpclient.NewCache(), wake: make(chan struct{}, 1), maint: newMaintenanceEntries(),
 		transitionLog: &history.Log{}}
 }
 
@@ -163,9 +162,9 @@ func (p *Pool) Apply(targets []Target, s Settings) error {
 	// A new window moves the readmission of backends ejected until it
 	// ends: have the readmission scan look at them again now.
 	p.ejectMu.Lock()
-	if p.readmitDue.Load() != 0 {
-		p.readmitDue.Store(1)
-		p.wakeReadmission()
+	if p.readmitDue.at.Load() != 0 {
+		p.readmitDue.at.Store(1)
+		p.wakeRun()
 	}
 	p.ejectMu.Unlock()
 	return nil
@@ -248,9 +247,7 @@ func (p *Pool) Select() (selected []*Backend, configured int, failOpen bool) {
 // Selection is Select that also returns the backends it left out (none
 // when it fails open), in config order.
 func (p *Pool) Selection() (selected, skipped []*Backend, configured int, failOpen bool) {
-	p.readmitElapsed(p.now())
-	p.expireMaintenance(p.now())
-	p.readmitOutliers(p.now())
+	p.catchUp(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	selected = make([]*Backend, 0, len(p.backends))
@@ -288,8 +285,7 @@ func failsOpen(inService, configured int, panicThreshold float64) bool {
 
 // Budget is the readiness budget of the pool now.
 func (p *Pool) Budget() Budget {
-	p.expireMaintenance(p.now())
-	p.readmitOutliers(p.now())
+	p.catchUp(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	inService := 0
@@ -308,8 +304,7 @@ func (p *Pool) Snapshot() Snapshot {
 
 func (p *Pool) snapshot(withHistory bool) Snapshot {
 	now := p.now()
-	p.expireMaintenance(now)
-	p.readmitOutliers(now)
+	p.catchUp(now)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	s := Snapshot{Backends: make([]BackendSnapshot, len(p.backends)), Time: now,

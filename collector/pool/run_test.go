@@ -1,6 +1,8 @@
 package pool
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,14 +26,25 @@ func TestReadmissionDuePastYear2262IsInTheFuture(t *testing.T) {
 	if !b.Health().Ejected {
 		t.Fatal("not ejected")
 	}
-	if due := p.readmitDue.Load(); due <= now.UnixNano() {
+	if due := p.readmitDue.at.Load(); due <= now.UnixNano() {
 		t.Fatalf("readmission due at %d ns, before now (%d): the timer would fire at once", due, now.UnixNano())
 	}
 	p.readmitElapsed(now)
-	if due := p.readmitDue.Load(); due <= now.UnixNano() {
+	if due := p.readmitDue.at.Load(); due <= now.UnixNano() {
 		t.Fatalf("after a pass, readmission due at %d ns, before now (%d)", due, now.UnixNano())
 	}
 	if !b.Health().Ejected {
 		t.Error("readmitted centuries early")
 	}
+}
+
+// startRun runs p.Run until the test ends, and waits for it to return.
+func startRun(t *testing.T, p *Pool) {
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { p.Run(ctx) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
 }
