@@ -62,7 +62,7 @@ func recordResult(b *pool.Backend, offset time.Duration, codes ...int) {
 		r := health.StatusResult(code)
 		r.Time = sampleEpoch.Add(offset + time.Duration(i)*time.Second)
 		r.Duration = 10 * time.Millisecond
-		b.Record(r)
+		b.RecordProbe(r)
 	}
 }
 
@@ -247,9 +247,9 @@ probegate_readiness_disruptions_allowed 2
 func TestExporterUnreachableBackend(t *testing.T) {
 	p := samplePool(t, sampleConfig("dead"))
 	b := p.Backends()[0]
-	b.Record(health.TransportResult("connect: connection refused"))
-	b.Record(health.TimeoutResult("context deadline exceeded"))
-	b.Record(health.TransportResult("connect: connection refused"))
+	b.RecordProbe(health.TransportResult("connect: connection refused"))
+	b.RecordProbe(health.TimeoutResult("context deadline exceeded"))
+	b.RecordProbe(health.TransportResult("connect: connection refused"))
 
 	got := exportedText(t, newExporter(p),
 		"probegate_backend_reachable",
@@ -613,7 +613,7 @@ func TestExporterProbeDurations(t *testing.T) {
 	for i, d := range []time.Duration{2 * time.Millisecond, 20 * time.Millisecond, 300 * time.Millisecond, 3 * time.Second} {
 		r := health.StatusResult(200)
 		r.Time, r.Duration = sampleEpoch.Add(time.Duration(i)*time.Second), d
-		probed.Record(r)
+		probed.RecordProbe(r)
 	}
 	got := exportedText(t, newExporter(p), "probegate_backend_probe_duration_seconds", "probegate_backend_last_probe_duration_seconds")
 	compareExposition(t, got, `
@@ -656,9 +656,9 @@ func TestExporterCertExpiry(t *testing.T) {
 	for _, expiry := range []time.Time{sampleEpoch.Add(30 * 24 * time.Hour), sampleEpoch.Add(10 * 24 * time.Hour)} {
 		r := health.StatusResult(200)
 		r.TLSCertExpiry = expiry
-		bs[0].Record(r)
+		bs[0].RecordProbe(r)
 	}
-	bs[0].Record(health.TransportResult("connect: connection refused"))
+	bs[0].RecordProbe(health.TransportResult("connect: connection refused"))
 	recordResult(bs[1], 0, 200)
 	got := exportedText(t, newExporter(p), "probegate_backend_tls_cert_expiry_timestamp_seconds")
 	compareExposition(t, got, `

@@ -112,12 +112,12 @@ func TestHealthzAfterProbesAndRound(t *testing.T) {
 		r := health.StatusResult(503)
 		r.Time = time.Date(2024, 3, 1, 12, 0, 0, 500_000_000, time.FixedZone("CET", 3600))
 		r.Duration = 250 * time.Millisecond
-		bs[0].Record(r)
+		bs[0].RecordProbe(r)
 	}
 	timeout := health.TimeoutResult("context deadline exceeded")
 	timeout.Time = time.Date(2024, 3, 1, 11, 0, 1, 0, time.UTC)
 	timeout.Duration = 2 * time.Second
-	bs[1].Record(timeout)
+	bs[1].RecordProbe(timeout)
 	round := &fanout.RoundSummary{Time: time.Date(2024, 3, 1, 11, 0, 2, 0, time.UTC), Contributed: 1, Configured: 2, Partial: true}
 
 	doc := getHealthz(t, HealthzHandler(p, func() *fanout.RoundSummary { return round }))

@@ -25,7 +25,7 @@ func TestHealthzSinceDowntimeAndRoundBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		p.Backends()[0].Record(health.StatusResult(503))
+		p.Backends()[0].RecordProbe(health.StatusResult(503))
 	}
 	clock.Advance(90 * time.Second)
 	round := &fanout.RoundSummary{Time: clock.Now(), Contributed: 1, Configured: 2, Partial: true, Backends: []fanout.RoundBackend{
@@ -60,7 +60,7 @@ func TestLastTransitionMetric(t *testing.T) {
 	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
 		t.Fatal(err)
 	}
-	p.Backends()[0].Record(health.StatusResult(200))
+	p.Backends()[0].RecordProbe(health.StatusResult(200))
 	got := exportedText(t, newExporter(p), "probegate_backend_last_transition_timestamp_seconds")
 	want := `probegate_backend_last_transition_timestamp_seconds{backend="a"} 1.7000001e+09`
 	if !strings.Contains(got, want) || strings.Contains(got, `backend="b"`) {

@@ -301,7 +301,7 @@ func (f *Fanout) charge(answers []backendAnswer) {
 	for i := range answers {
 		o := answers[i].outcome
 		o.Correlated = correlated && o.Failed
-		f.pool.RecordTraffic(answers[i].backend, o)
+		answers[i].backend.RecordTraffic(o)
 		if samples != nil {
 			samples[i] = pool.RoundSample{Backend: answers[i].backend, Outcome: o, Latency: answers[i].latency}
 		}
@@ -375,7 +375,7 @@ func (f *Fanout) rejectLocally(w http.ResponseWriter, limit int) {
 	}
 	selected, _, _ := f.pool.Select()
 	for _, b := range selected {
-		f.pool.RecordTraffic(b, pool.Outcome{Erred: true, Reason: pool.FanoutLocal})
+		b.RecordTraffic(pool.Outcome{Erred: true, Reason: pool.FanoutLocal})
 	}
 	w.Header().Set("Retry-After", "1")
 	f.refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("%d fan-out rounds are in flight, the most fanout.max_concurrent allows: retry shortly", limit))

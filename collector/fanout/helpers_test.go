@@ -295,7 +295,7 @@ func (r *rig) probe(t *testing.T, i, times int) {
 		if res.Class != health.ClassOK {
 			t.Fatalf("probe of %s: %+v; want ok", b.Name, res)
 		}
-		b.Record(res)
+		b.RecordProbe(res)
 	}
 }
 
@@ -344,7 +344,7 @@ func (r *rig) window(t *testing.T, i int) windowCounts {
 	b := r.backend(i)
 	msg := []string{`msg="Backend ejected by passive health"`, "backend=" + b.Name + " "}
 	before := r.logs.count(msg...)
-	r.pool.RecordTraffic(b, pool.Outcome{Failed: true})
+	b.RecordTraffic(pool.Outcome{Failed: true})
 	lines := r.logs.lines(msg...)
 	if len(lines) != before+1 {
 		t.Fatalf("reading the window of %s: one more failure did not eject it (%+v):\n%s", b.Name, b.Health(), r.logs)
@@ -362,7 +362,7 @@ func (r *rig) window(t *testing.T, i int) windowCounts {
 // feed records the same probe result n times on a backend.
 func feed(b *pool.Backend, r health.Result, n int) {
 	for range n {
-		b.Record(r)
+		b.RecordProbe(r)
 	}
 }
 

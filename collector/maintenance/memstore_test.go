@@ -146,7 +146,7 @@ func healthyPool(t *testing.T, names []string, allowed int, now func() time.Time
 		t.Fatal(err)
 	}
 	for _, b := range p.Backends() {
-		b.Record(health.StatusResult(200))
+		b.RecordProbe(health.StatusResult(200))
 	}
 	return p
 }

@@ -30,12 +30,10 @@ type Backend struct {
 
 	clientConfig config.HTTPClientConfig
 	logger       log.Logger
-	// now is the pool's clock (time.Now when nil); onTransition, when
-	// set, is told after every state change, which transitionLog (the
-	// pool's) records when set.
-	now           func() time.Time
-	onTransition  func()
-	transitionLog *history.Log
+	// pool is the pool that built the backend, whose clock, transition
+	// log and pool-wide rules its inputs go through; nil for a backend
+	// built outside a pool, which only keeps its own counts.
+	pool *Pool
 
 	mu          sync.Mutex
 	health      health.Health
@@ -108,9 +106,11 @@ func (b *Backend) Health() health.Health {
 	return b.observedLocked()
 }
 
-// Record feeds a probe result through the state machine, counts it and logs
-// the state change it causes, if any.
-func (b *Backend) Record(r health.Result) {
+// RecordProbe feeds a probe result through the state machine, counts it
+// and logs the state change it causes, if any. It is the prober's way in,
+// as RecordTraffic is the fan-out's. It does not allocate unless the
+// state changes.
+func (b *Backend) RecordProbe(r health.Result) {
 	b.mu.Lock()
 	before := b.health
 	from := b.health.State

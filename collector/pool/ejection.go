@@ -16,10 +16,16 @@ import (
 // readmitting, when the window has elapsed, one that probes cannot bring
 // back.
 
-// RecordTraffic counts the outcome of one fan-out request to b and, with
-// passive health on, ejects b when its window calls for it and the pool can
-// spare it (max_ejected_percent). It does not allocate unless it ejects.
-func (p *Pool) RecordTraffic(b *Backend, o Outcome) {
+// RecordTraffic counts the outcome of one fan-out request to the backend
+// and, with passive health on, ejects it when its window calls for it and
+// its pool can spare it (max_ejected_percent). It is the fan-out's way in,
+// as RecordProbe is the prober's. It does not allocate unless it ejects.
+func (b *Backend) RecordTraffic(o Outcome) {
+	p := b.pool
+	if p == nil {
+		b.recordTraffic(o, time.Now(), config.PassiveHealth{})
+		return
+	}
 	p.mu.RLock()
 	rules := p.settings.Passive
 	p.mu.RUnlock()

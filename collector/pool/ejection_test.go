@@ -56,7 +56,7 @@ var failedOutcome = Outcome{Erred: true, Reason: FanoutHTTP5xx, Failed: true}
 // failTraffic records n failed fan-out requests to b.
 func failTraffic(p *Pool, b *Backend, n int) {
 	for range n {
-		p.RecordTraffic(b, failedOutcome)
+		b.RecordTraffic(failedOutcome)
 	}
 }
 
@@ -74,7 +74,7 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 	bs := p.Backends()
 
 	failTraffic(p, bs[0], 2)
-	p.RecordTraffic(bs[0], Outcome{}) // a success does not eject
+	bs[0].RecordTraffic(Outcome{}) // a success does not eject
 	if got := selectedNames(p); got != "[b0 b1 b2 b3]" {
 		t.Fatalf("after 2 failures Select() = %s, want every backend", got)
 	}
@@ -128,7 +128,7 @@ func TestPassiveHealthOffOnlyCounts(t *testing.T) {
 	p, _ := newClockedPool(t, nil, unprobedTargets(2), s)
 	b := p.Backends()[0]
 	failTraffic(p, b, 10)
-	p.RecordTraffic(b, Outcome{Erred: true, Reason: FanoutInvalidBody})
+	b.RecordTraffic(Outcome{Erred: true, Reason: FanoutInvalidBody})
 	if snap := b.Snapshot(); snap.Health.Ejected || snap.Traffic.Errors[FanoutHTTP5xx] != 10 || snap.Traffic.Errors[FanoutInvalidBody] != 1 {
 		t.Errorf("with passive health off: %+v", snap)
 	}
@@ -140,7 +140,7 @@ func TestPassiveHealthOffOnlyCounts(t *testing.T) {
 func TestProbedVerifiedBackendWaitsForProbes(t *testing.T) {
 	p, clock := newClockedPool(t, nil, poolTestTargets(2), ejectionTestSettings())
 	b := p.Backends()[0]
-	b.Record(health.StatusResult(200))
+	b.RecordProbe(health.StatusResult(200))
 	failTraffic(p, b, 3)
 	clock.Advance(10 * ejectionTestWindow)
 	if got := selectedNames(p); got != "[b1]" {

@@ -29,12 +29,12 @@ func (p *Pool) SnapshotWithHistory() Snapshot {
 // to the pool's log; r is the probe result that caused it, nil when no
 // probe did. The caller holds b.mu.
 func (b *Backend) logTransitionLocked(before, after health.Health, now time.Time, r *health.Result) {
-	if b.transitionLog == nil {
+	if b.pool == nil {
 		return
 	}
 	if r != nil {
-		b.transitionLog.Add(history.ProbeTransition(b.Name, before.State, after.State, now, *r))
+		b.pool.transitionLog.Add(history.ProbeTransition(b.Name, before.State, after.State, now, *r))
 		return
 	}
-	b.transitionLog.Add(history.OverlayTransition(b.Name, before, after, now))
+	b.pool.transitionLog.Add(history.OverlayTransition(b.Name, before, after, now))
 }

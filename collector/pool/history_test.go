@@ -26,7 +26,7 @@ func TestSnapshotWithHistoryCarriesTheResults(t *testing.T) {
 		t.Fatalf("%d results before any probe", len(got))
 	}
 	for i := range history.ProbeLength + 1 {
-		b.Record(numberedResult(i))
+		b.RecordProbe(numberedResult(i))
 	}
 	got := p.SnapshotWithHistory().Backends[0].History
 	if len(got) != history.ProbeLength || got[0].StatusCode != numberedResult(1).StatusCode ||
@@ -43,8 +43,8 @@ func TestSnapshotWithHistoryCarriesTheResults(t *testing.T) {
 func TestRecordDoesNotAllocate(t *testing.T) {
 	b := newTestPool(t, testTargets("a"), Settings{}).Backends()[0]
 	r := numberedResult(1)
-	b.Record(r) // The histogram's native bucket for r exists from now on.
-	if allocs := testing.AllocsPerRun(1000, func() { b.Record(r) }); allocs != 0 {
+	b.RecordProbe(r) // The histogram's native bucket for r exists from now on.
+	if allocs := testing.AllocsPerRun(1000, func() { b.RecordProbe(r) }); allocs != 0 {
 		t.Errorf("Record allocates %v times per result, want 0", allocs)
 	}
 }
@@ -60,12 +60,12 @@ func BenchmarkRecordProbe(b *testing.B) {
 	backend := p.Backends()[0]
 	results := [4]health.Result{numberedResult(1), numberedResult(2), numberedResult(3), numberedResult(4)}
 	for _, r := range results {
-		backend.Record(r)
+		backend.RecordProbe(r)
 	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		backend.Record(results[i%len(results)])
+		backend.RecordProbe(results[i%len(results)])
 		i++
 	}
 }
@@ -79,7 +79,7 @@ func TestTransitionLog(t *testing.T) {
 	p, clock := newClockedPool(t, nil, targets, ejectionTestSettings())
 	bs := p.Backends()
 	a, unprobed := bs[0], bs[1]
-	a.Record(okResult)
+	a.RecordProbe(okResult)
 	clock.Advance(time.Second)
 	feed(a, health.TimeoutResult("no answer"), 3)
 	clock.Advance(time.Second)

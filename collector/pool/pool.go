@@ -177,11 +177,8 @@ func (p *Pool) buildBackend(t Target, previous *Backend) (*Backend, error) {
 		Probe:        t.Probe,
 		clientConfig: t.ClientConfig,
 		logger:       p.logger,
-		now:          p.now,
-		onTransition: p.noteFailOpen,
+		pool:         p,
 		stats:        newProbeStats(t.Probe.Enabled),
-		// The log is the pool's, kept across reloads.
-		transitionLog: p.transitionLog,
 	}
 	if previous != nil && previous.SameIdentity(b) {
 		if reflect.DeepEqual(previous.clientConfig, t.ClientConfig) {

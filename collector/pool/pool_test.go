@@ -62,7 +62,7 @@ func newTestPoolLogging(t *testing.T, logger log.Logger, targets []Target, s Set
 // feed records the same result n times on a backend.
 func feed(b *Backend, r health.Result, n int) {
 	for range n {
-		b.Record(r)
+		b.RecordProbe(r)
 	}
 }
 

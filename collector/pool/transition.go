@@ -44,17 +44,17 @@ func (b *Backend) noteProbeTransitionLocked(before, after health.Health, now tim
 
 // clock is the pool's clock, or time.Now for a backend built outside a pool.
 func (b *Backend) clock() time.Time {
-	if b.now == nil {
+	if b.pool == nil {
 		return time.Now()
 	}
-	return b.now()
+	return b.pool.now()
 }
 
-// transitioned tells the pool that the backend changed state. The caller
-// holds no lock.
+// transitioned tells the pool that the backend changed state, so that it
+// re-evaluates fail-open. The caller holds no lock of the backend's.
 func (b *Backend) transitioned() {
-	if b.onTransition != nil {
-		b.onTransition()
+	if b.pool != nil {
+		b.pool.noteFailOpen()
 	}
 }
 

@@ -261,7 +261,7 @@ func (p *Prober) runJob(ctx context.Context, job probeJob) {
 	if ctx.Err() != nil {
 		return
 	}
-	job.target.backend.Record(r)
+	job.target.backend.RecordProbe(r)
 	if p.observe != nil {
 		p.observe(r)
 	}

@@ -65,7 +65,7 @@ func TestPageShowsHistoryStrips(t *testing.T) {
 	bs := p.Backends()
 	feedAt := func(b *pool.Backend, i int, r health.Result) {
 		r.Time, r.Duration = start.Add(time.Duration(i)*time.Second), 12*time.Millisecond
-		b.Record(r)
+		b.RecordProbe(r)
 	}
 	for i := range history.ProbeLength + 10 {
 		r := health.StatusResult(200)
@@ -119,10 +119,10 @@ func TestPageShowsRecentTransitions(t *testing.T) {
 		t.Error("an empty log is not said so")
 	}
 	bs := p.Backends()
-	bs[0].Record(health.StatusResult(200))
+	bs[0].RecordProbe(health.StatusResult(200))
 	now = now.Add(time.Minute)
 	for range 3 {
-		bs[0].Record(health.StatusResult(503))
+		bs[0].RecordProbe(health.StatusResult(503))
 	}
 	now = now.Add(time.Minute)
 	p.SetMaintenance([]pool.Maintenance{{Backend: "b", Reason: "x"}})

@@ -47,7 +47,7 @@ func TestPageShowsEveryBackendWithStateSinceAndDowntime(t *testing.T) {
 	now := start
 	p := testPool(t, func() time.Time { return now }, "http://127.0.0.1:19001", "http://user:hunter2@127.0.0.1:19002")
 	for range 3 {
-		p.Backends()[0].Record(health.StatusResult(503))
+		p.Backends()[0].RecordProbe(health.StatusResult(503))
 	}
 	now = now.Add(3 * time.Minute)
 	round := &fanout.RoundSummary{Time: now, Contributed: 1, Configured: 2, Partial: true, Backends: []fanout.RoundBackend{
