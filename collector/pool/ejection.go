@@ -37,8 +37,8 @@ func (b *Backend) RecordTraffic(o Outcome) {
 // eject ejects a backend whose window calls for it, unless that would put
 // more than max_ejected_percent of the pool out, and logs the ejection.
 func (p *Pool) eject(b *Backend, rules config.PassiveHealth) {
-	p.ejectMu.Lock()
-	defer p.ejectMu.Unlock()
+	p.judgeMu.Lock()
+	defer p.judgeMu.Unlock()
 	ejected, configured, member := p.ejectedCount(b)
 	if !member || !passive.EjectionAllowed(ejected, configured, rules.MaxEjectedPercent) {
 		return
@@ -59,7 +59,7 @@ func (p *Pool) eject(b *Backend, rules config.PassiveHealth) {
 	level.Warn(p.logger).Log("msg", "Backend ejected by passive health", "backend", b.Name, "url", b.URL,
 		"from", before.State, "to", health.StateUnhealthy, "verified", before.Verified,
 		"failures", counts.Failures, "requests", counts.Requests(), "window", window, "readmission", readmission)
-	p.noteFailOpen()
+	p.failOpenLocked()
 }
 
 // ejectedCount counts the passively ejected backends of the pool and its
@@ -86,8 +86,8 @@ func (p *Pool) readmitElapsed(now time.Time) {
 	if !p.readmitDue.reached(now) {
 		return
 	}
-	p.ejectMu.Lock()
-	defer p.ejectMu.Unlock()
+	p.judgeMu.Lock()
+	defer p.judgeMu.Unlock()
 	p.mu.RLock()
 	window := time.Duration(p.settings.Passive.Window)
 	backends := p.backends
@@ -107,6 +107,6 @@ func (p *Pool) readmitElapsed(now time.Time) {
 	}
 	p.readmitDue.set(next)
 	if changed {
-		p.noteFailOpen()
+		p.failOpenLocked()
 	}
 }

@@ -26,8 +26,8 @@ type RoundSample struct {
 	Latency time.Duration
 }
 
-// outlierPool is the pool's part: one judgement at a time, the judge's
-// scratch space, and the suppressions by reason.
+// outlierPool is the pool's part: the judge's scratch space, guarded by
+// judgeMu, the suppressions by reason and the next end of an ejection.
 type outlierPool struct {
 	judge      outlier.Judge
 	summaries  []outlier.Summary
@@ -60,8 +60,8 @@ func (p *Pool) RecordRound(samples []RoundSample) {
 	}
 	s := outlier.SettingsOf(cfg)
 	now := p.now()
-	p.outlierMu.Lock()
-	defer p.outlierMu.Unlock()
+	p.judgeMu.Lock()
+	defer p.judgeMu.Unlock()
 	for _, sample := range samples {
 		if o := sample.Outcome; o.Reason == FanoutLocal && o.Erred || o.Correlated {
 			continue
@@ -123,7 +123,7 @@ func (p *Pool) ejectOutlier(b *Backend, v outlier.Verdict, now time.Time, s outl
 		return true
 	}
 	level.Warn(p.logger).Log(append([]any{"msg", "Backend ejected by outlier detection", "from", before.State, "to", health.StateEjected}, keyvals...)...)
-	b.transitioned()
+	p.failOpenLocked()
 	return true
 }
 

@@ -20,23 +20,39 @@ import (
 
 // Pool is the set of backends in config order, with the selection,
 // fail-open and readiness-budget rules over them and passive health.
+//
+// Lock order. A goroutine that holds one of these locks takes only locks
+// further down the list:
+//
+//  1. applyMu: one Apply at a time.
+//  2. judgeMu: one judgement over the whole pool at a time, each of
+//     which counts the backends and then acts on one: a passive or an
+//     outlier ejection, the passive readmission scan, judging a round,
+//     re-evaluating fail-open. It also guards the outlier scratch space
+//     and failOpen.
+//  3. mu (read-write): the backend list, the settings and the
+//     maintenance entries.
+//  4. Backend.mu: one backend's health, counters and windows.
+//  5. the transition log's own mutex (history.Log), the innermost.
+//
+// A backend's methods release Backend.mu before they take any lock of its
+// pool's, so the order holds for the inputs too (RecordProbe,
+// RecordTraffic). The client cache's lock is httpclient's own and taken
+// under applyMu only. Due times, the pending fail-open flag and the
+// counters of suppressed ejections are atomics, under no lock.
 type Pool struct {
 	logger  log.Logger
 	now     func() time.Time
 	clients *httpclient.Cache
 
-	mu       sync.RWMutex
+	applyMu sync.Mutex
+	judgeMu sync.Mutex
+	mu      sync.RWMutex
+
+	// backends and settings are guarded by mu.
 	backends []*Backend
 	settings Settings
 
-	// applyMu makes Apply one step at a time, so that two reloads cannot
-	// interleave their reads of the old pool and their writes of the new.
-	applyMu sync.Mutex
-
-	// ejectMu makes counting the ejected backends and ejecting one more a
-	// single step, so that max_ejected_percent holds under concurrent
-	// rounds. It also guards the readmission scan.
-	ejectMu sync.Mutex
 	// readmitDue is when the earliest passively ejected backend that
 	// probes cannot readmit is due for readmission (run.go).
 	readmitDue dueTime
@@ -44,23 +60,19 @@ type Pool struct {
 	// all Run needs: it loads the due times afresh when woken.
 	wake chan struct{}
 
-	// failOpenMu guards failOpen, the fail-open state last logged.
+	// failOpen is the fail-open state last logged, guarded by judgeMu;
 	// failOpenPending is set while a re-evaluation is waiting to start.
-	failOpenMu      sync.Mutex
 	failOpen        bool
 	failOpenPending atomic.Bool
 	// applied is set by the first Apply: later ones are reloads, whose
-	// changes are logged.
+	// changes are logged. It is guarded by applyMu.
 	applied bool
 	// maint holds the maintenance entries (maintenance.go).
 	maint maintenanceEntries
 	// transitionLog is the last state changes of every backend.
 	transitionLog *history.Log
-
-	// outlierMu makes judging a round one step at a time, so that two
-	// rounds cannot both spend the last disruption the budget allows.
-	outlierMu sync.Mutex
-	outliers  outlierPool
+	// outliers is outlier detection's part (outlier.go).
+	outliers outlierPool
 }
 
 // Snapshot is a consistent view of the pool for /healthz and /metrics.
@@ -161,12 +173,12 @@ func (p *Pool) Apply(targets []Target, s Settings) error {
 	}
 	// A new window moves the readmission of backends ejected until it
 	// ends: have the readmission scan look at them again now.
-	p.ejectMu.Lock()
+	p.judgeMu.Lock()
 	if p.readmitDue.at.Load() != 0 {
 		p.readmitDue.at.Store(1)
 		p.wakeRun()
 	}
-	p.ejectMu.Unlock()
+	p.judgeMu.Unlock()
 	return nil
 }
 

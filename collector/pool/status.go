@@ -37,9 +37,15 @@ func (p *Pool) noteFailOpen() {
 	if !p.failOpenPending.CompareAndSwap(false, true) {
 		return
 	}
-	p.failOpenMu.Lock()
-	defer p.failOpenMu.Unlock()
+	p.judgeMu.Lock()
+	defer p.judgeMu.Unlock()
 	p.failOpenPending.Store(false)
+	p.failOpenLocked()
+}
+
+// failOpenLocked re-evaluates fail-open and logs a change. The caller
+// holds judgeMu: the judgements that hold it already call this one.
+func (p *Pool) failOpenLocked() {
 	p.mu.RLock()
 	configured, threshold := len(p.backends), p.settings.PanicThreshold
 	inService := 0
