@@ -373,7 +373,7 @@ func (f *Fanout) rejectLocally(w http.ResponseWriter, limit int) {
 	if f.metrics != nil {
 		f.metrics.rejectedMaxConcurrent.Inc()
 	}
-	selected, _, _ := f.pool.Select()
+	selected, _, _, _ := f.pool.Selection()
 	for _, b := range selected {
 		b.RecordTraffic(pool.Outcome{Erred: true, Reason: pool.FanoutLocal})
 	}

@@ -304,7 +304,7 @@ func TestFanoutFailOpenSendsToAll(t *testing.T) {
 	for i := range 3 {
 		feed(rig.backend(i), health.StatusResult(503), 3)
 	}
-	if _, _, failOpen := rig.pool.Select(); !failOpen {
+	if _, _, _, failOpen := rig.pool.Selection(); !failOpen {
 		t.Fatal("the pool did not fail open with every backend down")
 	}
 	rec := rig.do("GET", "/fanout/q", "", nil)

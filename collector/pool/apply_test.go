@@ -308,7 +308,7 @@ func TestApplyErrorLeavesPoolUnchanged(t *testing.T) {
 		t.Errorf("a failed reload changed b0's state: %+v", s)
 	}
 	// The settings stayed: with b0 out, 1 of 2 in service is below 60%.
-	if _, _, failOpen := p.Select(); !failOpen {
+	if _, _, _, failOpen := p.Selection(); !failOpen {
 		t.Error("a failed reload changed the settings")
 	}
 	if got := p.clients.Len(); got != clients {

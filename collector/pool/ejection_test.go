@@ -61,13 +61,13 @@ func failTraffic(p *Pool, b *Backend, n int) {
 }
 
 func selectedNames(p *Pool) string {
-	selected, _, _ := p.Select()
+	selected, _, _, _ := p.Selection()
 	return fmt.Sprint(names(selected))
 }
 
 // TestRecordTrafficEjectsUpToMaxEjectedPercent: failing traffic ejects a
 // backend at max_failures, never more than max_ejected_percent of the pool,
-// and Select readmits the unprobed ones exactly when the window elapsed.
+// and Selection readmits the unprobed ones exactly when the window elapsed.
 func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 	var buf bytes.Buffer
 	p, clock := newClockedPool(t, log.NewLogfmtLogger(&buf), unprobedTargets(4), ejectionTestSettings())
@@ -76,11 +76,11 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 	failTraffic(p, bs[0], 2)
 	bs[0].RecordTraffic(Outcome{}) // a success does not eject
 	if got := selectedNames(p); got != "[b0 b1 b2 b3]" {
-		t.Fatalf("after 2 failures Select() = %s, want every backend", got)
+		t.Fatalf("after 2 failures Selection() = %s, want every backend", got)
 	}
 	failTraffic(p, bs[0], 1)
 	if got := selectedNames(p); got != "[b1 b2 b3]" {
-		t.Fatalf("after 3 failures Select() = %s, want b0 ejected", got)
+		t.Fatalf("after 3 failures Selection() = %s, want b0 ejected", got)
 	}
 	s := bs[0].Snapshot()
 	if !s.Health.Ejected || s.Traffic.Ejections != 1 || s.Traffic.Errors[FanoutHTTP5xx] != 3 || s.Transitions[health.StateUnhealthy] != 1 {
@@ -95,7 +95,7 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 	// b2 fails as much, but a third ejected backend would be 75% of the pool.
 	failTraffic(p, bs[2], 5)
 	if got := selectedNames(p); got != "[b2 b3]" {
-		t.Fatalf("Select() = %s, want b0 and b1 ejected and b2 spared by max_ejected_percent", got)
+		t.Fatalf("Selection() = %s, want b0 and b1 ejected and b2 spared by max_ejected_percent", got)
 	}
 	if s := bs[2].Snapshot(); s.Health.Ejected || s.Traffic.Ejections != 0 || s.Traffic.Errors[FanoutHTTP5xx] != 5 {
 		t.Errorf("b2 spared: %+v", s)
@@ -103,11 +103,11 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 
 	clock.Advance(ejectionTestWindow - time.Second - time.Nanosecond)
 	if got := selectedNames(p); got != "[b2 b3]" {
-		t.Fatalf("a nanosecond before b0's window elapsed Select() = %s", got)
+		t.Fatalf("a nanosecond before b0's window elapsed Selection() = %s", got)
 	}
 	clock.Advance(time.Nanosecond)
 	if got := selectedNames(p); got != "[b0 b2 b3]" {
-		t.Fatalf("when b0's window elapsed Select() = %s, want b0 readmitted", got)
+		t.Fatalf("when b0's window elapsed Selection() = %s, want b0 readmitted", got)
 	}
 	if h := bs[0].Health(); h.Ejected || h.State != health.StateUnknown {
 		t.Errorf("b0 readmitted as %+v, want unknown (never verified)", h)
@@ -116,7 +116,7 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 	failTraffic(p, bs[0], 1)
 	clock.Advance(time.Second)
 	if got := selectedNames(p); got != "[b0 b1 b2 b3]" {
-		t.Fatalf("when b1's window elapsed Select() = %s, want every backend", got)
+		t.Fatalf("when b1's window elapsed Selection() = %s, want every backend", got)
 	}
 }
 
@@ -144,11 +144,11 @@ func TestProbedVerifiedBackendWaitsForProbes(t *testing.T) {
 	failTraffic(p, b, 3)
 	clock.Advance(10 * ejectionTestWindow)
 	if got := selectedNames(p); got != "[b1]" {
-		t.Fatalf("long after the window Select() = %s, want b0 still ejected", got)
+		t.Fatalf("long after the window Selection() = %s, want b0 still ejected", got)
 	}
 	feed(b, health.StatusResult(200), testProbe.Successes)
 	if got := selectedNames(p); got != "[b0 b1]" {
-		t.Fatalf("after %d ok probes Select() = %s, want b0 back", testProbe.Successes, got)
+		t.Fatalf("after %d ok probes Selection() = %s, want b0 back", testProbe.Successes, got)
 	}
 }
 
@@ -168,11 +168,11 @@ func TestApplyShorterWindowReadmitsSooner(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := selectedNames(p); got != "[b1]" {
-		t.Fatalf("right after the reload Select() = %s, want b0 still ejected", got)
+		t.Fatalf("right after the reload Selection() = %s, want b0 still ejected", got)
 	}
 	clock.Advance(2 * time.Second)
 	if got := selectedNames(p); got != "[b0 b1]" {
-		t.Fatalf("when the new 2s window elapsed Select() = %s, want b0 readmitted", got)
+		t.Fatalf("when the new 2s window elapsed Selection() = %s, want b0 readmitted", got)
 	}
 }
 
@@ -191,13 +191,13 @@ func TestRecordTrafficOnRemovedBackendEjectsNothing(t *testing.T) {
 	}
 	failTraffic(p, p.Backends()[0], 3)
 	if got := selectedNames(p); got != "[b1]" {
-		t.Errorf("Select() = %s, want b0 ejected (1 of 2 is 50%%)", got)
+		t.Errorf("Selection() = %s, want b0 ejected (1 of 2 is 50%%)", got)
 	}
 }
 
-// TestRunReadmitsWithoutSelect: Run readmits an ejected backend when its
+// TestRunReadmitsWithoutASelection: Run readmits an ejected backend when its
 // window elapses, with no fan-out round to notice.
-func TestRunReadmitsWithoutSelect(t *testing.T) {
+func TestRunReadmitsWithoutASelection(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := New(nil, nil)
 		if err := p.Apply(unprobedTargets(2), ejectionTestSettings()); err != nil {

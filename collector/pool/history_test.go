@@ -87,7 +87,7 @@ func TestTransitionLog(t *testing.T) {
 	clock.Advance(time.Second)
 	failTraffic(p, unprobed, 3)
 	clock.Advance(ejectionTestWindow)
-	p.Select()
+	p.Selection()
 
 	want := []history.Transition{
 		{Backend: unprobed.Name, From: health.StateUnhealthy, To: health.StateUnknown, Cause: history.CauseReadmission},

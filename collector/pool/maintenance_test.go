@@ -232,7 +232,7 @@ func TestMaintenanceFailOpenExcludesIt(t *testing.T) {
 	enter(p, Maintenance{Backend: "b1"})
 	feed(p.Backends()[0], downResult, 3)
 	feed(p.Backends()[2], downResult, 3)
-	selected, configured, failOpen := p.Select()
+	selected, _, configured, failOpen := p.Selection()
 	if !failOpen || configured != 3 || fmt.Sprint(names(selected)) != "[b0 b2]" {
 		t.Errorf("selected %v of %d, fail-open %v; want [b0 b2] of 3 failing open", names(selected), configured, failOpen)
 	}

@@ -237,9 +237,9 @@ func (b *Backend) readmitOutlierLocked(now time.Time) (readmitted bool) {
 	return true
 }
 
-// Suppressed counts the outlier ejections the readiness budget did not
+// suppressed counts the outlier ejections the readiness budget did not
 // allow, by reason.
-func (p *Pool) Suppressed() [outlier.NumReasons]uint64 {
+func (p *Pool) suppressed() [outlier.NumReasons]uint64 {
 	var out [outlier.NumReasons]uint64
 	for i := range out {
 		out[i] = p.outliers.suppressed[i].Load()

@@ -40,7 +40,7 @@ func outlierTestPool(t *testing.T, n int, enforcing bool, minAvailable *config.I
 // failing[i] and took latency[i] (1ms when not given).
 func rounds(p *Pool, clock *testclock.Clock, n int, failing map[int]bool, latency map[int]time.Duration) {
 	for range n {
-		selected, _, _ := p.Select()
+		selected, _, _, _ := p.Selection()
 		samples := make([]RoundSample, 0, len(selected))
 		for _, b := range selected {
 			i := int(b.Name[1] - '0')
@@ -66,7 +66,7 @@ func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 	if got := b1.Health().State; got != health.StateEjected {
 		t.Fatalf("b1 failing alone: %s; want ejected", got)
 	}
-	if selected, _, _ := p.Select(); len(selected) != 2 {
+	if selected, _, _, _ := p.Selection(); len(selected) != 2 {
 		t.Errorf("%d selected; want the 2 others", len(selected))
 	}
 	snap := b1.Snapshot().Outlier
@@ -79,12 +79,12 @@ func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 	// Ok probes before the time is served do count, but do not readmit.
 	feed(b1, health.StatusResult(200), 2)
 	clock.Advance(28 * time.Second)
-	if p.Select(); b1.Health().State != health.StateEjected {
+	if p.Selection(); b1.Health().State != health.StateEjected {
 		t.Fatalf("readmitted before its 30s were served")
 	}
 	// Served: the probes had vouched already.
 	clock.Advance(2 * time.Second)
-	if p.Select(); b1.Health().State != health.StateHealthy {
+	if p.Selection(); b1.Health().State != health.StateHealthy {
 		t.Fatalf("after 30s and 2 ok probes: %s; want healthy", b1.Health().State)
 	}
 	// Ejected again right away: twice as long.
@@ -96,7 +96,7 @@ func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 	clock.Advance(time.Minute)
 	feed(b1, health.StatusResult(503), 1)
 	feed(b1, health.StatusResult(200), 1)
-	if p.Select(); b1.Health().State != health.StateEjected {
+	if p.Selection(); b1.Health().State != health.StateEjected {
 		t.Fatalf("readmitted with 1 ok probe after a failure")
 	}
 	feed(b1, health.StatusResult(200), 1)
@@ -126,7 +126,7 @@ func TestOutlierNeverEjectsBelowTheBudget(t *testing.T) {
 		t.Fatalf("ejected below desired_healthy 3")
 	}
 	// 36 rounds past min_rounds over 40s: once per 30s window.
-	if got := p.Suppressed()[outlier.ReasonFailure]; got != 2 {
+	if got := p.Snapshot().Suppressed[outlier.ReasonFailure]; got != 2 {
 		t.Errorf("%d suppressions; want 2, once a window", got)
 	}
 	if got := p.Backends()[2].Snapshot().Outlier.Ejections; got != ([outlier.NumReasons][2]uint64{}) {
@@ -150,7 +150,7 @@ func TestOutlierDryRunChangesNothing(t *testing.T) {
 	if got := b0.Health().State; got != health.StateUnknown || !b0.Health().InService() {
 		t.Fatalf("dry run changed the state to %s", got)
 	}
-	if selected, _, _ := p.Select(); len(selected) != 3 {
+	if selected, _, _, _ := p.Selection(); len(selected) != 3 {
 		t.Errorf("dry run: %d selected; want 3", len(selected))
 	}
 	if snap := b0.Snapshot().Outlier; snap.Ejections[outlier.ReasonFailure] != [2]uint64{1, 0} || !snap.Ejected || snap.Enforced {

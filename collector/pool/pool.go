@@ -243,18 +243,12 @@ func (p *Pool) Len() int {
 	return len(p.backends)
 }
 
-// Select returns the backends that should receive traffic, in config
-// order, and the number of backends in the pool at that moment. When the
-// in-service share falls below the panic threshold, or nothing is in
-// service, it fails open and returns every backend. Backends whose passive
-// ejection has run its course are readmitted first.
-func (p *Pool) Select() (selected []*Backend, configured int, failOpen bool) {
-	selected, _, configured, failOpen = p.Selection()
-	return selected, configured, failOpen
-}
-
-// Selection is Select that also returns the backends it left out (none
-// when it fails open), in config order.
+// Selection returns the backends that should receive traffic, in config
+// order, the ones it left out, and the number of backends in the pool at
+// that moment. When the in-service share falls below the panic threshold,
+// or nothing is in service, it fails open: it selects every backend but
+// those in maintenance. Whatever timed work is due (readmissions,
+// maintenance expiry) is done first.
 func (p *Pool) Selection() (selected, skipped []*Backend, configured int, failOpen bool) {
 	p.catchUp(p.now())
 	p.mu.RLock()
@@ -318,7 +312,7 @@ func (p *Pool) snapshot(withHistory bool) Snapshot {
 	defer p.mu.RUnlock()
 	s := Snapshot{Backends: make([]BackendSnapshot, len(p.backends)), Time: now,
 		PanicThreshold: p.settings.PanicThreshold, PassiveHealth: p.settings.Passive.Enabled,
-		OutlierDetection: p.settings.Outlier.Enabled, OutlierEnforcing: p.settings.Outlier.Enforcing, Suppressed: p.Suppressed(),
+		OutlierDetection: p.settings.Outlier.Enabled, OutlierEnforcing: p.settings.Outlier.Enforcing, Suppressed: p.suppressed(),
 		Fanout: p.settings.Fanout, Maintenance: p.maintenanceInUseLocked()}
 	for i, b := range p.backends {
 		if withHistory {

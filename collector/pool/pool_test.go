@@ -79,9 +79,9 @@ func TestSelectKeepsConfigOrderAndSkipsUnhealthy(t *testing.T) {
 	bs := p.Backends()
 	feed(bs[1], health.StatusResult(503), 3)
 	feed(bs[2], health.StatusResult(404), 1)
-	selected, configured, failOpen := p.Select()
+	selected, _, configured, failOpen := p.Selection()
 	if got, want := fmt.Sprint(names(selected)), "[b0 b2 b3]"; got != want || failOpen || configured != 4 {
-		t.Errorf("Select() = %s of %d failOpen=%v, want %s of 4 and not fail-open", got, configured, failOpen, want)
+		t.Errorf("Selection() = %s of %d failOpen=%v, want %s of 4 and not fail-open", got, configured, failOpen, want)
 	}
 }
 
@@ -106,7 +106,7 @@ func TestFailOpen(t *testing.T) {
 			for _, b := range p.Backends()[:c.down] {
 				feed(b, health.TransportResult("refused"), 3)
 			}
-			selected, configured, failOpen := p.Select()
+			selected, _, configured, failOpen := p.Selection()
 			if len(selected) != c.wantSelected || failOpen != c.wantFailOpen || configured != c.configured {
 				t.Errorf("selected %d of %d failOpen=%v, want %d of %d and %v", len(selected), configured, failOpen, c.wantSelected, c.configured, c.wantFailOpen)
 			}

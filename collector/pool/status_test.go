@@ -72,10 +72,10 @@ func TestFailOpenChangesAreLoggedOnce(t *testing.T) {
 		feed(b, health.StatusResult(503), 5)
 	}
 	for range 3 {
-		p.Select()
+		p.Selection()
 	}
 	feed(p.Backends()[0], health.StatusResult(200), 5)
-	p.Select()
+	p.Selection()
 	var lines []string
 	for line := range strings.SplitSeq(buf.String(), "\n") {
 		if strings.Contains(line, "fail") && strings.Contains(line, "open") {

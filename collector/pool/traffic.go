@@ -35,6 +35,7 @@ const (
 
 var fanoutReasonNames = [NumFanoutReasons]string{"timeout", "transport", "http_4xx", "http_429", "http_5xx", "invalid_body", "too_large", "http_3xx", "local"}
 
+// String is the reason as its metric label value names it.
 func (r FanoutReason) String() string { return fanoutReasonNames[r] }
 
 // FanoutReasons lists every reason in a stable order, for pre-initialised series.
