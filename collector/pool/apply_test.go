@@ -20,13 +20,13 @@ import (
 // settings and client configuration are unchanged stays the same object
 // (so a probe in flight still lands on it), with its client and state.
 func TestApplyKeepsUnchangedBackendObject(t *testing.T) {
-	p := newTestPool(t, poolTestTargets(2), Settings{})
+	p := newPool(t, numberedTargets(2), Settings{})
 	before := p.Backends()
 	feed(before[0], health.StatusResult(200), 1)
 	feed(before[1], health.StatusResult(503), 3)
 
 	// Equal by value, not the same values: a reload parses a new config.
-	next := poolTestTargets(2)
+	next := numberedTargets(2)
 	next[0].URL += "/" // a trailing slash is ignored
 	if err := p.Apply(next, Settings{PanicThreshold: 10}); err != nil {
 		t.Fatal(err)
@@ -107,9 +107,9 @@ func TestApplySendsChangedSecret(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := newAuthServer(t)
-			targets := []Target{testTarget("b0", srv.URL)}
+			targets := []Target{probedTarget("b0", srv.URL)}
 			c.set(&targets[0].ClientConfig, "old")
-			p := newTestPool(t, targets, Settings{})
+			p := newPool(t, targets, Settings{})
 			before := p.Backends()[0]
 			t.Cleanup(func() { before.Client.CloseIdleConnections() })
 			feed(before, health.StatusResult(200), 1)
@@ -118,7 +118,7 @@ func TestApplySendsChangedSecret(t *testing.T) {
 				t.Fatalf("before the reload the backend saw %q, want %q", got, c.oldH)
 			}
 
-			targets = []Target{testTarget("b0", srv.URL)}
+			targets = []Target{probedTarget("b0", srv.URL)}
 			c.set(&targets[0].ClientConfig, "new")
 			if err := p.Apply(targets, Settings{}); err != nil {
 				t.Fatal(err)
@@ -147,10 +147,10 @@ func TestApplySharesClientsByConfig(t *testing.T) {
 		t.ClientConfig.Authorization = &commoncfg.Authorization{Type: "Bearer", Credentials: commoncfg.Secret(token)}
 		return t
 	}
-	targets := poolTestTargets(4)
+	targets := numberedTargets(4)
 	targets[2] = withToken(targets[2], "x")
 	targets[3] = withToken(targets[3], "x")
-	p := newTestPool(t, targets, Settings{})
+	p := newPool(t, targets, Settings{})
 	bs := p.Backends()
 	if bs[0].Client != bs[1].Client || bs[2].Client != bs[3].Client {
 		t.Error("backends with equal client configurations do not share a client")
@@ -164,7 +164,7 @@ func TestApplySharesClientsByConfig(t *testing.T) {
 
 	// b2 and b3 move to a third configuration: the one with token x is
 	// unused and dropped.
-	targets = poolTestTargets(4)
+	targets = numberedTargets(4)
 	targets[2] = withToken(targets[2], "y")
 	targets[3] = withToken(targets[3], "y")
 	if err := p.Apply(targets, Settings{}); err != nil {
@@ -256,8 +256,8 @@ func getReused(t *testing.T, b *Backend) bool {
 func TestApplyClosesConnectionsOfGoneHosts(t *testing.T) {
 	gone, goneConns := newWatchedServer(t)
 	kept, keptConns := newWatchedServer(t)
-	targets := []Target{testTarget("gone", gone.URL), testTarget("kept", kept.URL), testTarget("kept-too", kept.URL+"/other")}
-	p := newTestPool(t, targets, Settings{})
+	targets := []Target{probedTarget("gone", gone.URL), probedTarget("kept", kept.URL), probedTarget("kept-too", kept.URL+"/other")}
+	p := newPool(t, targets, Settings{})
 	bs := p.Backends()
 	if bs[0].Client != bs[1].Client {
 		t.Fatal("the test wants the backends to share one client")
@@ -288,12 +288,12 @@ func TestApplyClosesConnectionsOfGoneHosts(t *testing.T) {
 // that cannot be built (a CA file that does not exist) fails and changes
 // nothing: same backends, same clients, same state, same settings.
 func TestApplyErrorLeavesPoolUnchanged(t *testing.T) {
-	p := newTestPool(t, poolTestTargets(2), Settings{PanicThreshold: 60})
+	p := newPool(t, numberedTargets(2), Settings{PanicThreshold: 60})
 	before := p.Backends()
 	feed(before[0], health.StatusResult(503), 3)
 	clients := p.clients.Len()
 
-	next := poolTestTargets(3)
+	next := numberedTargets(3)
 	next[0].ClientConfig.BearerToken = "changed" // a new client that must not leak
 	next[2].ClientConfig.TLSConfig.CAFile = filepath.Join(t.TempDir(), "missing-ca.pem")
 	err := p.Apply(next, Settings{})
@@ -320,9 +320,9 @@ func TestApplyErrorLeavesPoolUnchanged(t *testing.T) {
 // the API), so a second target of the same name is an error and the pool
 // stays as it was.
 func TestApplyRefusesDuplicateNames(t *testing.T) {
-	p := newTestPool(t, testTargets("a"), Settings{})
+	p := newPool(t, namedTargets("a"), Settings{})
 	before := p.Backends()[0]
-	targets := append(testTargets("a", "b"), testTarget("a", "http://127.0.0.1:19999"))
+	targets := append(namedTargets("a", "b"), probedTarget("a", "http://127.0.0.1:19999"))
 	err := p.Apply(targets, Settings{})
 	if err == nil || !strings.Contains(err.Error(), `two backends are named "a"`) {
 		t.Fatalf("Apply with a duplicate name = %v, want an error naming it", err)

@@ -16,7 +16,7 @@ import (
 func TestRecordLogsEachStateChangeOnce(t *testing.T) {
 	var buf bytes.Buffer
 	// Two backends, so that b0 going out does not make the pool fail open.
-	p := newTestPoolLogging(t, log.NewLogfmtLogger(&buf), testTargets("b0", "b1"), Settings{})
+	p := newLoggingPool(t, log.NewLogfmtLogger(&buf), namedTargets("b0", "b1"), Settings{})
 	b := p.Backends()[0]
 	feed(b, health.StatusResult(200), 5)
 	feed(b, health.StatusResult(503), 5)
@@ -38,7 +38,7 @@ func TestRecordLogsEachStateChangeOnce(t *testing.T) {
 // that says the backend stays in service unverified.
 func TestEnteringProbeUnsupportedWarns(t *testing.T) {
 	var buf bytes.Buffer
-	p := newTestPoolLogging(t, log.NewLogfmtLogger(&buf), testTargets("b0"), Settings{})
+	p := newLoggingPool(t, log.NewLogfmtLogger(&buf), namedTargets("b0"), Settings{})
 	feed(p.Backends()[0], health.StatusResult(404), 3)
 	out := buf.String()
 	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "level=warn") || !strings.Contains(out, "stays in service unverified") || !strings.Contains(out, "to=probe_unsupported verified=false") {

@@ -17,21 +17,21 @@ import (
 	"github.com/probegate/probegate/internal/testclock"
 )
 
-// ejectionTestWindow is the passive-health window of the ejection tests.
-const ejectionTestWindow = 10 * time.Second
+// passiveWindow is the passive-health window of the ejection tests.
+const passiveWindow = 10 * time.Second
 
-// ejectionTestSettings eject a backend at 3 failures in 10s, at most half
+// passiveSettings eject a backend at 3 failures in 10s, at most half
 // the pool.
-func ejectionTestSettings() Settings {
+func passiveSettings() Settings {
 	return Settings{Passive: config.PassiveHealth{
-		Enabled: true, Window: model.Duration(ejectionTestWindow), MaxFailures: 3, MaxEjectedPercent: 50,
+		Enabled: true, Window: model.Duration(passiveWindow), MaxFailures: 3, MaxEjectedPercent: 50,
 	}}
 }
 
 // unprobedTargets are targets with probes off: only the elapsed window
 // readmits them after an ejection.
 func unprobedTargets(n int) []Target {
-	targets := poolTestTargets(n)
+	targets := numberedTargets(n)
 	for i := range targets {
 		targets[i].Probe.Enabled = false
 	}
@@ -40,7 +40,7 @@ func unprobedTargets(n int) []Target {
 
 func newClockedPool(t *testing.T, logger log.Logger, targets []Target, s Settings) (*Pool, *testclock.Clock) {
 	t.Helper()
-	clock := testclock.New(passiveTestEpoch)
+	clock := testclock.New(epoch)
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
@@ -70,7 +70,7 @@ func selectedNames(p *Pool) string {
 // and Selection readmits the unprobed ones exactly when the window elapsed.
 func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 	var buf bytes.Buffer
-	p, clock := newClockedPool(t, log.NewLogfmtLogger(&buf), unprobedTargets(4), ejectionTestSettings())
+	p, clock := newClockedPool(t, log.NewLogfmtLogger(&buf), unprobedTargets(4), passiveSettings())
 	bs := p.Backends()
 
 	failTraffic(p, bs[0], 2)
@@ -101,7 +101,7 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 		t.Errorf("b2 spared: %+v", s)
 	}
 
-	clock.Advance(ejectionTestWindow - time.Second - time.Nanosecond)
+	clock.Advance(passiveWindow - time.Second - time.Nanosecond)
 	if got := selectedNames(p); got != "[b2 b3]" {
 		t.Fatalf("a nanosecond before b0's window elapsed Selection() = %s", got)
 	}
@@ -123,7 +123,7 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 // TestPassiveHealthOffOnlyCounts: with passive health off, failing traffic
 // is counted and ejects nothing.
 func TestPassiveHealthOffOnlyCounts(t *testing.T) {
-	s := ejectionTestSettings()
+	s := passiveSettings()
 	s.Passive.Enabled = false
 	p, _ := newClockedPool(t, nil, unprobedTargets(2), s)
 	b := p.Backends()[0]
@@ -138,17 +138,17 @@ func TestPassiveHealthOffOnlyCounts(t *testing.T) {
 // path once told health apart is readmitted by ok probes only, not by the
 // elapsed window.
 func TestProbedVerifiedBackendWaitsForProbes(t *testing.T) {
-	p, clock := newClockedPool(t, nil, poolTestTargets(2), ejectionTestSettings())
+	p, clock := newClockedPool(t, nil, numberedTargets(2), passiveSettings())
 	b := p.Backends()[0]
 	b.RecordProbe(health.StatusResult(200))
 	failTraffic(p, b, 3)
-	clock.Advance(10 * ejectionTestWindow)
+	clock.Advance(10 * passiveWindow)
 	if got := selectedNames(p); got != "[b1]" {
 		t.Fatalf("long after the window Selection() = %s, want b0 still ejected", got)
 	}
-	feed(b, health.StatusResult(200), testProbe.Successes)
+	feed(b, health.StatusResult(200), defaultProbe.Successes)
 	if got := selectedNames(p); got != "[b0 b1]" {
-		t.Fatalf("after %d ok probes Selection() = %s, want b0 back", testProbe.Successes, got)
+		t.Fatalf("after %d ok probes Selection() = %s, want b0 back", defaultProbe.Successes, got)
 	}
 }
 
@@ -157,10 +157,10 @@ func TestProbedVerifiedBackendWaitsForProbes(t *testing.T) {
 // also when its client configuration changed with the reload (the new
 // backend object inherits the ejection).
 func TestApplyShorterWindowReadmitsSooner(t *testing.T) {
-	p, clock := newClockedPool(t, nil, unprobedTargets(2), ejectionTestSettings())
+	p, clock := newClockedPool(t, nil, unprobedTargets(2), passiveSettings())
 	failTraffic(p, p.Backends()[0], 3)
 
-	s := ejectionTestSettings()
+	s := passiveSettings()
 	s.Passive.Window = model.Duration(2 * time.Second)
 	targets := unprobedTargets(2)
 	targets[0].ClientConfig.Authorization = &commoncfg.Authorization{Type: "Bearer", Credentials: "changed"}
@@ -180,9 +180,9 @@ func TestApplyShorterWindowReadmitsSooner(t *testing.T) {
 // finishes after a reload removed its backend counts on the old object but
 // cannot eject it from the pool, nor use up max_ejected_percent.
 func TestRecordTrafficOnRemovedBackendEjectsNothing(t *testing.T) {
-	p, _ := newClockedPool(t, nil, unprobedTargets(3), ejectionTestSettings())
+	p, _ := newClockedPool(t, nil, unprobedTargets(3), passiveSettings())
 	removed := p.Backends()[2]
-	if err := p.Apply(unprobedTargets(2), ejectionTestSettings()); err != nil {
+	if err := p.Apply(unprobedTargets(2), passiveSettings()); err != nil {
 		t.Fatal(err)
 	}
 	failTraffic(p, removed, 3)
@@ -200,7 +200,7 @@ func TestRecordTrafficOnRemovedBackendEjectsNothing(t *testing.T) {
 func TestRunReadmitsWithoutASelection(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := New(nil, nil)
-		if err := p.Apply(unprobedTargets(2), ejectionTestSettings()); err != nil {
+		if err := p.Apply(unprobedTargets(2), passiveSettings()); err != nil {
 			t.Fatal(err)
 		}
 		startRun(t, p)
@@ -212,7 +212,7 @@ func TestRunReadmitsWithoutASelection(t *testing.T) {
 		if !b.Health().Ejected {
 			t.Fatal("not ejected")
 		}
-		time.Sleep(ejectionTestWindow - time.Nanosecond)
+		time.Sleep(passiveWindow - time.Nanosecond)
 		synctest.Wait()
 		if !b.Health().Ejected {
 			t.Fatal("readmitted before the window elapsed")

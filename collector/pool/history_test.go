@@ -12,7 +12,7 @@ import (
 // long, i seconds after the epoch.
 func numberedResult(i int) health.Result {
 	r := health.StatusResult(200 + i%100)
-	r.Time, r.Duration = passiveTestEpoch.Add(time.Duration(i)*time.Second), time.Duration(i)*time.Millisecond
+	r.Time, r.Duration = epoch.Add(time.Duration(i)*time.Second), time.Duration(i)*time.Millisecond
 	return r
 }
 
@@ -20,7 +20,7 @@ func numberedResult(i int) health.Result {
 // holds each backend's recorded results, oldest first, as the history ring
 // keeps them; the snapshot for /metrics and /healthz leaves them out.
 func TestSnapshotWithHistoryCarriesTheResults(t *testing.T) {
-	p := newTestPool(t, testTargets("a"), Settings{})
+	p := newPool(t, namedTargets("a"), Settings{})
 	b := p.Backends()[0]
 	if got := p.SnapshotWithHistory().Backends[0].History; len(got) != 0 {
 		t.Fatalf("%d results before any probe", len(got))
@@ -41,7 +41,7 @@ func TestSnapshotWithHistoryCarriesTheResults(t *testing.T) {
 // TestRecordDoesNotAllocate: recording a probe result, history and
 // latency histogram included, allocates nothing.
 func TestRecordDoesNotAllocate(t *testing.T) {
-	b := newTestPool(t, testTargets("a"), Settings{}).Backends()[0]
+	b := newPool(t, namedTargets("a"), Settings{}).Backends()[0]
 	r := numberedResult(1)
 	b.RecordProbe(r) // The histogram's native bucket for r exists from now on.
 	if allocs := testing.AllocsPerRun(1000, func() { b.RecordProbe(r) }); allocs != 0 {
@@ -54,7 +54,7 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 // ring. It must not allocate.
 func BenchmarkRecordProbe(b *testing.B) {
 	p := New(nil, nil)
-	if err := p.Apply(testTargets("a"), Settings{}); err != nil {
+	if err := p.Apply(namedTargets("a"), Settings{}); err != nil {
 		b.Fatal(err)
 	}
 	backend := p.Backends()[0]
@@ -75,8 +75,8 @@ func BenchmarkRecordProbe(b *testing.B) {
 // maintenance, an ejection by fan-out traffic and the readmission after
 // it; at most history.TransitionLength of them.
 func TestTransitionLog(t *testing.T) {
-	targets := append(testTargets("a"), unprobedTargets(2)...)
-	p, clock := newClockedPool(t, nil, targets, ejectionTestSettings())
+	targets := append(namedTargets("a"), unprobedTargets(2)...)
+	p, clock := newClockedPool(t, nil, targets, passiveSettings())
 	bs := p.Backends()
 	a, unprobed := bs[0], bs[1]
 	a.RecordProbe(okResult)
@@ -86,7 +86,7 @@ func TestTransitionLog(t *testing.T) {
 	p.SetMaintenance([]Maintenance{{Backend: "a", Reason: "x"}})
 	clock.Advance(time.Second)
 	failTraffic(p, unprobed, 3)
-	clock.Advance(ejectionTestWindow)
+	clock.Advance(passiveWindow)
 	p.Selection()
 
 	want := []history.Transition{
@@ -100,8 +100,8 @@ func TestTransitionLog(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("%d transitions logged, want %d: %+v", len(got), len(want), got)
 	}
-	times := []time.Time{passiveTestEpoch.Add(3*time.Second + ejectionTestWindow), passiveTestEpoch.Add(3 * time.Second),
-		passiveTestEpoch.Add(2 * time.Second), passiveTestEpoch.Add(time.Second), passiveTestEpoch}
+	times := []time.Time{epoch.Add(3*time.Second + passiveWindow), epoch.Add(3 * time.Second),
+		epoch.Add(2 * time.Second), epoch.Add(time.Second), epoch}
 	for i := range want {
 		want[i].Time = times[i]
 		if got[i] != want[i] {

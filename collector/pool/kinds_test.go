@@ -21,12 +21,12 @@ func TestApplyResetsBackendsWhoseProbeKindSettingsChange(t *testing.T) {
 	}
 	for name, change := range changes {
 		t.Run(name, func(t *testing.T) {
-			targets := poolTestTargets(1)
+			targets := numberedTargets(1)
 			targets[0].Probe.Headers = map[string]string{"Host": "a"}
-			p := newTestPool(t, targets, Settings{})
+			p := newPool(t, targets, Settings{})
 			feed(p.Backends()[0], health.StatusResult(200), 1)
 
-			next := poolTestTargets(1)
+			next := numberedTargets(1)
 			next[0].Probe.Headers = map[string]string{"Host": "a"}
 			change(&next[0].Probe)
 			if err := p.Apply(next, Settings{}); err != nil {

@@ -19,9 +19,9 @@ var (
 	downResult = health.StatusResult(503)
 )
 
-// maintenanceTestSettings allow exactly `allowed` disruptions of a fully
+// allowingDisruptions allow exactly `allowed` disruptions of a fully
 // healthy pool of n backends.
-func maintenanceTestSettings(n, allowed int) Settings {
+func allowingDisruptions(n, allowed int) Settings {
 	return Settings{Readiness: config.Readiness{MinAvailable: &config.IntOrPercent{Value: n - allowed}}}
 }
 
@@ -29,7 +29,7 @@ func maintenanceTestSettings(n, allowed int) Settings {
 // whose budget allows `allowed` disruptions.
 func healthyPool(t *testing.T, n, allowed int) (*Pool, *testclock.Clock) {
 	t.Helper()
-	p, clock := newClockedPool(t, nil, poolTestTargets(n), maintenanceTestSettings(n, allowed))
+	p, clock := newClockedPool(t, nil, numberedTargets(n), allowingDisruptions(n, allowed))
 	for _, b := range p.Backends() {
 		feed(b, okResult, 1)
 	}
@@ -139,7 +139,7 @@ func TestMaintenanceExitReadmitsAfterSuccesses(t *testing.T) {
 // TestMaintenanceExitUnprobedIsImmediate: with probing off the backend
 // returns to its probe-derived state at once.
 func TestMaintenanceExitUnprobedIsImmediate(t *testing.T) {
-	p, _ := newClockedPool(t, nil, unprobedTargets(2), maintenanceTestSettings(2, 1))
+	p, _ := newClockedPool(t, nil, unprobedTargets(2), allowingDisruptions(2, 1))
 	enter(p, Maintenance{Backend: "b1"})
 	p.SetMaintenance(nil)
 	if got := stateOf(p, "b1"); got != health.StateUnknown {
@@ -170,7 +170,7 @@ func TestMaintenanceTTLExpires(t *testing.T) {
 func TestRunExpiresMaintenance(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := New(nil, nil)
-		if err := p.Apply(poolTestTargets(2), maintenanceTestSettings(2, 1)); err != nil {
+		if err := p.Apply(numberedTargets(2), allowingDisruptions(2, 1)); err != nil {
 			t.Fatal(err)
 		}
 		startRun(t, p)
@@ -203,7 +203,7 @@ func TestMaintenanceFarUntilIsNotDue(t *testing.T) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		p := New(nil, nil)
-		if err := p.Apply(poolTestTargets(1), maintenanceTestSettings(1, 1)); err != nil {
+		if err := p.Apply(numberedTargets(1), allowingDisruptions(1, 1)); err != nil {
 			t.Fatal(err)
 		}
 		enter(p, Maintenance{Backend: "b0", Until: far})
@@ -243,15 +243,15 @@ func TestMaintenanceFailOpenExcludesIt(t *testing.T) {
 func TestMaintenanceSurvivesReload(t *testing.T) {
 	p, _ := healthyPool(t, 3, 1)
 	enter(p, Maintenance{Backend: "b2", Reason: "r"})
-	targets := poolTestTargets(3)
-	if err := p.Apply(targets[:2], maintenanceTestSettings(2, 1)); err != nil {
+	targets := numberedTargets(3)
+	if err := p.Apply(targets[:2], allowingDisruptions(2, 1)); err != nil {
 		t.Fatal(err)
 	}
 	if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b2" {
 		t.Fatalf("entries %v after removing b2", got)
 	}
 	targets[2].URL = "http://127.0.0.1:19999" // returns changed: a new object
-	if err := p.Apply(targets, maintenanceTestSettings(3, 1)); err != nil {
+	if err := p.Apply(targets, allowingDisruptions(3, 1)); err != nil {
 		t.Fatal(err)
 	}
 	if got := stateOf(p, "b2"); got != health.StateMaintenance {
@@ -277,9 +277,9 @@ func TestSetMaintenanceReplacesAndDropsExpired(t *testing.T) {
 // TestPassiveHealthSkipsMaintenance: traffic that reached a backend before
 // it entered maintenance does not eject it.
 func TestPassiveHealthSkipsMaintenance(t *testing.T) {
-	s := ejectionTestSettings()
-	s.Readiness = maintenanceTestSettings(2, 1).Readiness
-	p, _ := newClockedPool(t, nil, poolTestTargets(2), s)
+	s := passiveSettings()
+	s.Readiness = allowingDisruptions(2, 1).Readiness
+	p, _ := newClockedPool(t, nil, numberedTargets(2), s)
 	enter(p, Maintenance{Backend: "b0"})
 	failTraffic(p, p.Backends()[0], 5)
 	if h := p.Backends()[0].Health(); h.Ejected {

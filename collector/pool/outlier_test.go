@@ -15,18 +15,16 @@ import (
 	"github.com/probegate/probegate/internal/testclock"
 )
 
-var outlierTestEpoch = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-
-// outlierTestPool is n backends under outlier detection judging from 5
+// detectingPool is n backends under outlier detection judging from 5
 // rounds, with the readiness budget given (nil: min_available 1).
-func outlierTestPool(t *testing.T, n int, enforcing bool, minAvailable *config.IntOrPercent, probed bool) (*Pool, *testclock.Clock, *bytes.Buffer) {
+func detectingPool(t *testing.T, n int, enforcing bool, minAvailable *config.IntOrPercent, probed bool) (*Pool, *testclock.Clock, *bytes.Buffer) {
 	t.Helper()
-	clock := testclock.New(outlierTestEpoch)
+	clock := testclock.New(epoch)
 	logs := &bytes.Buffer{}
 	p := New(log.NewLogfmtLogger(log.NewSyncWriter(logs)), clock.Now)
 	od := config.DefaultOutlierDetection()
 	od.Enabled, od.Enforcing, od.MinRounds = true, enforcing, 5
-	targets := poolTestTargets(n)
+	targets := numberedTargets(n)
 	for i := range targets {
 		targets[i].Probe.Enabled = probed
 	}
@@ -59,7 +57,7 @@ func rounds(p *Pool, clock *testclock.Clock, n int, failing map[int]bool, latenc
 }
 
 func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
-	p, clock, logs := outlierTestPool(t, 3, true, nil, true)
+	p, clock, logs := detectingPool(t, 3, true, nil, true)
 	b1 := p.Backends()[1]
 	feed(b1, health.StatusResult(200), 1) // Verified: probes must vouch for it.
 	rounds(p, clock, 5, map[int]bool{1: true}, nil)
@@ -70,7 +68,7 @@ func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 		t.Errorf("%d selected; want the 2 others", len(selected))
 	}
 	snap := b1.Snapshot().Outlier
-	if snap.Ejections[outlier.ReasonFailure][1] != 1 || snap.Until != outlierTestEpoch.Add(4*time.Second+30*time.Second) {
+	if snap.Ejections[outlier.ReasonFailure][1] != 1 || snap.Until != epoch.Add(4*time.Second+30*time.Second) {
 		t.Errorf("ejection %+v; want one, until 30s after", snap)
 	}
 	if !strings.Contains(logs.String(), `msg="Backend ejected by outlier detection"`) {
@@ -106,7 +104,7 @@ func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 }
 
 func TestOutlierUnprobedReadmittedWhenServed(t *testing.T) {
-	p, clock, _ := outlierTestPool(t, 2, true, nil, false)
+	p, clock, _ := detectingPool(t, 2, true, nil, false)
 	rounds(p, clock, 5, nil, map[int]time.Duration{0: 150 * time.Millisecond})
 	b0 := p.Backends()[0]
 	if snap := b0.Snapshot().Outlier; b0.Health().State != health.StateEjected || snap.Reason != outlier.ReasonLatency {
@@ -120,7 +118,7 @@ func TestOutlierUnprobedReadmittedWhenServed(t *testing.T) {
 
 func TestOutlierNeverEjectsBelowTheBudget(t *testing.T) {
 	three := &config.IntOrPercent{Value: 3}
-	p, clock, logs := outlierTestPool(t, 3, true, three, false)
+	p, clock, logs := detectingPool(t, 3, true, three, false)
 	rounds(p, clock, 40, map[int]bool{2: true}, nil)
 	if got := p.Backends()[2].Health().State; got == health.StateEjected {
 		t.Fatalf("ejected below desired_healthy 3")
@@ -136,7 +134,7 @@ func TestOutlierNeverEjectsBelowTheBudget(t *testing.T) {
 		t.Errorf("no suppression log line:\n%s", logs)
 	}
 	// With room in the budget the same backend goes.
-	p2, clock2, _ := outlierTestPool(t, 3, true, &config.IntOrPercent{Value: 2}, false)
+	p2, clock2, _ := detectingPool(t, 3, true, &config.IntOrPercent{Value: 2}, false)
 	rounds(p2, clock2, 5, map[int]bool{2: true}, nil)
 	if got := p2.Backends()[2].Health().State; got != health.StateEjected {
 		t.Errorf("desired_healthy 2 of 3: %s; want ejected", got)
@@ -144,7 +142,7 @@ func TestOutlierNeverEjectsBelowTheBudget(t *testing.T) {
 }
 
 func TestOutlierDryRunChangesNothing(t *testing.T) {
-	p, clock, logs := outlierTestPool(t, 3, false, nil, false)
+	p, clock, logs := detectingPool(t, 3, false, nil, false)
 	rounds(p, clock, 5, map[int]bool{0: true}, nil)
 	b0 := p.Backends()[0]
 	if got := b0.Health().State; got != health.StateUnknown || !b0.Health().InService() {
@@ -165,7 +163,7 @@ func TestOutlierDryRunChangesNothing(t *testing.T) {
 }
 
 func TestOutlierIgnoresLocalAndCorrelated(t *testing.T) {
-	p, clock, _ := outlierTestPool(t, 2, true, nil, false)
+	p, clock, _ := detectingPool(t, 2, true, nil, false)
 	a, b := p.Backends()[0], p.Backends()[1]
 	for range 10 {
 		p.RecordRound([]RoundSample{
@@ -186,7 +184,7 @@ func TestRunEndsServedOutlierEjection(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		od := config.DefaultOutlierDetection()
 		od.Enabled, od.Enforcing, od.MinRounds = true, true, 5
-		targets := poolTestTargets(2)
+		targets := numberedTargets(2)
 		for i := range targets {
 			targets[i].Probe.Enabled = false
 		}

@@ -18,39 +18,41 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// testProbe is the probe block of the test targets.
-var testProbe = testconfig.Probe()
+// defaultProbe is the probe block of the test targets.
+var defaultProbe = testconfig.Probe()
 
-// testTarget is a probed target with the default client configuration.
-func testTarget(name, url string) Target {
-	return Target{Name: name, URL: url, Probe: testProbe, ClientConfig: commoncfg.DefaultHTTPClientConfig}
+// probedTarget is a probed target with the default client configuration.
+func probedTarget(name, url string) Target {
+	return Target{Name: name, URL: url, Probe: defaultProbe, ClientConfig: commoncfg.DefaultHTTPClientConfig}
 }
 
-// testTargets are targets with the given names on loopback ports where
+// namedTargets are targets with the given names on loopback ports where
 // nothing listens, 19001 upwards, for tests that feed results by hand.
-func testTargets(names ...string) []Target {
+func namedTargets(names ...string) []Target {
 	targets := make([]Target, len(names))
 	for i, name := range names {
-		targets[i] = testTarget(name, fmt.Sprintf("http://127.0.0.1:%d", 19001+i))
+		targets[i] = probedTarget(name, fmt.Sprintf("http://127.0.0.1:%d", 19001+i))
 	}
 	return targets
 }
 
-// poolTestTargets are n targets b0, b1, ….
-func poolTestTargets(n int) []Target {
+// numberedTargets are n targets b0, b1, ….
+func numberedTargets(n int) []Target {
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("b%d", i)
 	}
-	return testTargets(names...)
+	return namedTargets(names...)
 }
 
-func newTestPool(t *testing.T, targets []Target, s Settings) *Pool {
+// newPool is a pool of targets under s that logs nothing.
+func newPool(t *testing.T, targets []Target, s Settings) *Pool {
 	t.Helper()
-	return newTestPoolLogging(t, log.NewNopLogger(), targets, s)
+	return newLoggingPool(t, log.NewNopLogger(), targets, s)
 }
 
-func newTestPoolLogging(t *testing.T, logger log.Logger, targets []Target, s Settings) *Pool {
+// newLoggingPool is a pool of targets under s that logs to logger.
+func newLoggingPool(t *testing.T, logger log.Logger, targets []Target, s Settings) *Pool {
 	t.Helper()
 	p := New(logger, nil)
 	if err := p.Apply(targets, s); err != nil {
@@ -75,7 +77,7 @@ func names(backends []*Backend) []string {
 }
 
 func TestSelectKeepsConfigOrderAndSkipsUnhealthy(t *testing.T) {
-	p := newTestPool(t, poolTestTargets(4), Settings{})
+	p := newPool(t, numberedTargets(4), Settings{})
 	bs := p.Backends()
 	feed(bs[1], health.StatusResult(503), 3)
 	feed(bs[2], health.StatusResult(404), 1)
@@ -102,7 +104,7 @@ func TestFailOpen(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := newTestPool(t, poolTestTargets(c.configured), Settings{PanicThreshold: c.panicThreshold})
+			p := newPool(t, numberedTargets(c.configured), Settings{PanicThreshold: c.panicThreshold})
 			for _, b := range p.Backends()[:c.down] {
 				feed(b, health.TransportResult("refused"), 3)
 			}
@@ -121,15 +123,15 @@ func TestFailOpen(t *testing.T) {
 }
 
 func TestApplyKeepsUnchangedBackendsAndResetsChangedOnes(t *testing.T) {
-	p := newTestPool(t, poolTestTargets(3), Settings{})
+	p := newPool(t, numberedTargets(3), Settings{})
 	for _, b := range p.Backends() {
 		feed(b, health.StatusResult(503), 3)
 	}
 
-	next := poolTestTargets(3)
+	next := numberedTargets(3)
 	next[1].URL = "http://127.0.0.1:20001"
 	next[2].Probe.Path = "/other"
-	next = append(next, testTarget("new", "http://127.0.0.1:20003"))
+	next = append(next, probedTarget("new", "http://127.0.0.1:20003"))
 	if err := p.Apply(next, Settings{}); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +144,7 @@ func TestApplyKeepsUnchangedBackendsAndResetsChangedOnes(t *testing.T) {
 		t.Errorf("after reload states %v, want %v", got, want)
 	}
 
-	if err := p.Apply(poolTestTargets(1), Settings{}); err != nil {
+	if err := p.Apply(numberedTargets(1), Settings{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(p.Backends()); fmt.Sprint(got) != "[b0]" {
@@ -151,10 +153,10 @@ func TestApplyKeepsUnchangedBackendsAndResetsChangedOnes(t *testing.T) {
 }
 
 func TestApplyWithNewClientSettingsKeepsState(t *testing.T) {
-	p := newTestPool(t, poolTestTargets(1), Settings{})
+	p := newPool(t, numberedTargets(1), Settings{})
 	before := p.Backends()[0]
 	feed(before, health.StatusResult(200), 1)
-	next := poolTestTargets(1)
+	next := numberedTargets(1)
 	next[0].ClientConfig.FollowRedirects = !next[0].ClientConfig.FollowRedirects
 	if err := p.Apply(next, Settings{}); err != nil {
 		t.Fatal(err)

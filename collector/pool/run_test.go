@@ -16,7 +16,7 @@ import (
 func TestReadmissionDuePastYear2262IsInTheFuture(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	p := New(nil, func() time.Time { return now })
-	settings := ejectionTestSettings()
+	settings := passiveSettings()
 	settings.Passive.Window = model.Duration(290 * 365 * 24 * time.Hour)
 	if err := p.Apply(unprobedTargets(2), settings); err != nil {
 		t.Fatal(err)

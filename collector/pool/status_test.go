@@ -17,7 +17,7 @@ import (
 // state change by the pool's clock, and the downtime adds up every stretch
 // out of service, the current one included.
 func TestSinceAndDowntimeFollowTransitions(t *testing.T) {
-	p, clock := newClockedPool(t, nil, testTargets("b0", "b1"), Settings{})
+	p, clock := newClockedPool(t, nil, namedTargets("b0", "b1"), Settings{})
 	b := p.Backends()[0]
 	start := clock.Now()
 	if s := p.Snapshot().Backends[0]; !s.Since.IsZero() || s.DowntimeAt(start) != 0 {
@@ -44,7 +44,7 @@ func TestSinceAndDowntimeFollowTransitions(t *testing.T) {
 // TestPassiveEjectionIsATransition: an ejection by passive health sets
 // Since and starts a stretch of downtime like a probe would.
 func TestPassiveEjectionIsATransition(t *testing.T) {
-	p, clock := newClockedPool(t, nil, unprobedTargets(2), ejectionTestSettings())
+	p, clock := newClockedPool(t, nil, unprobedTargets(2), passiveSettings())
 	b := p.Backends()[0]
 	failTraffic(p, b, 3)
 	ejectedAt := clock.Now()
@@ -67,7 +67,7 @@ func TestPassiveEjectionIsATransition(t *testing.T) {
 // leaving it one info line, however many probes and selections happen.
 func TestFailOpenChangesAreLoggedOnce(t *testing.T) {
 	var buf bytes.Buffer
-	p := newTestPoolLogging(t, log.NewLogfmtLogger(&buf), testTargets("b0", "b1"), Settings{})
+	p := newLoggingPool(t, log.NewLogfmtLogger(&buf), namedTargets("b0", "b1"), Settings{})
 	for _, b := range p.Backends() {
 		feed(b, health.StatusResult(503), 5)
 	}
@@ -92,14 +92,14 @@ func TestFailOpenChangesAreLoggedOnce(t *testing.T) {
 // and changed; an unchanged reload, and the first Apply, log nothing.
 func TestReloadLogsWhatChanged(t *testing.T) {
 	var buf bytes.Buffer
-	p := newTestPoolLogging(t, log.NewLogfmtLogger(&buf), testTargets("a", "b", "c"), Settings{})
-	if err := p.Apply(testTargets("a", "b", "c"), Settings{}); err != nil {
+	p := newLoggingPool(t, log.NewLogfmtLogger(&buf), namedTargets("a", "b", "c"), Settings{})
+	if err := p.Apply(namedTargets("a", "b", "c"), Settings{}); err != nil {
 		t.Fatal(err)
 	}
 	if buf.Len() != 0 {
 		t.Fatalf("first and unchanged Apply logged:\n%s", buf.String())
 	}
-	next := testTargets("a", "b", "d", "e")
+	next := namedTargets("a", "b", "d", "e")
 	next[1].URL = "http://127.0.0.1:19999"
 	if err := p.Apply(next, Settings{}); err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestReloadLogsWhatChanged(t *testing.T) {
 	for i := range 5000 {
 		many = append(many, fmt.Sprintf("n%04d", i))
 	}
-	if err := p.Apply(testTargets(many...), Settings{}); err != nil {
+	if err := p.Apply(namedTargets(many...), Settings{}); err != nil {
 		t.Fatal(err)
 	}
 	line := buf.String()

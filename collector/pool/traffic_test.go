@@ -11,15 +11,15 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
-// passiveTestEpoch is a fixed start for the clock the window is given.
-var passiveTestEpoch = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+// epoch is the fixed start of the tests' clocks.
+var epoch = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // TestRecordTrafficDoesNotAllocate: counting an outcome in a backend's
 // window, under its mutex, allocates nothing.
 func TestRecordTrafficDoesNotAllocate(t *testing.T) {
 	b := &Backend{}
 	p := config.PassiveHealth{Enabled: true, Window: model.Duration(30 * time.Second), MaxFailures: 1 << 30}
-	now := passiveTestEpoch
+	now := epoch
 	allocs := testing.AllocsPerRun(1000, func() {
 		now = now.Add(37 * time.Millisecond)
 		b.recordTraffic(Outcome{Erred: true, Reason: FanoutHTTP5xx, Failed: true}, now, p)
@@ -44,13 +44,13 @@ func TestRecordTrafficIsSafeUnderConcurrency(t *testing.T) {
 				if failed {
 					o.Erred, o.Reason = true, FanoutTimeout
 				}
-				b.recordTraffic(o, passiveTestEpoch.Add(time.Duration(i)*time.Millisecond), p)
+				b.recordTraffic(o, epoch.Add(time.Duration(i)*time.Millisecond), p)
 			}
 		})
 	}
 	wg.Wait()
 	b.mu.Lock()
-	c := b.traffic.window.Counts(passiveTestEpoch, time.Hour)
+	c := b.traffic.window.Counts(epoch, time.Hour)
 	timeouts := b.traffic.errors[FanoutTimeout]
 	b.mu.Unlock()
 	if want := uint32(goroutines * each / 2); c.Successes != want || c.Failures != want {
@@ -83,17 +83,17 @@ func TestReadmitElapsedExactlyAtWindow(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := &Backend{Probe: config.HealthProbe{Enabled: c.probed}}
 			b.health = b.health.Step(c.probe, th)
-			if _, _, ok := b.ejectPassively(passiveTestEpoch, window); !ok {
+			if _, _, ok := b.ejectPassively(epoch, window); !ok {
 				t.Fatal("an in-service backend was not ejected")
 			}
-			readmitted, _, due := b.readmitElapsed(passiveTestEpoch.Add(window-time.Nanosecond), window)
+			readmitted, _, due := b.readmitElapsed(epoch.Add(window-time.Nanosecond), window)
 			if readmitted {
 				t.Error("readmitted a nanosecond before the window elapsed")
 			}
-			if c.readmit && !due.Equal(passiveTestEpoch.Add(window)) {
-				t.Errorf("due %v; want %v", due, passiveTestEpoch.Add(window))
+			if c.readmit && !due.Equal(epoch.Add(window)) {
+				t.Errorf("due %v; want %v", due, epoch.Add(window))
 			}
-			readmitted, to, _ := b.readmitElapsed(passiveTestEpoch.Add(window), window)
+			readmitted, to, _ := b.readmitElapsed(epoch.Add(window), window)
 			if readmitted != c.readmit || to != c.wantState || b.Health().Ejected == c.readmit {
 				t.Errorf("when the window elapsed: readmitted %v to %v (ejected %v); want %v to %v",
 					readmitted, to, b.Health().Ejected, c.readmit, c.wantState)

@@ -18,12 +18,12 @@ import (
 // These benchmarks measure recording an outcome in passive health's window
 // against the timer-per-failure design; `make bench-fanout` runs them.
 
-// passiveBenchRate is the outcome rate the passive-health designs are
-// compared at, and passiveBenchWindow the default window: at this rate a
+// benchRate is the outcome rate the passive-health designs are
+// compared at, and benchWindow the default window: at this rate a
 // window holds 300,000 outcomes.
 const (
-	passiveBenchRate   = 10_000
-	passiveBenchWindow = 30 * time.Second
+	benchRate   = 10_000
+	benchWindow = 30 * time.Second
 )
 
 // timerPerFailureCounter is the design passive health is measured against,
@@ -44,7 +44,7 @@ func newTimerPerFailureCounter(b *testing.B, window time.Duration) *timerPerFail
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(func() {
 		cancel()
-		passiveBenchWaitGoroutines(b, goroutines)
+		waitGoroutines(b, goroutines)
 	})
 	return &timerPerFailureCounter{ctx: ctx, window: window, maxFailures: 5}
 }
@@ -67,19 +67,19 @@ func (c *timerPerFailureCounter) record(failed bool) bool {
 	return c.failures.Load() >= c.maxFailures
 }
 
-// passiveBenchLiveBytes is the memory in use after a collection: heap and
+// liveBytes is the memory in use after a collection: heap and
 // goroutine stacks.
-func passiveBenchLiveBytes() int64 {
+func liveBytes() int64 {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc + m.StackInuse)
 }
 
-// passiveBenchWaitGoroutines waits, bounded, until no more than n
+// waitGoroutines waits, bounded, until no more than n
 // goroutines run, so that the baseline's goroutines are gone before the
 // next benchmark (and goleak) looks.
-func passiveBenchWaitGoroutines(b *testing.B, n int) {
+func waitGoroutines(b *testing.B, n int) {
 	deadline := time.Now().Add(30 * time.Second)
 	for runtime.NumGoroutine() > n {
 		if time.Now().After(deadline) {
@@ -101,11 +101,11 @@ func passiveBenchWaitGoroutines(b *testing.B, n int) {
 func BenchmarkPassiveRecord(b *testing.B) {
 	b.Run("ring", func(b *testing.B) {
 		backend := &Backend{}
-		before := passiveBenchLiveBytes()
-		p := config.PassiveHealth{Enabled: true, Window: model.Duration(passiveBenchWindow), MaxFailures: 5, MinRequests: 10, MaxEjectedPercent: 50}
+		before := liveBytes()
+		p := config.PassiveHealth{Enabled: true, Window: model.Duration(benchWindow), MaxFailures: 5, MinRequests: 10, MaxEjectedPercent: 50}
 		o := Outcome{Erred: true, Reason: FanoutHTTP5xx, Failed: true}
 		now := time.Now()
-		step := time.Second / passiveBenchRate
+		step := time.Second / benchRate
 		ejectDue := false
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -117,21 +117,21 @@ func BenchmarkPassiveRecord(b *testing.B) {
 		if !ejectDue {
 			b.Fatal("a window full of failures does not call for ejection")
 		}
-		b.ReportMetric(float64(passiveBenchLiveBytes()-before), "retained-B")
+		b.ReportMetric(float64(liveBytes()-before), "retained-B")
 		b.ReportMetric(float64(unsafe.Sizeof(passive.Window{})), "window-B")
 		runtime.KeepAlive(backend)
 	})
 	b.Run("timer_per_failure", func(b *testing.B) {
 		goroutines := runtime.NumGoroutine()
-		c := newTimerPerFailureCounter(b, passiveBenchWindow)
-		before := passiveBenchLiveBytes()
+		c := newTimerPerFailureCounter(b, benchWindow)
+		before := liveBytes()
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
 			c.record(true)
 		}
 		b.StopTimer()
-		b.ReportMetric(float64(passiveBenchLiveBytes()-before), "retained-B")
+		b.ReportMetric(float64(liveBytes()-before), "retained-B")
 		b.ReportMetric(float64(runtime.NumGoroutine()-goroutines), "goroutines")
 	})
 }
@@ -140,20 +140,20 @@ func BenchmarkPassiveRecord(b *testing.B) {
 // window at once: the cost of the backend mutex under contention.
 func BenchmarkPassiveRecordParallel(b *testing.B) {
 	backend := &Backend{}
-	p := config.PassiveHealth{Enabled: true, Window: model.Duration(passiveBenchWindow), MaxFailures: 5, MinRequests: 10, MaxEjectedPercent: 50}
+	p := config.PassiveHealth{Enabled: true, Window: model.Duration(benchWindow), MaxFailures: 5, MinRequests: 10, MaxEjectedPercent: 50}
 	start := time.Now()
 	var ticks atomic.Int64
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			now := start.Add(time.Duration(ticks.Add(1)) * (time.Second / passiveBenchRate))
+			now := start.Add(time.Duration(ticks.Add(1)) * (time.Second / benchRate))
 			backend.recordTraffic(Outcome{Failed: true}, now, p)
 		}
 	})
 }
 
-// passiveBenchCPU is the user and system CPU time of this process so far.
-func passiveBenchCPU(b *testing.B) time.Duration {
+// processCPU is the user and system CPU time of this process so far.
+func processCPU(b *testing.B) time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		b.Fatal(err)
@@ -173,17 +173,17 @@ func BenchmarkPassivePaced10kPerSecond(b *testing.B) {
 		// cost small next to what is measured.
 		ticker := time.NewTicker(5 * time.Millisecond)
 		defer ticker.Stop()
-		cpu := passiveBenchCPU(b)
+		cpu := processCPU(b)
 		start := time.Now()
 		done := 0
 		for done < b.N {
 			now := <-ticker.C
-			due := min(int(now.Sub(start).Seconds()*passiveBenchRate), b.N)
+			due := min(int(now.Sub(start).Seconds()*benchRate), b.N)
 			for ; done < due; done++ {
 				record(time.Now())
 			}
 		}
-		b.ReportMetric(float64((passiveBenchCPU(b)-cpu).Nanoseconds())/float64(b.N), "cpu-ns/outcome")
+		b.ReportMetric(float64((processCPU(b)-cpu).Nanoseconds())/float64(b.N), "cpu-ns/outcome")
 		b.ReportMetric(0, "ns/op")
 	}
 	b.Run("pacing_only", func(b *testing.B) {
