@@ -1,8 +1,8 @@
-// Package history keeps the recent past that the status page shows: a
-// backend's last probe results (Probes) and a pool's last state changes
-// (Log), each in a fixed ring, so that recording one writes a slot and
-// allocates nothing, and memory stays the same however long probegate
-// runs.
+// Package history keeps a backend's past as the status page and the
+// metrics show it: its last probe results (Probes) and a pool's last state
+// changes (Log), each in a fixed ring, so that recording one writes a slot
+// and allocates nothing and memory stays the same however long probegate
+// runs, and the stretches it spent out of service (Downtime).
 //
 // Nothing here does I/O or reads a clock: every entry carries its time.
 package history

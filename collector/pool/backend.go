@@ -44,7 +44,7 @@ type Backend struct {
 	refusals    uint64
 	transitions [health.NumStates]uint64
 	traffic     trafficStats
-	downtime    downtime
+	downtime    history.Downtime
 	stats       probeStats
 	// maintenance is set while an operator holds the backend out of
 	// service; health keeps stepping underneath (maintenance.go).
@@ -191,9 +191,9 @@ func (b *Backend) snapshotLocked() BackendSnapshot {
 		Refusals:         b.refusals,
 		Transitions:      b.transitions,
 		Traffic:          b.traffic.snapshot(),
-		Since:            b.downtime.since,
-		DownSince:        b.downtime.downSince,
-		Downtime:         b.downtime.total,
+		Since:            b.downtime.Since,
+		DownSince:        b.downtime.DownSince,
+		Downtime:         b.downtime.Total,
 
 		ProbeDurations: b.stats.durations,
 		TLSCertExpiry:  b.stats.certExpiry,

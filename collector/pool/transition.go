@@ -4,19 +4,8 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/history"
 )
-
-// downtime is when a backend last changed state and how long it has been
-// out of service in all. It is guarded by the backend's mutex.
-type downtime struct {
-	// since is the time of the last state change, zero before the first.
-	since time.Time
-	// downSince is when the current stretch out of service began, zero
-	// while the backend is in service.
-	downSince time.Time
-	// total is the length of the finished stretches out of service.
-	total time.Duration
-}
 
 // noteTransitionLocked records a state change at now that no probe caused
 // (see noteProbeTransitionLocked). The caller holds b.mu.
@@ -31,15 +20,7 @@ func (b *Backend) noteTransitionLocked(before, after health.Health, now time.Tim
 func (b *Backend) noteProbeTransitionLocked(before, after health.Health, now time.Time, r *health.Result) {
 	b.logTransitionLocked(before, after, now, r)
 	b.transitions[after.State]++
-	b.downtime.since = now
-	switch {
-	case before.InService() && !after.InService():
-		b.downtime.downSince = now
-	case !before.InService() && after.InService() && !b.downtime.downSince.IsZero():
-		// A clock that stepped back must not shorten the total.
-		b.downtime.total += max(now.Sub(b.downtime.downSince), 0)
-		b.downtime.downSince = time.Time{}
-	}
+	b.downtime.Note(before.InService(), after.InService(), now)
 }
 
 // clock is the pool's clock, or time.Now for a backend built outside a pool.
@@ -61,9 +42,5 @@ func (b *Backend) transitioned() {
 // DowntimeAt is the total time the backend has spent out of service up to
 // now, the current stretch included.
 func (s *BackendSnapshot) DowntimeAt(now time.Time) time.Duration {
-	total := s.Downtime
-	if !s.DownSince.IsZero() {
-		total += max(now.Sub(s.DownSince), 0)
-	}
-	return total
+	return history.Downtime{DownSince: s.DownSince, Total: s.Downtime}.At(now)
 }
