@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/config"
 )
 
@@ -66,7 +66,7 @@ func staticBudget(cfg *config.Config) error {
 		return nil
 	}
 	n := len(cfg.Backends)
-	b := pool.ComputeBudget(cfg.Readiness, n, n)
+	b := budget.Compute(cfg.Readiness, n, n)
 	if b.Holds() {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/probegate/probegate/collector/admin"
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
@@ -137,7 +138,7 @@ func TestAPIRefusesWithBudgetNumbers(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if want := (pool.Budget{Expected: 3, CurrentHealthy: 3, DesiredHealthy: 3}); got.Budget != want || got.Error == "" {
+	if want := (budget.Budget{Expected: 3, CurrentHealthy: 3, DesiredHealthy: 3}); got.Budget != want || got.Error == "" {
 		t.Errorf("refusal %+v, want budget %+v and an error", got, want)
 	}
 	if n := testutil.ToFloat64(f.manager.metrics.refusals); n != 1 {

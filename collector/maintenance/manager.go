@@ -12,6 +12,7 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 )
@@ -199,13 +200,13 @@ type grant struct {
 	Entry  pool.Maintenance
 	Forced bool
 	// Budget is the readiness budget with the new entry counted.
-	Budget pool.Budget
+	Budget budget.Budget
 }
 
 // budgetError refuses a maintenance that the readiness budget does not
 // allow: the backend is in service and no disruption is allowed.
 type budgetError struct {
-	Budget pool.Budget
+	Budget budget.Budget
 }
 
 func (e *budgetError) Error() string {
@@ -280,7 +281,7 @@ func (m *Manager) enter(ctx context.Context, e pool.Maintenance, force bool) (gr
 // retried shortly, as a 429.
 var errContended = errors.New("the maintenance entries kept changing under concurrent requests; retry shortly")
 
-func (m *Manager) logEntered(e pool.Maintenance, forced bool, after pool.Budget) {
+func (m *Manager) logEntered(e pool.Maintenance, forced bool, after budget.Budget) {
 	keyvals := []any{"backend", e.Backend, "reason", e.Reason, "by", e.By, "until", e.Until, "forced", forced,
 		"current_healthy", after.CurrentHealthy, "desired_healthy", after.DesiredHealthy, "store", m.store.Kind()}
 	if forced {

@@ -3,6 +3,7 @@ package maintenance
 import (
 	"time"
 
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/pool"
 )
 
@@ -25,7 +26,7 @@ type List struct {
 	// have now (removed by a reload or discovery); they apply again when
 	// the backend returns, unless they expire first.
 	Absent    []pool.Maintenance `json:"absent_maintenance"`
-	Readiness pool.Budget        `json:"readiness"`
+	Readiness budget.Budget      `json:"readiness"`
 	// Store says where the entries come from and whether they are
 	// current.
 	Store StoreStatus `json:"store"`
@@ -59,13 +60,13 @@ type Entered struct {
 	State       string           `json:"state"`
 	Forced      bool             `json:"forced"`
 	Maintenance pool.Maintenance `json:"maintenance"`
-	Readiness   pool.Budget      `json:"readiness"`
+	Readiness   budget.Budget    `json:"readiness"`
 }
 
 // Refused is the 429 answer: the budget's numbers.
 type Refused struct {
 	Error string `json:"error"`
-	pool.Budget
+	budget.Budget
 }
 
 // Ended is the answer to DELETE /api/v1/backends/<name>/maintenance.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-kit/log/level"
 
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
 )
 
@@ -109,7 +110,7 @@ func (p *Pool) Maintenances() []Maintenance {
 // it). It returns ErrUnknownBackend when the pool has no such backend.
 // This is what a new entry is judged against: every stored entry counted,
 // whatever this pool has applied so far.
-func (p *Pool) BudgetWith(entries []Maintenance, name string) (b Budget, inService bool, err error) {
+func (p *Pool) BudgetWith(entries []Maintenance, name string) (b budget.Budget, inService bool, err error) {
 	now := p.now()
 	out := make(map[string]bool, len(entries))
 	for _, m := range entries {
@@ -130,9 +131,9 @@ func (p *Pool) BudgetWith(entries []Maintenance, name string) (b Budget, inServi
 		}
 	}
 	if !known {
-		return Budget{}, false, ErrUnknownBackend
+		return budget.Budget{}, false, ErrUnknownBackend
 	}
-	return ComputeBudget(p.settings.Readiness, len(p.backends), count), inService, nil
+	return budget.Compute(p.settings.Readiness, len(p.backends), count), inService, nil
 }
 
 // expireMaintenance ends the maintenances whose Until has come at now.

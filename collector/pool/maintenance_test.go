@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/testclock"
@@ -86,7 +87,7 @@ func TestMaintenanceOverlay(t *testing.T) {
 func TestBudgetWithCountsEveryEntry(t *testing.T) {
 	p, clock := healthyPool(t, 3, 1)
 	b, inService, err := p.BudgetWith(nil, "b0")
-	if want := (Budget{Expected: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1}); err != nil || b != want || !inService {
+	if want := (budget.Budget{Expected: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1}); err != nil || b != want || !inService {
 		t.Fatalf("no entries: %+v %v %v, want %+v in service", b, inService, err, want)
 	}
 	b, inService, _ = p.BudgetWith([]Maintenance{{Backend: "b1"}}, "b0")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-kit/log/level"
 
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/outlier"
 )
@@ -87,7 +88,7 @@ func (p *Pool) RecordRound(samples []RoundSample) {
 	}
 	o.verdicts = o.verdicts[:len(o.summaries)]
 	o.judge.Run(o.summaries, s, o.verdicts)
-	desired := ComputeBudget(readiness, len(backends), inService).DesiredHealthy
+	desired := budget.Compute(readiness, len(backends), inService).DesiredHealthy
 	for i, v := range o.verdicts {
 		if !v.Outlier {
 			continue

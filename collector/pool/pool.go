@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-kit/log"
 
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/httpclient"
@@ -80,7 +81,7 @@ type Snapshot struct {
 	Backends  []BackendSnapshot
 	InService int
 	FailOpen  bool
-	Budget    Budget
+	Budget    budget.Budget
 	// Time is when the snapshot was taken, by the pool's clock.
 	Time time.Time
 	// PanicThreshold is the configured fail-open threshold in percent.
@@ -287,7 +288,7 @@ func failsOpen(inService, configured int, panicThreshold float64) bool {
 }
 
 // Budget is the readiness budget of the pool now.
-func (p *Pool) Budget() Budget {
+func (p *Pool) Budget() budget.Budget {
 	p.catchUp(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -297,7 +298,7 @@ func (p *Pool) Budget() Budget {
 			inService++
 		}
 	}
-	return ComputeBudget(p.settings.Readiness, len(p.backends), inService)
+	return budget.Compute(p.settings.Readiness, len(p.backends), inService)
 }
 
 // Snapshot copies every backend and the pool-wide numbers at one moment.
@@ -328,6 +329,6 @@ func (p *Pool) snapshot(withHistory bool) Snapshot {
 		}
 	}
 	s.FailOpen = failsOpen(s.InService, len(p.backends), p.settings.PanicThreshold)
-	s.Budget = ComputeBudget(p.settings.Readiness, len(p.backends), s.InService)
+	s.Budget = budget.Compute(p.settings.Readiness, len(p.backends), s.InService)
 	return s
 }

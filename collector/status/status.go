@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/maintenance"
@@ -109,7 +110,7 @@ type view struct {
 	Configured, InService int
 	FailOpen              bool
 	PanicThreshold        float64
-	Budget                pool.Budget
+	Budget                budget.Budget
 	BudgetHolds           bool
 	PassiveHealth         bool
 

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/collector/admin"
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
@@ -260,7 +261,7 @@ func (c *CLI) doList(ctx context.Context, api apiClient, stdout io.Writer) error
 	return nil
 }
 
-func budgetText(b pool.Budget) string {
+func budgetText(b budget.Budget) string {
 	return fmt.Sprintf("expected=%d current_healthy=%d desired_healthy=%d disruptions_allowed=%d",
 		b.Expected, b.CurrentHealthy, b.DesiredHealthy, b.DisruptionsAllowed)
 }

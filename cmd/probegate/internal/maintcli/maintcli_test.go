@@ -11,6 +11,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
 )
@@ -44,7 +45,7 @@ func TestExitCodes(t *testing.T) {
 		}
 		w.Header().Set("Retry-After", "7")
 		w.WriteHeader(http.StatusTooManyRequests)
-		json.NewEncoder(w).Encode(maintenance.Refused{Error: "no", Budget: pool.Budget{Expected: 2, CurrentHealthy: 1, DesiredHealthy: 1}})
+		json.NewEncoder(w).Encode(maintenance.Refused{Error: "no", Budget: budget.Budget{Expected: 2, CurrentHealthy: 1, DesiredHealthy: 1}})
 	}))
 	defer srv.Close()
 

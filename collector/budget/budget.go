@@ -1,9 +1,15 @@
-package pool
+// Package budget is the arithmetic of the readiness budget, a Kubernetes
+// PodDisruptionBudget's: of the expected backends, how many must be in
+// service for the budget to hold and how many more may leave it. The pool
+// computes it over its backends, /ready and the maintenance API judge by
+// it, and check-config by it over a configuration alone.
+//
+// It is pure: the counts are parameters.
+package budget
 
 import "github.com/probegate/probegate/config"
 
-// Budget is the readiness budget of the pool, in the arithmetic of a
-// Kubernetes PodDisruptionBudget.
+// Budget is the readiness budget of a pool at one moment.
 type Budget struct {
 	// Expected is the number of configured backends.
 	Expected int `json:"expected"`
@@ -18,10 +24,10 @@ type Budget struct {
 // Holds reports whether enough backends are in service.
 func (b Budget) Holds() bool { return b.CurrentHealthy >= b.DesiredHealthy }
 
-// ComputeBudget applies the readiness settings to a pool of expected
-// backends of which currentHealthy are in service. With neither key set it
-// is min_available 1.
-func ComputeBudget(r config.Readiness, expected, currentHealthy int) Budget {
+// Compute applies the readiness settings to a pool of expected backends
+// of which currentHealthy are in service. With neither key set it is
+// min_available 1.
+func Compute(r config.Readiness, expected, currentHealthy int) Budget {
 	desired := 1
 	switch {
 	case r.MinAvailable != nil:

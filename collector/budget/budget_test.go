@@ -1,4 +1,4 @@
-package pool
+package budget
 
 import (
 	"testing"
@@ -15,10 +15,10 @@ func intOrPercent(t *testing.T, s string) *config.IntOrPercent {
 	return &v
 }
 
-// TestComputeBudget is the PodDisruptionBudget arithmetic of the readiness
+// TestCompute is the PodDisruptionBudget arithmetic of the readiness
 // budget: min_available or max_unavailable, as an integer or a percentage
 // of the configured backends, default min_available 1.
-func TestComputeBudget(t *testing.T) {
+func TestCompute(t *testing.T) {
 	cases := []struct {
 		name                         string
 		minAvailable, maxUnavailable string
@@ -47,7 +47,7 @@ func TestComputeBudget(t *testing.T) {
 			if c.maxUnavailable != "" {
 				r.MaxUnavailable = intOrPercent(t, c.maxUnavailable)
 			}
-			b := ComputeBudget(r, c.expected, c.current)
+			b := Compute(r, c.expected, c.current)
 			if b.Expected != c.expected || b.CurrentHealthy != c.current || b.DesiredHealthy != c.wantDesired || b.DisruptionsAllowed != c.wantAllowed || b.Holds() != c.wantHolds {
 				t.Errorf("got %+v holds=%v, want desired %d allowed %d holds=%v", b, b.Holds(), c.wantDesired, c.wantAllowed, c.wantHolds)
 			}
@@ -60,7 +60,7 @@ func TestComputeBudget(t *testing.T) {
 func TestMinAvailableAllOfPoolAllowsNothingForever(t *testing.T) {
 	r := config.Readiness{MinAvailable: intOrPercent(t, "100%")}
 	for n := 1; n <= 50; n++ {
-		if b := ComputeBudget(r, n, n); b.DisruptionsAllowed != 0 || !b.Holds() {
+		if b := Compute(r, n, n); b.DisruptionsAllowed != 0 || !b.Holds() {
 			t.Fatalf("pool of %d: %+v", n, b)
 		}
 	}
