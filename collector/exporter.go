@@ -12,6 +12,7 @@ import (
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
 
@@ -41,13 +42,13 @@ type exporter struct {
 	// each family's series come out already sorted.
 	states         []health.State
 	failureReasons []health.Reason
-	fanoutReasons  []pool.FanoutReason
+	fanoutReasons  []traffic.Reason
 
 	// Label pairs with a fixed value, shared by every scrape.
 	statePairs         [health.NumStates]*dto.LabelPair
 	toPairs            [health.NumStates]*dto.LabelPair
 	failureReasonPairs [health.NumReasons]*dto.LabelPair
-	fanoutReasonPairs  [pool.NumFanoutReasons]*dto.LabelPair
+	fanoutReasonPairs  [traffic.NumReasons]*dto.LabelPair
 	outlierReasonPairs [outlier.NumReasons]*dto.LabelPair
 	enforcedPairs      [2]*dto.LabelPair
 
@@ -109,7 +110,7 @@ func newExporter(backends *pool.Pool) *exporter {
 		pool:           backends,
 		states:         sortedByName(health.States()),
 		failureReasons: sortedByName(health.FailureReasons()),
-		fanoutReasons:  sortedByName(pool.FanoutReasons()),
+		fanoutReasons:  sortedByName(traffic.Reasons()),
 		backendLabel:   new("backend"),
 		urlLabel:       new("url"),
 		probePathLabel: new("probe_path"),

@@ -19,6 +19,7 @@ import (
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
 
@@ -290,7 +291,7 @@ func TestExporterPreinitialisesLabelValues(t *testing.T) {
 		"probegate_probe_failures_total":                 len(health.FailureReasons()) - 2, // an http probe without a body regexp
 		"probegate_backend_state":                        exportedStates(),
 		"probegate_backend_transitions_total":            exportedStates(),
-		"probegate_fanout_backend_errors_total":          len(pool.FanoutReasons()),
+		"probegate_fanout_backend_errors_total":          len(traffic.Reasons()),
 		"probegate_backends":                             exportedStates(),
 		"probegate_passive_ejections_total":              1,
 		"probegate_backend_last_probe_status_code":       1,
@@ -311,7 +312,7 @@ probegate_probe_failures_total{backend="fresh",reason="transport"} 0
 `)
 	// The fan-out owns its list of reasons; each must be there at 0.
 	got = exportedText(t, exporter, "probegate_fanout_backend_errors_total")
-	for _, r := range pool.FanoutReasons() {
+	for _, r := range traffic.Reasons() {
 		line := fmt.Sprintf("probegate_fanout_backend_errors_total{backend=\"fresh\",reason=%q} 0\n", r)
 		if !strings.Contains(got+"\n", line) {
 			t.Errorf("missing %s in\n%s", line, got)
@@ -336,7 +337,7 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 func TestExporterTrafficSeries(t *testing.T) {
 	snap := pool.BackendSnapshot{Name: "x", URL: "http://127.0.0.1:19001", ProbePath: "/healthz"}
 	snap.Traffic.Ejections = 2
-	for i, r := range pool.FanoutReasons() {
+	for i, r := range traffic.Reasons() {
 		snap.Traffic.Errors[r] = uint64(10 + i)
 	}
 	c := snapshotCollector{
@@ -351,7 +352,7 @@ probegate_passive_ejections_total{backend="x"} 2
 	// The fan-out owns its list of reasons: check each count went to
 	// its own label, whatever the list is.
 	got = exportedText(t, c, "probegate_fanout_backend_errors_total")
-	for i, r := range pool.FanoutReasons() {
+	for i, r := range traffic.Reasons() {
 		line := fmt.Sprintf("probegate_fanout_backend_errors_total{backend=\"x\",reason=%q} %d\n", r, 10+i)
 		if !strings.Contains(got+"\n", line) {
 			t.Errorf("missing %s in\n%s", line, got)
@@ -446,7 +447,7 @@ func exportedStates() int { return len(health.States()) - 1 }
 // body_mismatch or grpc_not_serving.
 func seriesPerBackend() int {
 	states := exportedStates()
-	return 1 + len(health.FailureReasons()) - 2 + 1 + states + 3 + states + 2 + 1 + len(pool.FanoutReasons()) + 1 + 1 + 2
+	return 1 + len(health.FailureReasons()) - 2 + 1 + states + 3 + states + 2 + 1 + len(traffic.Reasons()) + 1 + 1 + 2
 }
 
 // TestExporterSeriesCount pins the number of series per backend, which the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
 
@@ -30,7 +31,7 @@ func TestOutlierSeriesOnlyWhenOn(t *testing.T) {
 	a, b := p.Backends()[0], p.Backends()[1]
 	for range 3 {
 		p.RecordRound([]pool.RoundSample{
-			{Backend: a, Outcome: pool.Outcome{Erred: true, Failed: true, Reason: pool.FanoutHTTP5xx}, Latency: time.Millisecond},
+			{Backend: a, Outcome: traffic.Outcome{Erred: true, Failed: true, Reason: traffic.HTTP5xx}, Latency: time.Millisecond},
 			{Backend: b, Latency: time.Millisecond},
 		})
 	}

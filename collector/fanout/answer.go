@@ -13,12 +13,13 @@ import (
 	"github.com/probegate/probegate/collector/fanout/membudget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/traffic"
 )
 
 // backendAnswer is what one backend's part of a round came to.
 type backendAnswer struct {
 	backend     *pool.Backend
-	outcome     pool.Outcome
+	outcome     traffic.Outcome
 	contributed bool
 	status      int
 	// header and body are kept for a contribution, and for a 4xx answer
@@ -72,12 +73,12 @@ func (f *Fanout) askOne(ctx context.Context, client *http.Request, b *pool.Backe
 			return bodyErrorAnswer(client, a, err)
 		}
 		if err := s.merger.Validate(data); err != nil {
-			a.outcome.Erred, a.outcome.Reason = true, pool.FanoutInvalidBody
+			a.outcome.Erred, a.outcome.Reason = true, traffic.InvalidBody
 			return a
 		}
 		a.contributed, a.body = true, data
 	case code >= 400 && code <= 499 && code != http.StatusTooManyRequests:
-		a.outcome.Erred, a.outcome.Reason = true, pool.FanoutHTTP4xx
+		a.outcome.Erred, a.outcome.Reason = true, traffic.HTTP4xx
 		// Relayed as is, so read as sent: a compressed refusal stays
 		// compressed, with its Content-Encoding.
 		if data, err := mem.Read(resp.Body, resp.ContentLength, limit); err == nil {
@@ -92,18 +93,18 @@ func (f *Fanout) askOne(ctx context.Context, client *http.Request, b *pool.Backe
 
 // statusReason is why an answer that is neither 2xx nor a relayable 4xx
 // did not contribute.
-func statusReason(code int) pool.FanoutReason {
+func statusReason(code int) traffic.Reason {
 	switch class, reason := health.ClassifyStatus(code); {
 	case reason == health.ReasonHTTP429:
-		return pool.FanoutHTTP429
+		return traffic.HTTP429
 	case reason == health.ReasonHTTP5xx || class == health.ClassRefused:
 		// 501 is a refusal of the probe path to a probe, but
 		// here it is a backend that cannot serve the query: a 5xx.
-		return pool.FanoutHTTP5xx
+		return traffic.HTTP5xx
 	case class == health.ClassOK:
-		return pool.FanoutHTTP3xx
+		return traffic.HTTP3xx
 	default:
-		return pool.FanoutTransport
+		return traffic.Transport
 	}
 }
 
@@ -122,13 +123,13 @@ func bodyErrorAnswer(client *http.Request, a backendAnswer, err error) backendAn
 	switch {
 	case errors.Is(err, membudget.ErrBudget):
 		// probegate's own limit: the backend did nothing wrong.
-		a.outcome = pool.Outcome{Erred: true, Reason: pool.FanoutLocal}
+		a.outcome = traffic.Outcome{Erred: true, Reason: traffic.Local}
 		return a
 	case errors.Is(err, membudget.ErrTooLarge):
-		a.outcome.Erred, a.outcome.Reason = true, pool.FanoutTooLarge
+		a.outcome.Erred, a.outcome.Reason = true, traffic.TooLarge
 		return a
 	case errors.Is(err, errGzipBody):
-		a.outcome.Erred, a.outcome.Reason = true, pool.FanoutInvalidBody
+		a.outcome.Erred, a.outcome.Reason = true, traffic.InvalidBody
 		return a
 	}
 	a.outcome = errorOutcome(client, err)
@@ -139,11 +140,11 @@ func bodyErrorAnswer(client *http.Request, a backendAnswer, err error) backendAn
 // client that went away, or probegate's own lack of descriptors or memory,
 // says nothing about the backend: such an outcome is local, and passive
 // health never sees it. Anything else is the backend's failure.
-func errorOutcome(client *http.Request, err error) pool.Outcome {
+func errorOutcome(client *http.Request, err error) traffic.Outcome {
 	if client.Context().Err() != nil || isLocalFault(err) {
-		return pool.Outcome{Erred: true, Reason: pool.FanoutLocal}
+		return traffic.Outcome{Erred: true, Reason: traffic.Local}
 	}
-	return pool.Outcome{Erred: true, Reason: errorReason(err), Failed: true}
+	return traffic.Outcome{Erred: true, Reason: errorReason(err), Failed: true}
 }
 
 // isLocalFault reports whether err is probegate running out of a resource
@@ -154,10 +155,10 @@ func isLocalFault(err error) bool {
 }
 
 // errorReason tells a timeout from any other transport error.
-func errorReason(err error) pool.FanoutReason {
+func errorReason(err error) traffic.Reason {
 	var netErr net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
-		return pool.FanoutTimeout
+		return traffic.Timeout
 	}
-	return pool.FanoutTransport
+	return traffic.Transport
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
 
@@ -16,7 +16,7 @@ func TestAnswerPastTheBufferBudgetIsLocal(t *testing.T) {
 	rig := setup(t, options{fanout: config.Fanout{MaxBufferedBytes: 32 << 10}},
 		serve(t, answer(200, `[0]`)), serve(t, answer(200, big)))
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "1/2", `[0]`)
-	if got := rig.errors(1, pool.FanoutLocal); got != 1 {
+	if got := rig.errors(1, traffic.Local); got != 1 {
 		t.Errorf("local errors of b1 %d; want 1", got)
 	}
 	if got := rig.fanout.buffers.Used(); got != 0 {

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/model"
 
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
 
@@ -27,7 +27,7 @@ func TestCorrelatedFailuresChargeNobody(t *testing.T) {
 		if h := all.backend(i).Health(); h.Ejected || !h.InService() {
 			t.Errorf("b%d ejected by rounds where every backend failed: %+v", i, h)
 		}
-		if got := all.errors(i, pool.FanoutHTTP5xx); got != 10 {
+		if got := all.errors(i, traffic.HTTP5xx); got != 10 {
 			t.Errorf("b%d http_5xx errors %d; want 10 still counted", i, got)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/probegate/probegate/collector/fanout/membudget"
 	"github.com/probegate/probegate/collector/fanout/merge"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
 
@@ -258,7 +259,7 @@ func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, h
 			defer func() {
 				if p := recover(); p != nil {
 					level.Error(f.logger).Log("msg", "Fan-out request panicked", "backend", b.Name, "url", b.URL, "panic", p)
-					answers[i] = backendAnswer{backend: b, outcome: pool.Outcome{Erred: true, Reason: pool.FanoutLocal}}
+					answers[i] = backendAnswer{backend: b, outcome: traffic.Outcome{Erred: true, Reason: traffic.Local}}
 				}
 			}()
 			h := header
@@ -286,7 +287,7 @@ func (f *Fanout) charge(answers []backendAnswer) {
 		switch o := a.outcome; {
 		case o.Failed:
 			failed = true
-		case o.Reason != pool.FanoutLocal || !o.Erred:
+		case o.Reason != traffic.Local || !o.Erred:
 			succeeded = true
 		}
 	}
@@ -306,7 +307,7 @@ func (f *Fanout) charge(answers []backendAnswer) {
 			samples[i] = pool.RoundSample{Backend: answers[i].backend, Outcome: o, Latency: answers[i].latency}
 		}
 		// A local outcome measured probegate, not the backend.
-		if f.metrics != nil && !(o.Erred && o.Reason == pool.FanoutLocal) {
+		if f.metrics != nil && !(o.Erred && o.Reason == traffic.Local) {
 			f.metrics.backendDuration.observe(answers[i].backend.Name, answers[i].latency)
 		}
 	}
@@ -375,7 +376,7 @@ func (f *Fanout) rejectLocally(w http.ResponseWriter, limit int) {
 	}
 	selected, _, _, _ := f.pool.Selection()
 	for _, b := range selected {
-		b.RecordTraffic(pool.Outcome{Erred: true, Reason: pool.FanoutLocal})
+		b.RecordTraffic(traffic.Outcome{Erred: true, Reason: traffic.Local})
 	}
 	w.Header().Set("Retry-After", "1")
 	f.refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("%d fan-out rounds are in flight, the most fanout.max_concurrent allows: retry shortly", limit))

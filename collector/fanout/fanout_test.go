@@ -22,7 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/deadport"
 	"github.com/probegate/probegate/internal/testclock"
@@ -62,7 +62,7 @@ func TestFanoutNDJSON(t *testing.T) {
 	if ct := rec.Header().Get("Content-Type"); ct != "application/x-ndjson" {
 		t.Errorf("Content-Type %q", ct)
 	}
-	if got := rig.errors(1, pool.FanoutInvalidBody); got != 1 {
+	if got := rig.errors(1, traffic.InvalidBody); got != 1 {
 		t.Errorf("invalid_body errors of b1 = %d; want 1", got)
 	}
 }
@@ -191,7 +191,7 @@ func TestFanoutGzipAnswerIsMerged(t *testing.T) {
 	if ae := rig.backends[0].lastRequest().header.Get("Accept-Encoding"); ae == "br" {
 		t.Errorf("the backend got the client's Accept-Encoding %q", ae)
 	}
-	if got := rig.errors(1, pool.FanoutInvalidBody); got != 1 {
+	if got := rig.errors(1, traffic.InvalidBody); got != 1 {
 		t.Errorf("invalid_body errors of the false gzip backend %d; want 1", got)
 	}
 }
@@ -201,22 +201,22 @@ func TestFanoutBackendsThatDoNotContribute(t *testing.T) {
 		name    string
 		handler http.HandlerFunc
 		dead    bool
-		reason  pool.FanoutReason
+		reason  traffic.Reason
 	}{
-		{"5xx", answer(503, `["x"]`), false, pool.FanoutHTTP5xx},
-		{"501", answer(501, `["x"]`), false, pool.FanoutHTTP5xx},
-		{"429", answer(429, `["x"]`), false, pool.FanoutHTTP429},
-		{"redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusFound) }, false, pool.FanoutHTTP3xx},
-		{"object", answer(200, `{"a":1}`), false, pool.FanoutInvalidBody},
-		{"html", answer(200, `<html></html>`), false, pool.FanoutInvalidBody},
-		{"empty", answer(200, ``), false, pool.FanoutInvalidBody},
-		{"connection refused", nil, true, pool.FanoutTransport},
+		{"5xx", answer(503, `["x"]`), false, traffic.HTTP5xx},
+		{"501", answer(501, `["x"]`), false, traffic.HTTP5xx},
+		{"429", answer(429, `["x"]`), false, traffic.HTTP429},
+		{"redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusFound) }, false, traffic.HTTP3xx},
+		{"object", answer(200, `{"a":1}`), false, traffic.InvalidBody},
+		{"html", answer(200, `<html></html>`), false, traffic.InvalidBody},
+		{"empty", answer(200, ``), false, traffic.InvalidBody},
+		{"connection refused", nil, true, traffic.Transport},
 		{"connection reset", func(w http.ResponseWriter, r *http.Request) {
 			conn, _, err := http.NewResponseController(w).Hijack()
 			if err == nil {
 				conn.Close()
 			}
-		}, false, pool.FanoutTransport},
+		}, false, traffic.Transport},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			opts := options{}
@@ -227,7 +227,7 @@ func TestFanoutBackendsThatDoNotContribute(t *testing.T) {
 			rig := setup(t, opts, serve(t, answer(200, `[1]`)), bad)
 			rec := rig.do("GET", "/fanout/q", "", nil)
 			expect(t, rec, 200, "1/2", `[1]`)
-			for _, r := range pool.FanoutReasons() {
+			for _, r := range traffic.Reasons() {
 				want := uint64(0)
 				if r == c.reason {
 					want = 1
@@ -287,7 +287,7 @@ func TestFanoutHangingBackendIsBoundedByTimeoutThenSkipped(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the hanging backend's request was never cancelled")
 	}
-	if got := rig.errors(1, pool.FanoutTimeout); got != 1 {
+	if got := rig.errors(1, traffic.Timeout); got != 1 {
 		t.Errorf("timeout errors of b1 = %d; want 1", got)
 	}
 
@@ -341,7 +341,7 @@ func TestFanoutRelaysFirst4xxWhenNobodyContributed(t *testing.T) {
 	if got := rig.counters(); got != [3]float64{1, 1, 1} {
 		t.Errorf("requests, partial, failed = %v; want [1 1 1]", got)
 	}
-	if rig.errors(1, pool.FanoutHTTP4xx) != 1 || rig.errors(2, pool.FanoutHTTP4xx) != 1 {
+	if rig.errors(1, traffic.HTTP4xx) != 1 || rig.errors(2, traffic.HTTP4xx) != 1 {
 		t.Error("the 4xx answers were not counted as http_4xx")
 	}
 
@@ -442,7 +442,7 @@ func TestFanoutHugeResponseIsCutOffAtTheLimit(t *testing.T) {
 		}
 	}
 	for _, i := range []int{0, 2, 3} {
-		if got := rig.errors(i, pool.FanoutTooLarge); got != 1 {
+		if got := rig.errors(i, traffic.TooLarge); got != 1 {
 			t.Errorf("too_large errors of b%d = %d; want 1", i, got)
 		}
 	}
@@ -579,8 +579,8 @@ func TestFanoutClientDisconnectCancelsEveryBackendRequest(t *testing.T) {
 	// A client that went away is a local fault: counted, never charged
 	// to the backend's health.
 	for i := range 3 {
-		want := [pool.NumFanoutReasons]uint64{}
-		want[pool.FanoutLocal] = 1
+		want := [traffic.NumReasons]uint64{}
+		want[traffic.Local] = 1
 		if s := rig.backend(i).Snapshot(); s.Traffic.Errors != want || s.Health.Ejected {
 			t.Errorf("b%d traffic %+v ejected %v after a client hang-up; want one local error", i, s.Traffic, s.Health.Ejected)
 		}
@@ -872,7 +872,7 @@ func TestPassiveHealthDisabledNeverEjects(t *testing.T) {
 	if h := rig.backend(0).Health(); h.Ejected || !h.InService() {
 		t.Errorf("ejected with passive health off: %+v", h)
 	}
-	if got := rig.errors(0, pool.FanoutHTTP5xx); got != 5 {
+	if got := rig.errors(0, traffic.HTTP5xx); got != 5 {
 		t.Errorf("http_5xx errors %d; want 5 (counted with passive health off too)", got)
 	}
 }

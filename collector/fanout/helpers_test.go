@@ -25,6 +25,7 @@ import (
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/probe"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/testclock"
 	"github.com/probegate/probegate/internal/testconfig"
@@ -308,7 +309,7 @@ func (r *rig) counters() [3]float64 {
 	}
 }
 
-func (r *rig) errors(i int, reason pool.FanoutReason) uint64 {
+func (r *rig) errors(i int, reason traffic.Reason) uint64 {
 	return r.backend(i).Snapshot().Traffic.Errors[reason]
 }
 
@@ -344,7 +345,7 @@ func (r *rig) window(t *testing.T, i int) windowCounts {
 	b := r.backend(i)
 	msg := []string{`msg="Backend ejected by passive health"`, "backend=" + b.Name + " "}
 	before := r.logs.count(msg...)
-	b.RecordTraffic(pool.Outcome{Failed: true})
+	b.RecordTraffic(traffic.Outcome{Failed: true})
 	lines := r.logs.lines(msg...)
 	if len(lines) != before+1 {
 		t.Fatalf("reading the window of %s: one more failure did not eject it (%+v):\n%s", b.Name, b.Health(), r.logs)

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/model"
 
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
 
@@ -79,7 +79,7 @@ func TestFanoutRejectsRoundsBeyondMaxConcurrent(t *testing.T) {
 	if got := testutil.ToFloat64(rig.metrics.rejectedMaxConcurrent); got != 1 {
 		t.Errorf("probegate_fanout_rejected_total = %v; want 1", got)
 	}
-	if got := rig.errors(0, pool.FanoutLocal); got != 1 {
+	if got := rig.errors(0, traffic.Local); got != 1 {
 		t.Errorf("local errors = %d; want 1", got)
 	}
 	if rig.backend(0).Health().Ejected {

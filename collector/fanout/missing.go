@@ -5,6 +5,7 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/traffic"
 )
 
 // This file says which backends are missing from a round and why, in the
@@ -44,19 +45,19 @@ func missingBackends(answers []backendAnswer, skipped []*pool.Backend) []missing
 // words are coarser than the error counter's reasons: a client reading
 // the header needs to know whether the backend refused the query (4xx),
 // broke (5xx) or sent something unmergeable, not which status exactly.
-func answerMissingReason(r pool.FanoutReason) string {
+func answerMissingReason(r traffic.Reason) string {
 	switch r {
-	case pool.FanoutTimeout:
+	case traffic.Timeout:
 		return "timeout"
-	case pool.FanoutTransport:
+	case traffic.Transport:
 		return "transport"
-	case pool.FanoutHTTP4xx, pool.FanoutHTTP429:
+	case traffic.HTTP4xx, traffic.HTTP429:
 		return "http_4xx"
-	case pool.FanoutHTTP5xx:
+	case traffic.HTTP5xx:
 		return "http_5xx"
-	case pool.FanoutTooLarge:
+	case traffic.TooLarge:
 		return "too_large"
-	case pool.FanoutInvalidBody, pool.FanoutHTTP3xx:
+	case traffic.InvalidBody, traffic.HTTP3xx:
 		return "bad_format"
 	default:
 		return "local"

@@ -6,6 +6,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 
 	"github.com/probegate/probegate/collector/passive"
@@ -20,7 +21,7 @@ import (
 // and, with passive health on, ejects it when its window calls for it and
 // its pool can spare it (max_ejected_percent). It is the fan-out's way in,
 // as RecordProbe is the prober's. It does not allocate unless it ejects.
-func (b *Backend) RecordTraffic(o Outcome) {
+func (b *Backend) RecordTraffic(o traffic.Outcome) {
 	p := b.pool
 	if p == nil {
 		b.recordTraffic(o, time.Now(), config.PassiveHealth{})

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/testclock"
 )
@@ -51,7 +52,7 @@ func newClockedPool(t *testing.T, logger log.Logger, targets []Target, s Setting
 	return p, clock
 }
 
-var failedOutcome = Outcome{Erred: true, Reason: FanoutHTTP5xx, Failed: true}
+var failedOutcome = traffic.Outcome{Erred: true, Reason: traffic.HTTP5xx, Failed: true}
 
 // failTraffic records n failed fan-out requests to b.
 func failTraffic(p *Pool, b *Backend, n int) {
@@ -74,7 +75,7 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 	bs := p.Backends()
 
 	failTraffic(p, bs[0], 2)
-	bs[0].RecordTraffic(Outcome{}) // a success does not eject
+	bs[0].RecordTraffic(traffic.Outcome{}) // a success does not eject
 	if got := selectedNames(p); got != "[b0 b1 b2 b3]" {
 		t.Fatalf("after 2 failures Selection() = %s, want every backend", got)
 	}
@@ -83,7 +84,7 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 		t.Fatalf("after 3 failures Selection() = %s, want b0 ejected", got)
 	}
 	s := bs[0].Snapshot()
-	if !s.Health.Ejected || s.Traffic.Ejections != 1 || s.Traffic.Errors[FanoutHTTP5xx] != 3 || s.Transitions[health.StateUnhealthy] != 1 {
+	if !s.Health.Ejected || s.Traffic.Ejections != 1 || s.Traffic.Errors[traffic.HTTP5xx] != 3 || s.Transitions[health.StateUnhealthy] != 1 {
 		t.Errorf("b0 after its ejection: %+v", s)
 	}
 	if !strings.Contains(buf.String(), "Backend ejected by passive health") || !strings.Contains(buf.String(), "readmission=window") {
@@ -97,7 +98,7 @@ func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 	if got := selectedNames(p); got != "[b2 b3]" {
 		t.Fatalf("Selection() = %s, want b0 and b1 ejected and b2 spared by max_ejected_percent", got)
 	}
-	if s := bs[2].Snapshot(); s.Health.Ejected || s.Traffic.Ejections != 0 || s.Traffic.Errors[FanoutHTTP5xx] != 5 {
+	if s := bs[2].Snapshot(); s.Health.Ejected || s.Traffic.Ejections != 0 || s.Traffic.Errors[traffic.HTTP5xx] != 5 {
 		t.Errorf("b2 spared: %+v", s)
 	}
 
@@ -128,8 +129,8 @@ func TestPassiveHealthOffOnlyCounts(t *testing.T) {
 	p, _ := newClockedPool(t, nil, unprobedTargets(2), s)
 	b := p.Backends()[0]
 	failTraffic(p, b, 10)
-	b.RecordTraffic(Outcome{Erred: true, Reason: FanoutInvalidBody})
-	if snap := b.Snapshot(); snap.Health.Ejected || snap.Traffic.Errors[FanoutHTTP5xx] != 10 || snap.Traffic.Errors[FanoutInvalidBody] != 1 {
+	b.RecordTraffic(traffic.Outcome{Erred: true, Reason: traffic.InvalidBody})
+	if snap := b.Snapshot(); snap.Health.Ejected || snap.Traffic.Errors[traffic.HTTP5xx] != 10 || snap.Traffic.Errors[traffic.InvalidBody] != 1 {
 		t.Errorf("with passive health off: %+v", snap)
 	}
 }

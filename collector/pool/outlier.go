@@ -9,6 +9,7 @@ import (
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/outlier"
+	"github.com/probegate/probegate/collector/traffic"
 )
 
 // This file is outlier detection's side of the pool: it feeds each
@@ -22,7 +23,7 @@ import (
 // detection sees it.
 type RoundSample struct {
 	Backend *Backend
-	Outcome Outcome
+	Outcome traffic.Outcome
 	// Latency is how long the backend took to answer, body included.
 	Latency time.Duration
 }
@@ -64,7 +65,7 @@ func (p *Pool) RecordRound(samples []RoundSample) {
 	p.judgeMu.Lock()
 	defer p.judgeMu.Unlock()
 	for _, sample := range samples {
-		if o := sample.Outcome; o.Reason == FanoutLocal && o.Erred || o.Correlated {
+		if o := sample.Outcome; o.Reason == traffic.Local && o.Erred || o.Correlated {
 			continue
 		}
 		sample.Backend.recordRound(now, s.Window, sample.Outcome.Failed, sample.Latency)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/outlier"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/testclock"
 )
@@ -47,7 +48,7 @@ func rounds(p *Pool, clock *testclock.Clock, n int, failing map[int]bool, latenc
 				s.Latency = d
 			}
 			if failing[i] {
-				s.Outcome = Outcome{Erred: true, Failed: true, Reason: FanoutHTTP5xx}
+				s.Outcome = traffic.Outcome{Erred: true, Failed: true, Reason: traffic.HTTP5xx}
 			}
 			samples = append(samples, s)
 		}
@@ -167,8 +168,8 @@ func TestOutlierIgnoresLocalAndCorrelated(t *testing.T) {
 	a, b := p.Backends()[0], p.Backends()[1]
 	for range 10 {
 		p.RecordRound([]RoundSample{
-			{Backend: a, Outcome: Outcome{Erred: true, Failed: true, Reason: FanoutHTTP5xx, Correlated: true}},
-			{Backend: b, Outcome: Outcome{Erred: true, Reason: FanoutLocal}},
+			{Backend: a, Outcome: traffic.Outcome{Erred: true, Failed: true, Reason: traffic.HTTP5xx, Correlated: true}},
+			{Backend: b, Outcome: traffic.Outcome{Erred: true, Reason: traffic.Local}},
 		})
 		clock.Advance(time.Second)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/passive"
+	"github.com/probegate/probegate/collector/traffic"
 )
 
 // TestSinceAndDowntimeFollowTransitions: Since is the time of the last
@@ -56,7 +57,7 @@ func TestPassiveEjectionIsATransition(t *testing.T) {
 	if w := s.Backends[0].Traffic.Window; w != (passive.Counts{}) {
 		t.Errorf("window after ejection %+v, want empty", w)
 	}
-	p.Backends()[1].RecordTraffic(Outcome{})
+	p.Backends()[1].RecordTraffic(traffic.Outcome{})
 	failTraffic(p, p.Backends()[1], 1)
 	if w := p.Snapshot().Backends[1].Traffic.Window; w != (passive.Counts{Successes: 1, Failures: 1}) {
 		t.Errorf("window of b1 %+v, want 1 success and 1 failure", w)

@@ -4,55 +4,17 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/config"
-
 	"github.com/probegate/probegate/collector/passive"
+	"github.com/probegate/probegate/collector/traffic"
+	"github.com/probegate/probegate/config"
 )
-
-// FanoutReason says why a backend did not contribute to a fan-out round.
-type FanoutReason uint8
-
-// The reasons a backend did not contribute to a fan-out round.
-const (
-	FanoutTimeout FanoutReason = iota
-	FanoutTransport
-	FanoutHTTP4xx
-	FanoutHTTP429
-	FanoutHTTP5xx
-	FanoutInvalidBody
-	FanoutTooLarge
-	// FanoutHTTP3xx is a redirect (never followed) or another status that
-	// is neither 2xx nor an error: not the merge format either.
-	FanoutHTTP3xx
-	// FanoutLocal is a fault on probegate's side, not the backend's: a
-	// round refused because too many were in flight, a client that went
-	// away, probegate out of descriptors or memory. It never feeds passive
-	// health.
-	FanoutLocal
-	// NumFanoutReasons is the number of reasons, for arrays indexed by them.
-	NumFanoutReasons
-)
-
-var fanoutReasonNames = [NumFanoutReasons]string{"timeout", "transport", "http_4xx", "http_429", "http_5xx", "invalid_body", "too_large", "http_3xx", "local"}
-
-// String is the reason as its metric label value names it.
-func (r FanoutReason) String() string { return fanoutReasonNames[r] }
-
-// FanoutReasons lists every reason in a stable order, for pre-initialised series.
-func FanoutReasons() []FanoutReason {
-	rs := make([]FanoutReason, NumFanoutReasons)
-	for i := range rs {
-		rs[i] = FanoutReason(i)
-	}
-	return rs
-}
 
 // trafficStats is what a backend keeps about real fan-out traffic: the
 // errors it caused and the passive-health window. It is guarded by the
 // backend's mutex.
 type trafficStats struct {
 	ejections uint64
-	errors    [NumFanoutReasons]uint64
+	errors    [traffic.NumReasons]uint64
 	// window holds the recent outcomes passive health judges.
 	window passive.Window
 	// ejectedAt is when passive health last ejected the backend.
@@ -63,8 +25,8 @@ type trafficStats struct {
 type TrafficSnapshot struct {
 	// Ejections counts passive-health ejections.
 	Ejections uint64
-	// Errors counts fan-out errors by reason, indexed by FanoutReason.
-	Errors [NumFanoutReasons]uint64
+	// Errors counts fan-out errors by reason, indexed by traffic.Reason.
+	Errors [traffic.NumReasons]uint64
 	// Window is what the passive-health window holds now; the pool's
 	// Snapshot fills it while passive health is on.
 	Window passive.Counts
@@ -74,34 +36,17 @@ func (t *trafficStats) snapshot() TrafficSnapshot {
 	return TrafficSnapshot{Ejections: t.ejections, Errors: t.errors}
 }
 
-// Outcome is what one backend's part of a fan-out round came to, as the
-// traffic stats and passive health count it. A request the client
-// cancelled has no outcome: it says nothing about the backend.
-type Outcome struct {
-	// Erred is set when the backend did not contribute, for Reason.
-	Erred  bool
-	Reason FanoutReason
-	// Failed is the passive-health verdict: a transport error, a timeout,
-	// 429 or a 5xx other than 501. Any other answer is a success, even one
-	// that did not contribute.
-	Failed bool
-	// Correlated is a failure in a round where every backend asked
-	// failed: the request's fault, or an outage the probes judge. It is
-	// counted as an error and judges nobody.
-	Correlated bool
-}
-
 // recordTraffic counts one fan-out outcome and, with passive health on,
 // adds it to the window. It reports whether the window now calls for
 // ejecting the backend (which is in service and not yet ejected); the
 // caller decides whether the pool can spare it. It does not allocate.
-func (b *Backend) recordTraffic(o Outcome, now time.Time, p config.PassiveHealth) (ejectDue bool) {
+func (b *Backend) recordTraffic(o traffic.Outcome, now time.Time, p config.PassiveHealth) (ejectDue bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if o.Erred {
 		b.traffic.errors[o.Reason]++
 	}
-	if !p.Enabled || o.Reason == FanoutLocal || o.Correlated {
+	if !p.Enabled || o.Reason == traffic.Local || o.Correlated {
 		return false
 	}
 	counts := b.traffic.window.Record(now, time.Duration(p.Window), o.Failed)

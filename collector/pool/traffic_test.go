@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
 
@@ -22,7 +23,7 @@ func TestRecordTrafficDoesNotAllocate(t *testing.T) {
 	now := epoch
 	allocs := testing.AllocsPerRun(1000, func() {
 		now = now.Add(37 * time.Millisecond)
-		b.recordTraffic(Outcome{Erred: true, Reason: FanoutHTTP5xx, Failed: true}, now, p)
+		b.recordTraffic(traffic.Outcome{Erred: true, Reason: traffic.HTTP5xx, Failed: true}, now, p)
 	})
 	if allocs != 0 {
 		t.Errorf("recordTraffic allocates %v times per call; want 0", allocs)
@@ -40,9 +41,9 @@ func TestRecordTrafficIsSafeUnderConcurrency(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				failed := (g+i)%2 == 0
-				o := Outcome{Failed: failed}
+				o := traffic.Outcome{Failed: failed}
 				if failed {
-					o.Erred, o.Reason = true, FanoutTimeout
+					o.Erred, o.Reason = true, traffic.Timeout
 				}
 				b.recordTraffic(o, epoch.Add(time.Duration(i)*time.Millisecond), p)
 			}
@@ -51,7 +52,7 @@ func TestRecordTrafficIsSafeUnderConcurrency(t *testing.T) {
 	wg.Wait()
 	b.mu.Lock()
 	c := b.traffic.window.Counts(epoch, time.Hour)
-	timeouts := b.traffic.errors[FanoutTimeout]
+	timeouts := b.traffic.errors[traffic.Timeout]
 	b.mu.Unlock()
 	if want := uint32(goroutines * each / 2); c.Successes != want || c.Failures != want {
 		t.Errorf("after concurrent records: counts %+v; want %d of each", c, want)

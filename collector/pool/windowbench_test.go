@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/collector/passive"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
 
@@ -103,7 +104,7 @@ func BenchmarkPassiveRecord(b *testing.B) {
 		backend := &Backend{}
 		before := liveBytes()
 		p := config.PassiveHealth{Enabled: true, Window: model.Duration(benchWindow), MaxFailures: 5, MinRequests: 10, MaxEjectedPercent: 50}
-		o := Outcome{Erred: true, Reason: FanoutHTTP5xx, Failed: true}
+		o := traffic.Outcome{Erred: true, Reason: traffic.HTTP5xx, Failed: true}
 		now := time.Now()
 		step := time.Second / benchRate
 		ejectDue := false
@@ -147,7 +148,7 @@ func BenchmarkPassiveRecordParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			now := start.Add(time.Duration(ticks.Add(1)) * (time.Second / benchRate))
-			backend.recordTraffic(Outcome{Failed: true}, now, p)
+			backend.recordTraffic(traffic.Outcome{Failed: true}, now, p)
 		}
 	})
 }
@@ -192,7 +193,7 @@ func BenchmarkPassivePaced10kPerSecond(b *testing.B) {
 	b.Run("ring", func(b *testing.B) {
 		backend := &Backend{}
 		p := config.PassiveHealth{Enabled: true, Window: model.Duration(window), MaxFailures: 5, MinRequests: 10, MaxEjectedPercent: 50}
-		o := Outcome{Erred: true, Reason: FanoutHTTP5xx, Failed: true}
+		o := traffic.Outcome{Erred: true, Reason: traffic.HTTP5xx, Failed: true}
 		paced(b, func(now time.Time) { backend.recordTraffic(o, now, p) })
 		b.ReportMetric(0, "goroutines")
 	})
