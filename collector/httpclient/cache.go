@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/probegate/probegate/config"
 )
@@ -43,7 +44,13 @@ type entry struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{conns: newConnTracker()}
+	return newCache(time.Now)
+}
+
+// newCache is NewCache on the clock now, which says how long connections
+// have been idle.
+func newCache(now func() time.Time) *Cache {
+	return &Cache{conns: newConnTracker(now)}
 }
 
 // Client returns the client for cfg, building it on first use. A client
@@ -62,11 +69,11 @@ func (c *Cache) Client(cfg config.HTTPClientConfig) (*http.Client, error) {
 			return e.client, nil
 		}
 	}
-	pooled, err := newRoundTripper(cfg, c.conns.DialContext, true)
+	pooled, err := newRoundTripper(cfg, c.conns, true)
 	if err != nil {
 		return nil, fmt.Errorf("http_client_config: %w", err)
 	}
-	oneShot, err := newRoundTripper(cfg, c.conns.DialContext, false)
+	oneShot, err := newRoundTripper(cfg, c.conns, false)
 	if err != nil {
 		return nil, fmt.Errorf("http_client_config: %w", err)
 	}

@@ -276,42 +276,15 @@ func TestHTTPClientConnectionsAreNotTraced(t *testing.T) {
 // dial and leave a TIME_WAIT socket each.
 func TestHTTPClientKeepsConnectionsForOverlappingRequests(t *testing.T) {
 	const overlapping = 3
-	var release chan struct{}
-	var arrived sync.WaitGroup
-	var held atomic.Bool
-	// While held, requests wait until all of them arrived, so each has a
-	// connection of its own.
-	w := newWatchedServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		if held.Load() {
-			arrived.Done()
-			<-release
-		}
-	}))
+	h := newHoldingServer(t)
 	client := testClient(t, config.HTTPClientConfig{})
-	burst := func() {
-		release = make(chan struct{})
-		held.Store(true)
-		arrived.Add(overlapping)
-		var done sync.WaitGroup
-		for range overlapping {
-			done.Go(func() {
-				if status, err := get(t, client, w.URL); err != nil || status != 200 {
-					t.Errorf("got %d, %v", status, err)
-				}
-			})
-		}
-		arrived.Wait()
-		held.Store(false)
-		close(release)
-		done.Wait()
-	}
-	burst()
-	burst()
-	if opened, closed := w.counts(); opened != overlapping || closed != 0 {
+	h.burst(t, client, overlapping)
+	h.burst(t, client, overlapping)
+	if opened, closed := h.counts(); opened != overlapping || closed != 0 {
 		t.Errorf("%d connections opened and %d closed over two bursts of %d, want %d opened and none closed",
 			opened, closed, overlapping, overlapping)
 	}
-	if status, reused, err := getTraced(t, client, w.URL); err != nil || status != 200 || !reused {
+	if status, reused, err := getTraced(t, client, h.URL); err != nil || status != 200 || !reused {
 		t.Errorf("the next request: %d, reused %v, %v; want it on a connection kept", status, reused, err)
 	}
 }

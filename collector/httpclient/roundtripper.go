@@ -13,10 +13,10 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
-// idleConnTimeout is how long an idle connection is kept: above the
-// usual probe intervals, so that a backend keeps its probe connection
-// between probes, and short enough that the surplus connections a burst
-// of fan-out rounds opened are closed soon after it.
+// idleConnTimeout is how long a backend's most recently used idle
+// connection is kept: above the usual probe intervals, so that a backend
+// keeps its probe connection between probes. Its other idle connections
+// close sooner, after surplusIdleTimeout.
 const idleConnTimeout = 90 * time.Second
 
 // maxIdleConnsPerHost is how many idle connections a transport keeps to one
@@ -27,8 +27,8 @@ const idleConnTimeout = 90 * time.Second
 // fan-out served 0.43 of a minimal net/http fan-out's requests per second
 // under 16 concurrent clients, and each round left TIME_WAIT sockets
 // behind, which at a few thousand rounds a second exhausts the ephemeral
-// ports. The surplus that a burst leaves idle closes after
-// idleConnTimeout.
+// ports. A backend's most recently used idle connection stays for
+// idleConnTimeout; the surplus a burst leaves closes sooner (surplus.go).
 const maxIdleConnsPerHost = 32
 
 // The buffers of a connection. net/http's default, 4 KiB each way, was
@@ -52,18 +52,23 @@ const (
 //   - no go-conntrack dialer. common wraps every dial in one with an
 //     x/net/trace event log per connection, which nothing here can read
 //     (no /debug/events is served) and which was close to a third of the
-//     live heap at 5,000 backends; dial is the connection tracker's dialer
-//     instead.
+//     live heap at 5,000 backends; conns dials instead, and the pooled
+//     transport reports which connections are idle to it, so that a
+//     backend's surplus idle connections close soon (surplus.go).
 //   - at most maxIdleConnsPerHost idle connections per backend, and no
 //     pool-wide bound, which at 20,000 (common's) would make a larger pool
 //     close and redial connections at random.
 //
 // keepAlive false makes a transport that opens a new connection for every
 // request and closes it after the answer.
-func newRoundTripper(cfg config.HTTPClientConfig, dial commoncfg.DialContextFunc, keepAlive bool) (http.RoundTripper, error) {
+func newRoundTripper(cfg config.HTTPClientConfig, conns *connTracker, keepAlive bool) (http.RoundTripper, error) {
 	newRT := func(tlsConfig *tls.Config) (http.RoundTripper, error) {
+		// A pool per transport: a TLS reload builds a new one.
+		pool := conns.newPool()
+		dial := pool.DialContext
+		proxy := cfg.Proxy()
 		transport := &http.Transport{
-			Proxy:                 cfg.Proxy(),
+			Proxy:                 proxy,
 			ProxyConnectHeader:    cfg.GetProxyConnectHeader(),
 			MaxIdleConnsPerHost:   maxIdleConnsPerHost,
 			DisableKeepAlives:     !keepAlive,
@@ -86,6 +91,13 @@ func newRoundTripper(cfg config.HTTPClientConfig, dial commoncfg.DialContextFunc
 			transport.HTTP2 = &http.HTTP2Config{SendPingTimeout: time.Minute}
 		}
 		var rt http.RoundTripper = transport
+		// Through a proxy every backend's connection is dialled to the
+		// proxy's address, so the tracker could not tell one backend's
+		// surplus from another backend's only connection: such a
+		// transport keeps its idle connections for idleConnTimeout.
+		if keepAlive && proxy == nil {
+			rt = &tracedTransport{Transport: transport, pool: pool}
+		}
 
 		if a := cfg.Authorization; a != nil {
 			credentials, err := secret(a.Credentials, a.CredentialsFile, a.CredentialsRef)
