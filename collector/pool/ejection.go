@@ -53,7 +53,7 @@ func (p *Pool) eject(b *Backend, rules config.PassiveHealth) {
 	readmission := "probes"
 	if !b.readmittedByProbes(before) {
 		readmission = "window"
-		if p.readmitDue.lower(now.Add(window)) {
+		if p.readmitDue.Lower(now.Add(window)) {
 			p.wakeRun()
 		}
 	}
@@ -84,7 +84,7 @@ func (p *Pool) ejectedCount(b *Backend) (ejected, configured int, member bool) {
 // (not probed, or never verified) once their window has elapsed, and sets
 // readmitDue to the next one due.
 func (p *Pool) readmitElapsed(now time.Time) {
-	if !p.readmitDue.reached(now) {
+	if !p.readmitDue.Reached(now) {
 		return
 	}
 	p.judgeMu.Lock()
@@ -106,7 +106,7 @@ func (p *Pool) readmitElapsed(now time.Time) {
 			next = due
 		}
 	}
-	p.readmitDue.set(next)
+	p.readmitDue.Set(next)
 	if changed {
 		p.failOpenLocked()
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/probegate/probegate/collector/budget"
+	"github.com/probegate/probegate/collector/due"
 	"github.com/probegate/probegate/collector/health"
 )
 
@@ -50,7 +51,7 @@ var ErrUnknownBackend = errors.New("no such backend")
 type maintenanceEntries struct {
 	byName map[string]Maintenance
 	// due is the earliest Until, none when no entry expires.
-	due dueTime
+	due due.Time
 	// inUse is set once a store gave the pool its entries: maintenance is
 	// a feature in use, and its series are exported from then on.
 	inUse atomic.Bool
@@ -138,7 +139,7 @@ func (p *Pool) BudgetWith(entries []Maintenance, name string) (b budget.Budget, 
 
 // expireMaintenance ends the maintenances whose Until has come at now.
 func (p *Pool) expireMaintenance(now time.Time) {
-	if !p.maint.due.reached(now) {
+	if !p.maint.due.Reached(now) {
 		return
 	}
 	p.mu.Lock()
@@ -164,7 +165,7 @@ func (p *Pool) scheduleExpiryLocked() {
 			next = u
 		}
 	}
-	p.maint.due.set(next)
+	p.maint.due.Set(next)
 	p.wakeRun()
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/probegate/probegate/collector/budget"
+	"github.com/probegate/probegate/collector/due"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/traffic"
@@ -37,7 +38,7 @@ type outlierPool struct {
 	judged     []*Backend
 	suppressed [outlier.NumReasons]atomic.Uint64
 	// due is the earliest end of an ejection, none when none is pending.
-	due dueTime
+	due due.Time
 }
 
 // OutlierDetection reports whether outlier detection is on, so that the
@@ -146,7 +147,7 @@ func (p *Pool) suppressOutlier(b *Backend, v outlier.Verdict, now time.Time, s o
 
 // scheduleOutlierReadmission makes sure a readmission scan runs at until.
 func (p *Pool) scheduleOutlierReadmission(until time.Time) {
-	if p.outliers.due.lower(until) {
+	if p.outliers.due.Lower(until) {
 		p.wakeRun()
 	}
 }
@@ -154,7 +155,7 @@ func (p *Pool) scheduleOutlierReadmission(until time.Time) {
 // readmitOutliers ends the ejections that have been served and need no
 // more ok probes.
 func (p *Pool) readmitOutliers(now time.Time) {
-	if !p.outliers.due.reached(now) {
+	if !p.outliers.due.Reached(now) {
 		return
 	}
 	p.mu.RLock()
@@ -166,7 +167,7 @@ func (p *Pool) readmitOutliers(now time.Time) {
 			next = until
 		}
 	}
-	p.outliers.due.set(time.Time{})
+	p.outliers.due.Set(time.Time{})
 	if !next.IsZero() {
 		p.scheduleOutlierReadmission(next)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/probegate/probegate/collector/budget"
+	"github.com/probegate/probegate/collector/due"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/httpclient"
@@ -56,7 +57,7 @@ type Pool struct {
 
 	// readmitDue is when the earliest passively ejected backend that
 	// probes cannot readmit is due for readmission (run.go).
-	readmitDue dueTime
+	readmitDue due.Time
 	// wake tells Run that a due time moved. It holds one signal, which is
 	// all Run needs: it loads the due times afresh when woken.
 	wake chan struct{}
@@ -175,8 +176,7 @@ func (p *Pool) Apply(targets []Target, s Settings) error {
 	// A new window moves the readmission of backends ejected until it
 	// ends: have the readmission scan look at them again now.
 	p.judgeMu.Lock()
-	if p.readmitDue.at.Load() != 0 {
-		p.readmitDue.at.Store(1)
+	if p.readmitDue.MarkDue() {
 		p.wakeRun()
 	}
 	p.judgeMu.Unlock()

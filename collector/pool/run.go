@@ -2,9 +2,9 @@ package pool
 
 import (
 	"context"
-	"math"
-	"sync/atomic"
 	"time"
+
+	"github.com/probegate/probegate/collector/due"
 )
 
 // This file is the pool's timed work: passive health readmitting a
@@ -31,14 +31,8 @@ func (p *Pool) Run(ctx context.Context) {
 // that one moved.
 func (p *Pool) wait(ctx context.Context, timer *time.Timer) (done bool) {
 	var fired <-chan time.Time
-	next := int64(0)
-	for _, d := range []*dueTime{&p.readmitDue, &p.maint.due, &p.outliers.due} {
-		if at := d.at.Load(); at != 0 && (next == 0 || at < next) {
-			next = at
-		}
-	}
-	if next != 0 {
-		timer.Reset(time.Duration(next - p.now().UnixNano()))
+	if next, ok := due.Earliest(&p.readmitDue, &p.maint.due, &p.outliers.due); ok {
+		timer.Reset(next.Sub(p.now()))
 		fired = timer.C
 	} else {
 		timer.Stop()
@@ -67,53 +61,4 @@ func (p *Pool) wakeRun() {
 	case p.wake <- struct{}{}:
 	default:
 	}
-}
-
-// dueTime is when one kind of timed work is next due, as Unix
-// nanoseconds, 0 when none is.
-type dueTime struct{ at atomic.Int64 }
-
-// reached reports whether the work is due at now.
-func (d *dueTime) reached(now time.Time) bool {
-	at := d.at.Load()
-	return at != 0 && now.UnixNano() >= at
-}
-
-// set makes t the due time, none when t is zero.
-func (d *dueTime) set(t time.Time) {
-	if t.IsZero() {
-		d.at.Store(0)
-		return
-	}
-	d.at.Store(dueNanos(t))
-}
-
-// lower makes t the due time when none is set or t is earlier, and
-// reports whether it did.
-func (d *dueTime) lower(t time.Time) bool {
-	at := dueNanos(t)
-	for {
-		current := d.at.Load()
-		if current != 0 && current <= at {
-			return false
-		}
-		if d.at.CompareAndSwap(current, at) {
-			return true
-		}
-	}
-}
-
-// dueNanos is t in Unix nanoseconds for a due time, saturated at the
-// largest int64. time.Time.UnixNano is undefined past the year 2262, and a
-// due time that wrapped negative would be past at once, for ever: the
-// timer loop would spin. A due time that far off is never reached. A time
-// before 1970 is 1, due at once: 0 means no due time at all.
-func dueNanos(t time.Time) int64 {
-	switch {
-	case t.After(time.Unix(0, math.MaxInt64)):
-		return math.MaxInt64
-	case t.UnixNano() < 1:
-		return 1
-	}
-	return t.UnixNano()
 }
