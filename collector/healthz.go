@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/pool"
 )
 
@@ -37,9 +38,9 @@ type healthzBackend struct {
 	// Since is the time of the last state change, null before the first;
 	// DowntimeSeconds the total time out of service, the current
 	// stretch included.
-	Since           *string           `json:"since"`
-	DowntimeSeconds float64           `json:"downtime_seconds"`
-	Maintenance     *pool.Maintenance `json:"maintenance,omitempty"`
+	Since           *string        `json:"since"`
+	DowntimeSeconds float64        `json:"downtime_seconds"`
+	Maintenance     *entries.Entry `json:"maintenance,omitempty"`
 	// Ejection is set while outlier detection holds the backend out, or
 	// a dry run would.
 	Ejection *healthzEjection `json:"ejection,omitempty"`

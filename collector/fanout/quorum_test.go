@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/config"
 )
 
@@ -102,7 +102,7 @@ func TestExposeMissingOnEveryAnswer(t *testing.T) {
 			}
 			for _, expose := range []bool{true, false} {
 				rig := setup(t, options{fanout: config.Fanout{ExposeMissing: expose}}, backends...)
-				rig.pool.SetMaintenance([]pool.Maintenance{{Backend: "b2", Reason: "test"}})
+				rig.pool.SetMaintenance([]entries.Entry{{Backend: "b2", Reason: "test"}})
 				rec := rig.do("GET", "/fanout/q", "", nil)
 				if rec.Code != c.status {
 					t.Errorf("status %d; want %d", rec.Code, c.status)
@@ -147,7 +147,7 @@ func TestMissingHeaderIsBounded(t *testing.T) {
 func TestPartialForMaintenanceOnlyIsCounted(t *testing.T) {
 	failing := serve(t, answer(200, `[1]`))
 	rig := setup(t, options{}, serve(t, answer(200, `[0]`)), failing, serve(t, answer(200, `[2]`)))
-	rig.pool.SetMaintenance([]pool.Maintenance{{Backend: "b2", Reason: "test"}})
+	rig.pool.SetMaintenance([]entries.Entry{{Backend: "b2", Reason: "test"}})
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "2/3", `[0,1]`)
 	failing.Close()
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "1/3", `[0]`)

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/collector/admin"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/pool"
 )
 
@@ -105,7 +106,7 @@ func onlyGet(w http.ResponseWriter, r *http.Request) bool {
 // listBackends is the answer of GET /api/v1/backends now.
 func (a *API) listBackends() List {
 	snap := a.pool.Snapshot()
-	view := List{Backends: make([]BackendView, len(snap.Backends)), Absent: []pool.Maintenance{},
+	view := List{Backends: make([]BackendView, len(snap.Backends)), Absent: []entries.Entry{},
 		Readiness: snap.Budget, Store: a.manager.Status()}
 	present := make(map[string]bool, len(snap.Backends))
 	for i, b := range snap.Backends {
@@ -229,8 +230,8 @@ func parseRequest(body io.Reader) (Request, error) {
 // entry checks the request and makes the entry it asks for at now. The
 // reason is required: an entry that may outlive restarts must say why. A
 // ttl may not exceed maxTTL (no limit when 0).
-func (req Request) entry(now time.Time, maxTTL time.Duration) (pool.Maintenance, error) {
-	var m pool.Maintenance
+func (req Request) entry(now time.Time, maxTTL time.Duration) (entries.Entry, error) {
+	var m entries.Entry
 	m.Reason = strings.TrimSpace(req.Reason)
 	switch {
 	case m.Reason == "":

@@ -15,6 +15,7 @@ import (
 	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/internal/testclock"
@@ -92,7 +93,7 @@ func (f *apiFixture) post(target, body string) *httptest.ResponseRecorder {
 
 // fileEntries reads back what the state file holds, through a store of
 // its own.
-func (f *apiFixture) fileEntries(t *testing.T) []pool.Maintenance {
+func (f *apiFixture) fileEntries(t *testing.T) []entries.Entry {
 	t.Helper()
 	fs, err := store.OpenFile(f.dir)
 	if err != nil {
@@ -221,12 +222,12 @@ func TestAPIEnterListExit(t *testing.T) {
 // is listed apart, and kept.
 func TestAPIListsAbsentEntries(t *testing.T) {
 	dir := t.TempDir()
-	gone := pool.Maintenance{Backend: "gone", Reason: "decommissioned", Since: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), By: "127.0.0.1"}
+	gone := entries.Entry{Backend: "gone", Reason: "decommissioned", Since: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), By: "127.0.0.1"}
 	seed, err := store.OpenFile(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := seed.Swap(t.Context(), 1, []pool.Maintenance{gone}); err != nil {
+	if _, err := seed.Swap(t.Context(), 1, []entries.Entry{gone}); err != nil {
 		t.Fatal(err)
 	}
 	fs, err := store.OpenFile(dir)
@@ -333,7 +334,7 @@ func TestAPIAuditFieldBy(t *testing.T) {
 // is granted or ended, the store shows unhealthy in the list, and reads
 // still answer.
 func TestAPIStoreDownAnswers503(t *testing.T) {
-	entry := pool.Maintenance{Backend: "c", Reason: "disk", Since: time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC), By: "127.0.0.1"}
+	entry := entries.Entry{Backend: "c", Reason: "disk", Since: time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC), By: "127.0.0.1"}
 	ms := newMemStore("etcd", true, entry)
 	f := newAPIFixtureOver(t, 2, APIOptions{Enabled: true}, ms, "")
 	ms.set(func(s *memStore) { s.down = errors.New("etcdserver: request timed out") })

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/probegate/probegate/collector/budget"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 )
@@ -51,7 +52,7 @@ type Manager struct {
 	// local differs from state.Entries when an end of maintenance is in
 	// force here but its save failed (an unshared store only); dirty says
 	// so, and the save is retried.
-	local []pool.Maintenance
+	local []entries.Entry
 	dirty bool
 	// health of the store.
 	healthy  bool
@@ -151,7 +152,7 @@ func (m *Manager) load(ctx context.Context) (store.State, error) {
 	return st, err
 }
 
-func (m *Manager) swap(ctx context.Context, rev int64, entries []pool.Maintenance) (int64, error) {
+func (m *Manager) swap(ctx context.Context, rev int64, entries []entries.Entry) (int64, error) {
 	next, err := m.store.Swap(ctx, rev, entries)
 	m.count(opSwap, err)
 	switch {
@@ -197,7 +198,7 @@ func (m *Manager) refresh(ctx context.Context) (store.State, error) {
 
 // grant is the outcome of an enter that stored its entry.
 type grant struct {
-	Entry  pool.Maintenance
+	Entry  entries.Entry
 	Forced bool
 	// Budget is the readiness budget with the new entry counted.
 	Budget budget.Budget
@@ -233,7 +234,7 @@ func (e *storeError) Unwrap() error { return e.Err }
 // the backend is in service and no disruption is allowed (unless force),
 // pool.ErrUnknownBackend, a *storeError, or errContended when every
 // attempt lost to another writer; in each case nothing changed.
-func (m *Manager) enter(ctx context.Context, e pool.Maintenance, force bool) (grant, error) {
+func (m *Manager) enter(ctx context.Context, e entries.Entry, force bool) (grant, error) {
 	st := m.base()
 	for range maxSwapAttempts {
 		now := m.now()
@@ -281,7 +282,7 @@ func (m *Manager) enter(ctx context.Context, e pool.Maintenance, force bool) (gr
 // retried shortly, as a 429.
 var errContended = errors.New("the maintenance entries kept changing under concurrent requests; retry shortly")
 
-func (m *Manager) logEntered(e pool.Maintenance, forced bool, after budget.Budget) {
+func (m *Manager) logEntered(e entries.Entry, forced bool, after budget.Budget) {
 	keyvals := []any{"backend", e.Backend, "reason", e.Reason, "by", e.By, "until", e.Until, "forced", forced,
 		"current_healthy", after.CurrentHealthy, "desired_healthy", after.DesiredHealthy, "store", m.store.Kind()}
 	if forced {
@@ -338,7 +339,7 @@ func (m *Manager) exit(ctx context.Context, name string) (existed, saved bool, e
 
 // endLocally puts an end in force that the store did not record, and
 // leaves the save to the retries of Run.
-func (m *Manager) endLocally(entries []pool.Maintenance, err error) {
+func (m *Manager) endLocally(entries []entries.Entry, err error) {
 	m.mu.Lock()
 	m.local, m.dirty = entries, true
 	m.mu.Unlock()
@@ -427,20 +428,20 @@ func (m *Manager) flush(ctx context.Context) {
 }
 
 // unexpired returns the entries still in force at now; the slice may be
-// entries itself.
-func unexpired(entries []pool.Maintenance, now time.Time) []pool.Maintenance {
-	if !slices.ContainsFunc(entries, func(e pool.Maintenance) bool { return e.Expired(now) }) {
-		return entries
+// in itself.
+func unexpired(in []entries.Entry, now time.Time) []entries.Entry {
+	if !slices.ContainsFunc(in, func(e entries.Entry) bool { return e.Expired(now) }) {
+		return in
 	}
-	return slices.DeleteFunc(slices.Clone(entries), func(e pool.Maintenance) bool { return e.Expired(now) })
+	return slices.DeleteFunc(slices.Clone(in), func(e entries.Entry) bool { return e.Expired(now) })
 }
 
-func indexOf(entries []pool.Maintenance, name string) int {
-	return slices.IndexFunc(entries, func(e pool.Maintenance) bool { return e.Backend == name })
+func indexOf(in []entries.Entry, name string) int {
+	return slices.IndexFunc(in, func(e entries.Entry) bool { return e.Backend == name })
 }
 
-func sorted(entries []pool.Maintenance) []pool.Maintenance {
-	slices.SortFunc(entries, func(a, b pool.Maintenance) int {
+func sorted(in []entries.Entry) []entries.Entry {
+	slices.SortFunc(in, func(a, b entries.Entry) int {
 		switch {
 		case a.Backend < b.Backend:
 			return -1
@@ -449,5 +450,5 @@ func sorted(entries []pool.Maintenance) []pool.Maintenance {
 		}
 		return 0
 	})
-	return entries
+	return in
 }

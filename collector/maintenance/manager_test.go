@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/maintenance/store"
-	"github.com/probegate/probegate/collector/pool"
 )
 
 func backendNames(n int) []string {
@@ -78,7 +78,7 @@ func TestManagersSharingAStoreGrantOneDisruption(t *testing.T) {
 	for i := range n {
 		m := []*Manager{m1, m2}[i%2]
 		wg.Go(func() {
-			_, errs[i] = m.enter(t.Context(), pool.Maintenance{Backend: names[i], Reason: "kernel", By: "127.0.0.1"}, false)
+			_, errs[i] = m.enter(t.Context(), entries.Entry{Backend: names[i], Reason: "kernel", By: "127.0.0.1"}, false)
 		})
 	}
 	wg.Wait()
@@ -130,16 +130,16 @@ func TestManagerJudgesEveryStoredEntry(t *testing.T) {
 	ms := newMemStore("etcd", true)
 	m, _ := startManager(t, healthyPool(t, names, 1, nil), ms, nil)
 	other, _ := startManager(t, healthyPool(t, names, 1, nil), ms, nil)
-	if _, err := other.enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false); err != nil {
+	if _, err := other.enter(t.Context(), entries.Entry{Backend: "b00", Reason: "x"}, false); err != nil {
 		t.Fatal(err)
 	}
-	_, err := m.enter(t.Context(), pool.Maintenance{Backend: "b01", Reason: "x"}, false)
+	_, err := m.enter(t.Context(), entries.Entry{Backend: "b01", Reason: "x"}, false)
 	var be *budgetError
 	if !errors.As(err, &be) {
 		t.Fatalf("err %v, want a budgetError", err)
 	}
 	// Forced, it lands on top of the other entry rather than over it.
-	g, err := m.enter(t.Context(), pool.Maintenance{Backend: "b01", Reason: "x"}, true)
+	g, err := m.enter(t.Context(), entries.Entry{Backend: "b01", Reason: "x"}, true)
 	if err != nil || !g.Forced || g.Budget.CurrentHealthy != 1 {
 		t.Fatalf("forced: %+v %v", g, err)
 	}
@@ -154,14 +154,14 @@ func TestManagerJudgesEveryStoredEntry(t *testing.T) {
 // and the store's return heals them.
 func TestManagerStoreDownChangesNothing(t *testing.T) {
 	names := backendNames(3)
-	existing := pool.Maintenance{Backend: "b02", Reason: "disk", Since: time.Now().Add(-time.Hour)}
+	existing := entries.Entry{Backend: "b02", Reason: "disk", Since: time.Now().Add(-time.Hour)}
 	ms := newMemStore("etcd", true, existing)
 	p := healthyPool(t, names, 2, nil)
 	m, reg := startManager(t, p, ms, nil)
 	down := errors.New("connection refused")
 	ms.set(func(s *memStore) { s.down = down })
 
-	_, err := m.enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false)
+	_, err := m.enter(t.Context(), entries.Entry{Backend: "b00", Reason: "x"}, false)
 	var se *storeError
 	if !errors.As(err, &se) || se.Kind != "etcd" || !errors.Is(err, down) {
 		t.Fatalf("enter: %v, want a storeError of the etcd store", err)
@@ -188,7 +188,7 @@ func TestManagerStoreDownChangesNothing(t *testing.T) {
 	}
 
 	ms.set(func(s *memStore) { s.down = nil })
-	if _, err := m.enter(t.Context(), pool.Maintenance{Backend: "b00", Reason: "x"}, false); err != nil {
+	if _, err := m.enter(t.Context(), entries.Entry{Backend: "b00", Reason: "x"}, false); err != nil {
 		t.Fatalf("enter after the store returned: %v", err)
 	}
 	if !m.Status().Healthy || counter(t, reg, "probegate_maintenance_store_up") != 1 {
@@ -204,7 +204,7 @@ func TestManagerUnsavedExitEndsLocallyAndIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		begin := time.Now()
 		names := backendNames(3)
-		ms := newMemStore("file", false, pool.Maintenance{Backend: "b01", Reason: "disk", Since: begin})
+		ms := newMemStore("file", false, entries.Entry{Backend: "b01", Reason: "disk", Since: begin})
 		p := healthyPool(t, names, 1, nil)
 		m, reg := startManager(t, p, ms, nil)
 		ms.set(func(s *memStore) { s.failSwaps = 3 })
@@ -249,7 +249,7 @@ func TestManagerUnsavedExitEndsLocallyAndIsRetried(t *testing.T) {
 // tried once more when Run stops.
 func TestManagerFlushesAnUnsavedExitAtShutdown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ms := newMemStore("file", false, pool.Maintenance{Backend: "b00", Reason: "disk", Since: time.Now()})
+		ms := newMemStore("file", false, entries.Entry{Backend: "b00", Reason: "disk", Since: time.Now()})
 		m, _ := startManager(t, healthyPool(t, backendNames(2), 1, nil), ms, nil)
 		ms.set(func(s *memStore) { s.failSwaps = 1 })
 		if _, saved, err := m.exit(t.Context(), "b00"); saved || err != nil {
@@ -273,8 +273,8 @@ func TestManagerRemovesExpiredEntriesFromTheStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		now := time.Now()
 		ms := newMemStore("etcd", true,
-			pool.Maintenance{Backend: "b00", Reason: "short", Since: now, Until: now.Add(1500 * time.Millisecond)},
-			pool.Maintenance{Backend: "b01", Reason: "long", Since: now})
+			entries.Entry{Backend: "b00", Reason: "short", Since: now, Until: now.Add(1500 * time.Millisecond)},
+			entries.Entry{Backend: "b01", Reason: "long", Since: now})
 		p := healthyPool(t, backendNames(3), 2, nil)
 		m, _ := startManager(t, p, ms, nil)
 		ctx, cancel := context.WithCancel(t.Context())
@@ -312,7 +312,7 @@ func TestManagerAppliesOtherReplicasWrites(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Go(func() { m.Run(ctx) })
 
-		if _, err := other.enter(t.Context(), pool.Maintenance{Backend: "b02", Reason: "x"}, false); err != nil {
+		if _, err := other.enter(t.Context(), entries.Entry{Backend: "b02", Reason: "x"}, false); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -345,7 +345,7 @@ func TestManagerLeavesAnUnusedFeatureOff(t *testing.T) {
 	if p.Snapshot().Maintenance {
 		t.Fatal("an empty store marked maintenance in use")
 	}
-	if _, err := m.enter(t.Context(), pool.Maintenance{Backend: "a", Reason: "disk"}, false); err != nil {
+	if _, err := m.enter(t.Context(), entries.Entry{Backend: "a", Reason: "disk"}, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := m.exit(t.Context(), "a"); err != nil {

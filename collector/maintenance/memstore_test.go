@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
@@ -28,7 +29,7 @@ type memStore struct {
 
 	mu      sync.Mutex
 	rev     int64
-	entries []pool.Maintenance
+	entries []entries.Entry
 	// down is the error every Load and Swap answers while it is set: the
 	// store cannot be reached.
 	down error
@@ -46,7 +47,7 @@ type memStore struct {
 
 var errSaveFailed = errors.New("no space left on device")
 
-func newMemStore(kind string, shared bool, entries ...pool.Maintenance) *memStore {
+func newMemStore(kind string, shared bool, entries ...entries.Entry) *memStore {
 	return &memStore{kind: kind, shared: shared, rev: 1, entries: entries, wake: make(chan struct{})}
 }
 
@@ -63,7 +64,7 @@ func (s *memStore) Load(context.Context) (store.State, error) {
 	return store.State{Entries: slices.Clone(s.entries), Revision: s.rev}, nil
 }
 
-func (s *memStore) Swap(_ context.Context, rev int64, entries []pool.Maintenance) (int64, error) {
+func (s *memStore) Swap(_ context.Context, rev int64, entries []entries.Entry) (int64, error) {
 	s.mu.Lock()
 	hold := s.beforeSwap
 	s.mu.Unlock()
@@ -122,7 +123,7 @@ func (s *memStore) set(f func(s *memStore)) {
 
 // stored returns the entries the store holds and the number of Swap calls
 // so far.
-func (s *memStore) stored() ([]pool.Maintenance, int) {
+func (s *memStore) stored() ([]entries.Entry, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.entries), s.swaps

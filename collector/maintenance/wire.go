@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/budget"
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 )
 
 // The wire types of the admin API: the server encodes them and
@@ -12,11 +12,11 @@ import (
 
 // BackendView is one backend of GET /api/v1/backends.
 type BackendView struct {
-	Name        string            `json:"name"`
-	URL         string            `json:"url"`
-	State       string            `json:"state"`
-	InService   bool              `json:"in_service"`
-	Maintenance *pool.Maintenance `json:"maintenance"`
+	Name        string         `json:"name"`
+	URL         string         `json:"url"`
+	State       string         `json:"state"`
+	InService   bool           `json:"in_service"`
+	Maintenance *entries.Entry `json:"maintenance"`
 }
 
 // List is the answer of GET /api/v1/backends.
@@ -25,8 +25,8 @@ type List struct {
 	// Absent are the maintenance entries of backends the pool does not
 	// have now (removed by a reload or discovery); they apply again when
 	// the backend returns, unless they expire first.
-	Absent    []pool.Maintenance `json:"absent_maintenance"`
-	Readiness budget.Budget      `json:"readiness"`
+	Absent    []entries.Entry `json:"absent_maintenance"`
+	Readiness budget.Budget   `json:"readiness"`
 	// Store says where the entries come from and whether they are
 	// current.
 	Store StoreStatus `json:"store"`
@@ -56,11 +56,11 @@ type Request struct {
 
 // Entered is the answer to a maintenance request that was granted.
 type Entered struct {
-	Backend     string           `json:"backend"`
-	State       string           `json:"state"`
-	Forced      bool             `json:"forced"`
-	Maintenance pool.Maintenance `json:"maintenance"`
-	Readiness   budget.Budget    `json:"readiness"`
+	Backend     string        `json:"backend"`
+	State       string        `json:"state"`
+	Forced      bool          `json:"forced"`
+	Maintenance entries.Entry `json:"maintenance"`
+	Readiness   budget.Budget `json:"readiness"`
 }
 
 // Refused is the 429 answer: the budget's numbers.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/config"
 )
@@ -48,7 +49,7 @@ type Backend struct {
 	stats       probeStats
 	// maintenance is set while an operator holds the backend out of
 	// service; health keeps stepping underneath (maintenance.go).
-	maintenance *Maintenance
+	maintenance *entries.Entry
 	// outlier is outlier detection's window and ejection (outlier.go);
 	// an enforced ejection is an overlay like maintenance.
 	outlier outlier.State
@@ -80,7 +81,7 @@ type BackendSnapshot struct {
 	Downtime  time.Duration
 	// Maintenance is the backend's maintenance entry, nil when it has none.
 	// While it is set, Health.State is StateMaintenance.
-	Maintenance *Maintenance
+	Maintenance *entries.Entry
 	// ProbeDurations is the live histogram of the backend's probe
 	// durations, not a copy; nil when the backend is not probed.
 	ProbeDurations prometheus.Histogram

@@ -6,6 +6,7 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 )
 
 // numberedResult is the i-th result of a run: status 200+i%100, i ms
@@ -83,7 +84,7 @@ func TestTransitionLog(t *testing.T) {
 	clock.Advance(time.Second)
 	feed(a, health.TimeoutResult("no answer"), 3)
 	clock.Advance(time.Second)
-	p.SetMaintenance([]Maintenance{{Backend: "a", Reason: "x"}})
+	p.SetMaintenance([]entries.Entry{{Backend: "a", Reason: "x"}})
 	clock.Advance(time.Second)
 	failTraffic(p, unprobed, 3)
 	clock.Advance(passiveWindow)

@@ -1,10 +1,8 @@
 package pool
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -13,52 +11,28 @@ import (
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/due"
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 )
 
 // This file holds the pool's side of maintenance: the overlay that holds a
 // backend out of service while an operator works on it. Which entries are
 // in force is decided elsewhere (collector/maintenance, over a store that
-// several replicas may share); the pool applies the entries it is given,
-// ends them at their Until on its own clock, and offers the readiness
-// budget that a new entry is judged against. It does no I/O.
-
-// Maintenance is one backend's maintenance entry.
-type Maintenance struct {
-	// Backend is the name of the backend. An entry outlives a reload that
-	// removes its backend, and applies again when the backend returns.
-	Backend string `json:"backend"`
-	// Reason says why, as the operator gave it.
-	Reason string `json:"reason"`
-	// Since is when the backend entered maintenance.
-	Since time.Time `json:"since"`
-	// Until is when the maintenance ends by itself; zero when it lasts
-	// until it is ended.
-	Until time.Time `json:"until,omitzero"`
-	// By is who asked: the authenticated user or the client's address.
-	By string `json:"by"`
-}
-
-// Expired reports whether the entry's ttl has run out at now.
-func (m Maintenance) Expired(now time.Time) bool {
-	return !m.Until.IsZero() && !now.Before(m.Until)
-}
+// several replicas may share); the pool applies the entries it is given
+// (an entries.Set), ends them at their Until on its own clock, and offers
+// the readiness budget that a new entry is judged against. It does no I/O.
 
 // ErrUnknownBackend is returned for a backend the pool does not have.
 var ErrUnknownBackend = errors.New("no such backend")
 
-// maintenanceEntries is the pool's side of maintenance. byName is guarded
+// maintenanceEntries is the pool's side of maintenance. set is guarded
 // by the pool's mu.
 type maintenanceEntries struct {
-	byName map[string]Maintenance
+	set entries.Set
 	// due is the earliest Until, none when no entry expires.
 	due due.Time
 	// inUse is set once a store gave the pool its entries: maintenance is
 	// a feature in use, and its series are exported from then on.
 	inUse atomic.Bool
-}
-
-func newMaintenanceEntries() maintenanceEntries {
-	return maintenanceEntries{byName: map[string]Maintenance{}}
 }
 
 // SetMaintenance makes entries the pool's maintenance entries, replacing
@@ -67,25 +41,15 @@ func newMaintenanceEntries() maintenanceEntries {
 // readmission), and entries already past their Until are dropped. The
 // entries are the store's, so no budget is checked here: it was checked
 // when each entry was stored.
-func (p *Pool) SetMaintenance(entries []Maintenance) {
+func (p *Pool) SetMaintenance(in []entries.Entry) {
 	p.maint.inUse.Store(true)
 	now := p.now()
-	next := make(map[string]Maintenance, len(entries))
-	for _, m := range entries {
-		if !m.Expired(now) {
-			next[m.Backend] = m
-		}
-	}
 	p.mu.Lock()
-	for name := range p.maint.byName {
-		if _, kept := next[name]; kept {
-			continue
-		}
+	for _, name := range p.maint.set.Replace(in, now) {
 		if b := p.backendLocked(name); b != nil {
 			b.exitMaintenance("ended")
 		}
 	}
-	p.maint.byName = next
 	p.attachMaintenanceLocked()
 	p.mu.Unlock()
 	p.noteFailOpen()
@@ -93,16 +57,11 @@ func (p *Pool) SetMaintenance(entries []Maintenance) {
 
 // Maintenances returns every maintenance entry in force, sorted by
 // backend, those of backends the pool does not have now included.
-func (p *Pool) Maintenances() []Maintenance {
+func (p *Pool) Maintenances() []entries.Entry {
 	p.catchUp(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	entries := make([]Maintenance, 0, len(p.maint.byName))
-	for _, m := range p.maint.byName {
-		entries = append(entries, m)
-	}
-	slices.SortFunc(entries, func(a, b Maintenance) int { return cmp.Compare(a.Backend, b.Backend) })
-	return entries
+	return p.maint.set.Sorted()
 }
 
 // BudgetWith is the readiness budget the pool would have if entries were
@@ -111,14 +70,8 @@ func (p *Pool) Maintenances() []Maintenance {
 // it). It returns ErrUnknownBackend when the pool has no such backend.
 // This is what a new entry is judged against: every stored entry counted,
 // whatever this pool has applied so far.
-func (p *Pool) BudgetWith(entries []Maintenance, name string) (b budget.Budget, inService bool, err error) {
-	now := p.now()
-	out := make(map[string]bool, len(entries))
-	for _, m := range entries {
-		if !m.Expired(now) {
-			out[m.Backend] = true
-		}
-	}
+func (p *Pool) BudgetWith(in []entries.Entry, name string) (b budget.Budget, inService bool, err error) {
+	out := entries.InForce(in, p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	known, count := false, 0
@@ -143,11 +96,7 @@ func (p *Pool) expireMaintenance(now time.Time) {
 		return
 	}
 	p.mu.Lock()
-	for name, m := range p.maint.byName {
-		if !m.Expired(now) {
-			continue
-		}
-		delete(p.maint.byName, name)
+	for _, name := range p.maint.set.Expire(now) {
 		if b := p.backendLocked(name); b != nil {
 			b.exitMaintenance("expired")
 		}
@@ -159,13 +108,7 @@ func (p *Pool) expireMaintenance(now time.Time) {
 
 // scheduleExpiryLocked sets due to the earliest Until. The caller holds mu.
 func (p *Pool) scheduleExpiryLocked() {
-	var next time.Time
-	for _, m := range p.maint.byName {
-		if u := m.Until; !u.IsZero() && (next.IsZero() || u.Before(next)) {
-			next = u
-		}
-	}
-	p.maint.due.Set(next)
+	p.maint.due.Set(p.maint.set.NextUntil())
 	p.wakeRun()
 }
 
@@ -173,7 +116,7 @@ func (p *Pool) scheduleExpiryLocked() {
 // maintenance, after a reload or a new set of entries. The caller holds mu.
 func (p *Pool) attachMaintenanceLocked() {
 	for _, b := range p.backends {
-		if m, ok := p.maint.byName[b.Name]; ok {
+		if m, ok := p.maint.set.Get(b.Name); ok {
 			b.enterMaintenance(m)
 		}
 	}
@@ -186,7 +129,7 @@ func (p *Pool) attachMaintenanceLocked() {
 // so once it is, so that the maintenance series do not come and go with
 // the entries.
 func (p *Pool) maintenanceInUseLocked() bool {
-	return p.maint.inUse.Load() || len(p.maint.byName) > 0
+	return p.maint.inUse.Load() || p.maint.set.Len() > 0
 }
 
 // backendLocked finds a backend by name. The caller holds mu.
@@ -222,7 +165,7 @@ func (b *Backend) observedLocked() health.Health {
 // enterMaintenance sets the backend's maintenance entry (a backend already
 // in maintenance takes the new entry's reason and until), logging the
 // change once.
-func (b *Backend) enterMaintenance(m Maintenance) {
+func (b *Backend) enterMaintenance(m entries.Entry) {
 	b.mu.Lock()
 	before := b.observedLocked()
 	entered := b.maintenance == nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/testclock"
 )
@@ -46,7 +47,7 @@ func stateOf(p *Pool, name string) health.State {
 }
 
 // enter puts the named backends in maintenance, as the store's entries.
-func enter(p *Pool, entries ...Maintenance) {
+func enter(p *Pool, entries ...entries.Entry) {
 	p.SetMaintenance(append(p.Maintenances(), entries...))
 }
 
@@ -55,7 +56,7 @@ func enter(p *Pool, entries ...Maintenance) {
 // while its probes go on and are counted without moving the state.
 func TestMaintenanceOverlay(t *testing.T) {
 	p, _ := healthyPool(t, 3, 1)
-	enter(p, Maintenance{Backend: "b1", Reason: "kernel update"})
+	enter(p, entries.Entry{Backend: "b1", Reason: "kernel update"})
 	b := p.Backends()[1]
 	if got := b.Health(); got.State != health.StateMaintenance || got.InService() {
 		t.Fatalf("health %+v, want maintenance and out of service", got)
@@ -89,15 +90,15 @@ func TestBudgetWithCountsEveryEntry(t *testing.T) {
 	if want := (budget.Budget{Expected: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1}); err != nil || b != want || !inService {
 		t.Fatalf("no entries: %+v %v %v, want %+v in service", b, inService, err, want)
 	}
-	b, inService, _ = p.BudgetWith([]Maintenance{{Backend: "b1"}}, "b0")
+	b, inService, _ = p.BudgetWith([]entries.Entry{{Backend: "b1"}}, "b0")
 	if b.CurrentHealthy != 2 || b.DisruptionsAllowed != 0 || !inService {
 		t.Errorf("b1 stored in maintenance: %+v in service %v; want 2 healthy, none allowed", b, inService)
 	}
-	if _, inService, _ = p.BudgetWith([]Maintenance{{Backend: "b0"}}, "b0"); inService {
+	if _, inService, _ = p.BudgetWith([]entries.Entry{{Backend: "b0"}}, "b0"); inService {
 		t.Error("a backend the entries hold is in service")
 	}
-	expired := Maintenance{Backend: "b1", Until: clock.Now()}
-	if b, _, _ = p.BudgetWith([]Maintenance{expired}, "b0"); b.CurrentHealthy != 3 {
+	expired := entries.Entry{Backend: "b1", Until: clock.Now()}
+	if b, _, _ = p.BudgetWith([]entries.Entry{expired}, "b0"); b.CurrentHealthy != 3 {
 		t.Errorf("an expired entry counted: %+v", b)
 	}
 	feed(p.Backends()[2], downResult, 3)
@@ -117,7 +118,7 @@ func TestBudgetWithCountsEveryEntry(t *testing.T) {
 // failure, ok does not readmit it.
 func TestMaintenanceExitReadmitsAfterSuccesses(t *testing.T) {
 	p, _ := healthyPool(t, 2, 1)
-	enter(p, Maintenance{Backend: "b0"})
+	enter(p, entries.Entry{Backend: "b0"})
 	b := p.Backends()[0]
 	feed(b, okResult, 5)
 	p.SetMaintenance(nil)
@@ -140,7 +141,7 @@ func TestMaintenanceExitReadmitsAfterSuccesses(t *testing.T) {
 // returns to its probe-derived state at once.
 func TestMaintenanceExitUnprobedIsImmediate(t *testing.T) {
 	p, _ := newClockedPool(t, nil, unprobedTargets(2), allowingDisruptions(2, 1))
-	enter(p, Maintenance{Backend: "b1"})
+	enter(p, entries.Entry{Backend: "b1"})
 	p.SetMaintenance(nil)
 	if got := stateOf(p, "b1"); got != health.StateUnknown {
 		t.Errorf("state %v, want unknown, its probe-derived state", got)
@@ -151,7 +152,7 @@ func TestMaintenanceExitUnprobedIsImmediate(t *testing.T) {
 // Until, noticed by a read.
 func TestMaintenanceTTLExpires(t *testing.T) {
 	p, clock := healthyPool(t, 2, 1)
-	enter(p, Maintenance{Backend: "b0", Until: clock.Now().Add(time.Hour)})
+	enter(p, entries.Entry{Backend: "b0", Until: clock.Now().Add(time.Hour)})
 	clock.Advance(time.Hour - time.Nanosecond)
 	if got := stateOf(p, "b0"); got != health.StateMaintenance {
 		t.Fatalf("state %v before the ttl ran out", got)
@@ -175,7 +176,7 @@ func TestRunExpiresMaintenance(t *testing.T) {
 		}
 		startRun(t, p)
 
-		enter(p, Maintenance{Backend: "b0", Until: time.Now().Add(time.Minute)})
+		enter(p, entries.Entry{Backend: "b0", Until: time.Now().Add(time.Minute)})
 		b := p.Backends()[0]
 		time.Sleep(time.Minute - time.Nanosecond)
 		synctest.Wait()
@@ -200,7 +201,7 @@ func TestMaintenanceFarUntilIsNotDue(t *testing.T) {
 		if err := p.Apply(numberedTargets(1), allowingDisruptions(1, 1)); err != nil {
 			t.Fatal(err)
 		}
-		enter(p, Maintenance{Backend: "b0", Until: far})
+		enter(p, entries.Entry{Backend: "b0", Until: far})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
 		defer cancel()
 		wakeups := 0
@@ -223,7 +224,7 @@ func TestMaintenanceFarUntilIsNotDue(t *testing.T) {
 // the ones in maintenance.
 func TestMaintenanceFailOpenExcludesIt(t *testing.T) {
 	p, _ := healthyPool(t, 3, 3)
-	enter(p, Maintenance{Backend: "b1"})
+	enter(p, entries.Entry{Backend: "b1"})
 	feed(p.Backends()[0], downResult, 3)
 	feed(p.Backends()[2], downResult, 3)
 	selected, _, configured, failOpen := p.Selection()
@@ -236,7 +237,7 @@ func TestMaintenanceFailOpenExcludesIt(t *testing.T) {
 // removed by it keeps its entry and is in maintenance again on return.
 func TestMaintenanceSurvivesReload(t *testing.T) {
 	p, _ := healthyPool(t, 3, 1)
-	enter(p, Maintenance{Backend: "b2", Reason: "r"})
+	enter(p, entries.Entry{Backend: "b2", Reason: "r"})
 	targets := numberedTargets(3)
 	if err := p.Apply(targets[:2], allowingDisruptions(2, 1)); err != nil {
 		t.Fatal(err)
@@ -257,8 +258,8 @@ func TestMaintenanceSurvivesReload(t *testing.T) {
 // pool's; expired ones are dropped, entries of absent backends kept.
 func TestSetMaintenanceReplacesAndDropsExpired(t *testing.T) {
 	p, clock := healthyPool(t, 3, 1)
-	enter(p, Maintenance{Backend: "b2"})
-	p.SetMaintenance([]Maintenance{
+	enter(p, entries.Entry{Backend: "b2"})
+	p.SetMaintenance([]entries.Entry{
 		{Backend: "b0", Until: clock.Now().Add(-time.Second)},
 		{Backend: "b1", Until: clock.Now().Add(time.Hour)},
 		{Backend: "gone"},
@@ -274,7 +275,7 @@ func TestPassiveHealthSkipsMaintenance(t *testing.T) {
 	s := passiveSettings()
 	s.Readiness = allowingDisruptions(2, 1).Readiness
 	p, _ := newClockedPool(t, nil, numberedTargets(2), s)
-	enter(p, Maintenance{Backend: "b0"})
+	enter(p, entries.Entry{Backend: "b0"})
 	failTraffic(p, p.Backends()[0], 5)
 	if h := p.Backends()[0].Health(); h.Ejected {
 		t.Error("a backend in maintenance was ejected")

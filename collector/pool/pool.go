@@ -112,7 +112,7 @@ func New(logger log.Logger, now func() time.Time) *Pool {
 	if now == nil {
 		now = time.Now
 	}
-	return &Pool{logger: logger, now: now, clients: httpclient.NewCache(), wake: make(chan struct{}, 1), maint: newMaintenanceEntries(),
+	return &Pool{logger: logger, now: now, clients: httpclient.NewCache(), wake: make(chan struct{}, 1),
 		transitionLog: &history.Log{}}
 }
 

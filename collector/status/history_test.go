@@ -10,6 +10,7 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/pool"
 )
 
@@ -125,7 +126,7 @@ func TestPageShowsRecentTransitions(t *testing.T) {
 		bs[0].RecordProbe(health.StatusResult(503))
 	}
 	now = now.Add(time.Minute)
-	p.SetMaintenance([]pool.Maintenance{{Backend: "b", Reason: "x"}})
+	p.SetMaintenance([]entries.Entry{{Backend: "b", Reason: "x"}})
 	body := get(t, h, "/status").Body.String()
 	doc, err := html.Parse(strings.NewReader(body))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/maintenance"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/internal/testconfig"
 )
@@ -126,7 +127,7 @@ func TestHuman(t *testing.T) {
 func TestPageShowsMaintenance(t *testing.T) {
 	now := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
 	p := testPool(t, func() time.Time { return now }, "http://127.0.0.1:19001", "http://127.0.0.1:19002")
-	p.SetMaintenance([]pool.Maintenance{{Backend: "a", Reason: "kernel upgrade", By: "ops"}})
+	p.SetMaintenance([]entries.Entry{{Backend: "a", Reason: "kernel upgrade", By: "ops"}})
 	body := get(t, Handler(Options{Pool: p, Started: now, MetricsPath: "/metrics"}), "/status").Body.String()
 	for _, want := range []string{
 		`<tr data-backend="a" data-state="maintenance"`,
@@ -144,7 +145,7 @@ func TestPageShowsMaintenance(t *testing.T) {
 func TestPageShowsStoreAndReplicas(t *testing.T) {
 	now := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
 	p := testPool(t, func() time.Time { return now }, "http://127.0.0.1:19001", "http://127.0.0.1:19002")
-	p.SetMaintenance([]pool.Maintenance{{Backend: "b", Reason: "disk", By: "ops"}})
+	p.SetMaintenance([]entries.Entry{{Backend: "b", Reason: "disk", By: "ops"}})
 	o := Options{Pool: p, Started: now, MetricsPath: "/metrics",
 		Store: func() maintenance.StoreStatus {
 			return maintenance.StoreStatus{Kind: "etcd", Healthy: false, Error: "context deadline exceeded"}

@@ -13,7 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/config"
 )
 
@@ -116,7 +116,7 @@ func (s *etcdStore) decode(value []byte, rev int64) (State, error) {
 
 // Swap writes entries in a transaction that succeeds only while the key's
 // ModRevision is rev (0: the key does not exist yet).
-func (s *etcdStore) Swap(ctx context.Context, rev int64, entries []pool.Maintenance) (int64, error) {
+func (s *etcdStore) Swap(ctx context.Context, rev int64, entries []entries.Entry) (int64, error) {
 	data, err := encodeState(entries)
 	if err != nil {
 		return 0, err

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/config"
 )
 
@@ -35,7 +35,7 @@ type FileStore struct {
 
 	mu      sync.Mutex
 	rev     int64
-	entries []pool.Maintenance
+	entries []entries.Entry
 }
 
 // OpenFile reads the state file in the storage directory, without taking
@@ -75,7 +75,7 @@ func openLockedFile(dir string, create bool) (*FileStore, error) {
 
 // readStateFile reads a state file. It opens without blocking, so that a
 // FIFO or a device put in its place is refused rather than waited on.
-func readStateFile(path string) ([]pool.Maintenance, error) {
+func readStateFile(path string) ([]entries.Entry, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -120,7 +120,7 @@ func (s *FileStore) Load(context.Context) (State, error) {
 
 // Swap saves entries when rev is the last revision, and keeps the old
 // state when the save fails.
-func (s *FileStore) Swap(_ context.Context, rev int64, entries []pool.Maintenance) (int64, error) {
+func (s *FileStore) Swap(_ context.Context, rev int64, entries []entries.Entry) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rev != s.rev {
@@ -162,7 +162,7 @@ func (s *FileStore) removeTemporaries() {
 // save replaces the state file with the entries: it writes a temporary
 // file in the same directory, syncs it, renames it over the state file and
 // syncs the directory, so that the rename itself is durable.
-func (s *FileStore) save(entries []pool.Maintenance) error {
+func (s *FileStore) save(entries []entries.Entry) error {
 	data, err := encodeState(entries)
 	if err != nil {
 		return err

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 )
 
-var sampleEntries = []pool.Maintenance{
+var sampleEntries = []entries.Entry{
 	{Backend: "a", Reason: "disk swap", Since: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), By: "alice"},
 	{Backend: "b", Reason: "kernel", Since: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Until: time.Date(2026, 1, 2, 5, 4, 5, 0, time.UTC), By: "127.0.0.1"},
@@ -29,12 +29,12 @@ func openFile(t *testing.T, dir string) *FileStore {
 
 // fileEntries reads what the state file in dir holds, without opening a
 // store.
-func fileEntries(dir string) ([]pool.Maintenance, error) {
+func fileEntries(dir string) ([]entries.Entry, error) {
 	return readStateFile(filepath.Join(dir, fileName))
 }
 
 // swapAt saves entries on s at its current revision.
-func swapAt(t *testing.T, s *FileStore, entries []pool.Maintenance) {
+func swapAt(t *testing.T, s *FileStore, entries []entries.Entry) {
 	t.Helper()
 	st, _ := s.Load(t.Context())
 	if _, err := s.Swap(t.Context(), st.Revision, entries); err != nil {

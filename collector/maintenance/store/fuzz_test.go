@@ -3,13 +3,13 @@ package store
 import (
 	"testing"
 
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 )
 
 // sameEntries reports whether two lists of entries are the same, times
 // compared as instants (a decoded time's location is a new value each
 // time).
-func sameEntries(a, b []pool.Maintenance) bool {
+func sameEntries(a, b []entries.Entry) bool {
 	if len(a) != len(b) {
 		return false
 	}

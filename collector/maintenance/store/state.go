@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 )
 
 // maxStoredBytes bounds what is read of a stored state, a file or an etcd
@@ -16,14 +16,14 @@ const maxStoredBytes = 64 << 20
 
 // document is the stored form of the entries, in the file and in etcd.
 type document struct {
-	Maintenance []pool.Maintenance `json:"maintenance"`
+	Maintenance []entries.Entry `json:"maintenance"`
 }
 
 // decodeState parses a stored state: one JSON object
 // {"maintenance": [entry, ...]}, no unknown field, nothing after it, at
 // most 64 MiB, every entry naming a distinct backend. It is the reader of
 // both stores.
-func decodeState(data []byte) ([]pool.Maintenance, error) {
+func decodeState(data []byte) ([]entries.Entry, error) {
 	if len(data) > maxStoredBytes {
 		return nil, fmt.Errorf("%d bytes, more than %d", len(data), maxStoredBytes)
 	}
@@ -50,10 +50,10 @@ func decodeState(data []byte) ([]pool.Maintenance, error) {
 }
 
 // encodeState is the stored form of entries.
-func encodeState(entries []pool.Maintenance) ([]byte, error) {
-	if entries == nil {
-		entries = []pool.Maintenance{}
+func encodeState(in []entries.Entry) ([]byte, error) {
+	if in == nil {
+		in = []entries.Entry{}
 	}
-	data, err := json.MarshalIndent(document{Maintenance: entries}, "", "  ")
+	data, err := json.MarshalIndent(document{Maintenance: in}, "", "  ")
 	return append(data, '\n'), err
 }

@@ -15,7 +15,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/config"
 )
 
@@ -48,7 +48,7 @@ type Store interface {
 	// Swap replaces the entries when the store is still at revision rev,
 	// and returns the new revision. When another write came first it
 	// returns ErrConflict and changes nothing.
-	Swap(ctx context.Context, rev int64, entries []pool.Maintenance) (int64, error)
+	Swap(ctx context.Context, rev int64, entries []entries.Entry) (int64, error)
 	// Watch calls changed with every state the store reaches by another
 	// writer's hand, newest last, until ctx ends. It returns at once for a
 	// store no one else writes.
@@ -59,7 +59,7 @@ type Store interface {
 
 // State is the store's content at one revision.
 type State struct {
-	Entries []pool.Maintenance
+	Entries []entries.Entry
 	// Revision orders states: a larger one is newer. 0 is an empty store
 	// never written.
 	Revision int64

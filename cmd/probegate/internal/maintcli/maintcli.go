@@ -26,8 +26,8 @@ import (
 	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/maintenance"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/maintenance/store"
-	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/internal/redact"
 )
 
@@ -227,7 +227,7 @@ func (c *CLI) doList(ctx context.Context, api apiClient, stdout io.Writer) error
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATE\tIN SERVICE\tREASON\tSINCE\tUNTIL\tBY")
 	found := false
-	row := func(name, state, inService string, m *pool.Maintenance) {
+	row := func(name, state, inService string, m *entries.Entry) {
 		if c.name != "" && name != c.name {
 			return
 		}
@@ -322,7 +322,7 @@ func (c *CLI) stopOffline(stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	kept := slices.DeleteFunc(slices.Clone(st.Entries), func(e pool.Maintenance) bool { return e.Backend == c.name })
+	kept := slices.DeleteFunc(slices.Clone(st.Entries), func(e entries.Entry) bool { return e.Backend == c.name })
 	if len(kept) == len(st.Entries) {
 		fmt.Fprintf(stdout, "%s was not in maintenance\n", c.name)
 		return nil

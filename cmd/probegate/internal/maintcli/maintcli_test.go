@@ -13,7 +13,7 @@ import (
 
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/maintenance"
-	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 )
 
 // run parses args as probegate does and runs the maintenance command.
@@ -40,7 +40,7 @@ func TestExitCodes(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
 		if r.URL.Query().Get("force") == "true" {
-			json.NewEncoder(w).Encode(maintenance.Entered{Backend: "a", Forced: true, Maintenance: pool.Maintenance{Reason: "disk"}})
+			json.NewEncoder(w).Encode(maintenance.Entered{Backend: "a", Forced: true, Maintenance: entries.Entry{Reason: "disk"}})
 			return
 		}
 		w.Header().Set("Retry-After", "7")
