@@ -8,6 +8,7 @@ import (
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/snapshot"
 )
 
 // healthzTimeFormat is RFC 3339 in UTC with a fixed millisecond fraction,
@@ -130,7 +131,7 @@ func HealthzHandler(backends *pool.Pool, lastRound func() *fanout.RoundSummary) 
 	})
 }
 
-func newHealthzReport(s pool.Snapshot, round *fanout.RoundSummary) healthzReport {
+func newHealthzReport(s snapshot.Pool, round *fanout.RoundSummary) healthzReport {
 	report := healthzReport{
 		// An empty pool is an empty array, never null.
 		Backends: make([]healthzBackend, len(s.Backends)),

@@ -4,16 +4,15 @@ import (
 	"net/http"
 	"net/textproto"
 	"sync"
-	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/outlier"
+	"github.com/probegate/probegate/collector/snapshot"
 	"github.com/probegate/probegate/config"
 )
 
@@ -53,46 +52,6 @@ type Backend struct {
 	// outlier is outlier detection's window and ejection (outlier.go);
 	// an enforced ejection is an overlay like maintenance.
 	outlier outlier.State
-}
-
-// BackendSnapshot is a consistent copy of a backend at one moment.
-type BackendSnapshot struct {
-	Name         string
-	URL          string
-	ProbePath    string
-	ProbeEnabled bool
-	// ProbeKind is the probe's kind and ProbeMatchesBody whether it
-	// matches the body, which say which failure reasons it can have.
-	ProbeKind        string
-	ProbeMatchesBody bool
-	Health           health.Health
-	// LastProbe is nil until the first probe finished.
-	LastProbe   *health.Result
-	Probes      uint64
-	Failures    [health.NumReasons]uint64
-	Refusals    uint64
-	Transitions [health.NumStates]uint64
-	Traffic     TrafficSnapshot
-	// Since is the time of the last state change, zero before the first;
-	// DownSince is when the current stretch out of service began (zero
-	// when in service) and Downtime the total of the finished stretches.
-	Since     time.Time
-	DownSince time.Time
-	Downtime  time.Duration
-	// Maintenance is the backend's maintenance entry, nil when it has none.
-	// While it is set, Health.State is StateMaintenance.
-	Maintenance *entries.Entry
-	// ProbeDurations is the live histogram of the backend's probe
-	// durations, not a copy; nil when the backend is not probed.
-	ProbeDurations prometheus.Histogram
-	// TLSCertExpiry is the earliest NotAfter of the certificate chain the
-	// last probe over TLS saw; zero for a backend not probed over TLS.
-	TLSCertExpiry time.Time
-	// History is the backend's last probe results, oldest first; only
-	// Pool.SnapshotWithHistory fills it.
-	History []history.Probe
-	// Outlier is the backend's outlier detection state.
-	Outlier outlier.Snapshot
 }
 
 func (b *Backend) thresholds() health.Thresholds {
@@ -171,15 +130,15 @@ func (b *Backend) logTransition(from, to health.State, verified bool, r health.R
 }
 
 // Snapshot copies the backend's state.
-func (b *Backend) Snapshot() BackendSnapshot {
+func (b *Backend) Snapshot() snapshot.Backend {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.snapshotLocked()
 }
 
 // snapshotLocked is Snapshot for a caller that holds b.mu.
-func (b *Backend) snapshotLocked() BackendSnapshot {
-	s := BackendSnapshot{
+func (b *Backend) snapshotLocked() snapshot.Backend {
+	s := snapshot.Backend{
 		Name:             b.Name,
 		URL:              b.URL,
 		ProbePath:        b.Probe.Path,

@@ -5,10 +5,11 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
+	"github.com/probegate/probegate/collector/snapshot"
 )
 
 // snapshotWithHistory is Snapshot with the History filled.
-func (b *Backend) snapshotWithHistory() BackendSnapshot {
+func (b *Backend) snapshotWithHistory() snapshot.Backend {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.snapshotLocked()
@@ -19,7 +20,7 @@ func (b *Backend) snapshotWithHistory() BackendSnapshot {
 // SnapshotWithHistory is Snapshot with every backend's History and the
 // pool's last state changes (Transitions) filled, for the status page.
 // Snapshot leaves them out: /metrics and /healthz have no use for them.
-func (p *Pool) SnapshotWithHistory() Snapshot {
+func (p *Pool) SnapshotWithHistory() snapshot.Pool {
 	s := p.snapshot(true)
 	s.Transitions = p.transitionLog.NewestFirst()
 	return s

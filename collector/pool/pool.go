@@ -17,7 +17,7 @@ import (
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/httpclient"
-	"github.com/probegate/probegate/collector/outlier"
+	"github.com/probegate/probegate/collector/snapshot"
 )
 
 // Pool is the set of backends in config order, with the selection,
@@ -75,32 +75,6 @@ type Pool struct {
 	transitionLog *history.Log
 	// outliers is outlier detection's part (outlier.go).
 	outliers outlierPool
-}
-
-// Snapshot is a consistent view of the pool for /healthz and /metrics.
-type Snapshot struct {
-	Backends  []BackendSnapshot
-	InService int
-	FailOpen  bool
-	Budget    budget.Budget
-	// Time is when the snapshot was taken, by the pool's clock.
-	Time time.Time
-	// PanicThreshold is the configured fail-open threshold in percent.
-	PanicThreshold float64
-	// PassiveHealth is whether passive health judges fan-out traffic.
-	PassiveHealth bool
-	// Transitions is the pool's last state changes, newest first; only
-	// SnapshotWithHistory fills it.
-	Transitions []history.Transition
-	// OutlierDetection is whether outlier detection judges the fan-out's
-	// rounds; Suppressed counts the ejections the budget did not allow.
-	OutlierDetection bool
-	OutlierEnforcing bool
-	Suppressed       [outlier.NumReasons]uint64
-	// Fanout is whether the fan-out endpoint is enabled, and Maintenance
-	// whether maintenance is in use (see maintenanceInUseLocked): the
-	// series of a feature that is off are not exported.
-	Fanout, Maintenance bool
 }
 
 // New returns an empty pool. A nil logger logs nothing and a nil now is
@@ -302,16 +276,16 @@ func (p *Pool) Budget() budget.Budget {
 }
 
 // Snapshot copies every backend and the pool-wide numbers at one moment.
-func (p *Pool) Snapshot() Snapshot {
+func (p *Pool) Snapshot() snapshot.Pool {
 	return p.snapshot(false)
 }
 
-func (p *Pool) snapshot(withHistory bool) Snapshot {
+func (p *Pool) snapshot(withHistory bool) snapshot.Pool {
 	now := p.now()
 	p.catchUp(now)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	s := Snapshot{Backends: make([]BackendSnapshot, len(p.backends)), Time: now,
+	s := snapshot.Pool{Backends: make([]snapshot.Backend, len(p.backends)), Time: now,
 		PanicThreshold: p.settings.PanicThreshold, PassiveHealth: p.settings.Passive.Enabled,
 		OutlierDetection: p.settings.Outlier.Enabled, OutlierEnforcing: p.settings.Outlier.Enforcing, Suppressed: p.suppressed(),
 		Fanout: p.settings.Fanout, Maintenance: p.maintenanceInUseLocked()}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/passive"
+	"github.com/probegate/probegate/collector/snapshot"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
@@ -21,19 +22,8 @@ type trafficStats struct {
 	ejectedAt time.Time
 }
 
-// TrafficSnapshot is a copy of a backend's traffic stats.
-type TrafficSnapshot struct {
-	// Ejections counts passive-health ejections.
-	Ejections uint64
-	// Errors counts fan-out errors by reason, indexed by traffic.Reason.
-	Errors [traffic.NumReasons]uint64
-	// Window is what the passive-health window holds now; the pool's
-	// Snapshot fills it while passive health is on.
-	Window passive.Counts
-}
-
-func (t *trafficStats) snapshot() TrafficSnapshot {
-	return TrafficSnapshot{Ejections: t.ejections, Errors: t.errors}
+func (t *trafficStats) snapshot() snapshot.Traffic {
+	return snapshot.Traffic{Ejections: t.ejections, Errors: t.errors}
 }
 
 // recordTraffic counts one fan-out outcome and, with passive health on,

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/collector/history"
 )
 
 // noteTransitionLocked records a state change at now that no probe caused
@@ -37,10 +36,4 @@ func (b *Backend) transitioned() {
 	if b.pool != nil {
 		b.pool.noteFailOpen()
 	}
-}
-
-// DowntimeAt is the total time the backend has spent out of service up to
-// now, the current stretch included.
-func (s *BackendSnapshot) DowntimeAt(now time.Time) time.Duration {
-	return history.Downtime{DownSince: s.DownSince, Total: s.Downtime}.At(now)
 }

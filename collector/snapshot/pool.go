@@ -1,0 +1,37 @@
+package snapshot
+
+import (
+	"time"
+
+	"github.com/probegate/probegate/collector/budget"
+	"github.com/probegate/probegate/collector/history"
+	"github.com/probegate/probegate/collector/outlier"
+)
+
+// Pool is a consistent view of a pool at one moment, for /healthz,
+// /metrics and the status page.
+type Pool struct {
+	Backends  []Backend
+	InService int
+	FailOpen  bool
+	Budget    budget.Budget
+	// Time is when the snapshot was taken, by the pool's clock.
+	Time time.Time
+	// PanicThreshold is the configured fail-open threshold in percent.
+	PanicThreshold float64
+	// PassiveHealth is whether passive health judges fan-out traffic.
+	PassiveHealth bool
+	// Transitions is the pool's last state changes, newest first; only
+	// the pool's SnapshotWithHistory fills it.
+	Transitions []history.Transition
+	// OutlierDetection is whether outlier detection judges the fan-out's
+	// rounds; Suppressed counts the ejections the budget did not allow.
+	OutlierDetection bool
+	OutlierEnforcing bool
+	Suppressed       [outlier.NumReasons]uint64
+	// Fanout is whether the fan-out endpoint is enabled, and Maintenance
+	// whether maintenance is in use (a store gave the pool its entries, or
+	// an entry exists): the series of a feature that is off are not
+	// exported.
+	Fanout, Maintenance bool
+}
