@@ -2,11 +2,11 @@ package passive
 
 import "github.com/probegate/probegate/config"
 
-// ShouldEject is the passive-health verdict on a backend's window:
+// shouldEject is the passive-health verdict on a backend's window:
 // max_failures failures, or a success ratio below min_success_ratio once
 // min_requests outcomes are in. A max_failures or min_success_ratio of 0
 // turns that rule off.
-func ShouldEject(c Counts, p config.PassiveHealth) bool {
+func shouldEject(c Counts, p config.PassiveHealth) bool {
 	if p.MaxFailures > 0 && int64(c.Failures) >= int64(p.MaxFailures) {
 		return true
 	}

@@ -25,8 +25,8 @@ func TestShouldEject(t *testing.T) {
 		{"ratio above", ratio, Counts{Successes: 95, Failures: 5}, false},
 		{"ratio with min_requests 0 needs one request", config.PassiveHealth{MinSuccessRatio: 0.5}, Counts{}, false},
 	} {
-		if got := ShouldEject(c.counts, c.policy); got != c.want {
-			t.Errorf("%s: ShouldEject(%+v) = %v; want %v", c.name, c.counts, got, c.want)
+		if got := shouldEject(c.counts, c.policy); got != c.want {
+			t.Errorf("%s: shouldEject(%+v) = %v; want %v", c.name, c.counts, got, c.want)
 		}
 	}
 }

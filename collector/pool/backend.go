@@ -12,7 +12,9 @@ import (
 	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/outlier"
+	"github.com/probegate/probegate/collector/passive"
 	"github.com/probegate/probegate/collector/snapshot"
+	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
 
@@ -43,9 +45,12 @@ type Backend struct {
 	failures    [health.NumReasons]uint64
 	refusals    uint64
 	transitions [health.NumStates]uint64
-	traffic     trafficStats
-	downtime    history.Downtime
-	stats       probeStats
+	// trafficErrors counts fan-out errors by reason, passive health or
+	// not; passive is passive health's window and ejections.
+	trafficErrors [traffic.NumReasons]uint64
+	passive       passive.State
+	downtime      history.Downtime
+	stats         probeStats
 	// maintenance is set while an operator holds the backend out of
 	// service; health keeps stepping underneath (maintenance.go).
 	maintenance *entries.Entry
@@ -150,7 +155,7 @@ func (b *Backend) snapshotLocked() snapshot.Backend {
 		Failures:         b.failures,
 		Refusals:         b.refusals,
 		Transitions:      b.transitions,
-		Traffic:          b.traffic.snapshot(),
+		Traffic:          snapshot.Traffic{Ejections: b.passive.Ejections(), Errors: b.trafficErrors},
 		Since:            b.downtime.Since,
 		DownSince:        b.downtime.DownSince,
 		Downtime:         b.downtime.Total,
@@ -185,7 +190,7 @@ func (b *Backend) ClientConfig() config.HTTPClientConfig { return b.clientConfig
 func (b *Backend) inheritLocked(prev *Backend) {
 	b.health, b.last, b.probed = prev.health, prev.last, prev.probed
 	b.probes, b.failures, b.refusals = prev.probes, prev.failures, prev.refusals
-	b.transitions, b.traffic = prev.transitions, prev.traffic
+	b.transitions, b.trafficErrors, b.passive = prev.transitions, prev.trafficErrors, prev.passive
 	b.downtime = prev.downtime
 	b.stats = prev.stats
 	b.maintenance = prev.maintenance

@@ -19,7 +19,7 @@ import (
 func (b *Backend) windowCounts(now time.Time, window time.Duration) passive.Counts {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.traffic.window.Counts(now, window)
+	return b.passive.Counts(now, window)
 }
 
 // noteFailOpen logs entering fail-open at warn level and leaving it at

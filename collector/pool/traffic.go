@@ -5,26 +5,9 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/passive"
-	"github.com/probegate/probegate/collector/snapshot"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
-
-// trafficStats is what a backend keeps about real fan-out traffic: the
-// errors it caused and the passive-health window. It is guarded by the
-// backend's mutex.
-type trafficStats struct {
-	ejections uint64
-	errors    [traffic.NumReasons]uint64
-	// window holds the recent outcomes passive health judges.
-	window passive.Window
-	// ejectedAt is when passive health last ejected the backend.
-	ejectedAt time.Time
-}
-
-func (t *trafficStats) snapshot() snapshot.Traffic {
-	return snapshot.Traffic{Ejections: t.ejections, Errors: t.errors}
-}
 
 // recordTraffic counts one fan-out outcome and, with passive health on,
 // adds it to the window. It reports whether the window now calls for
@@ -34,13 +17,9 @@ func (b *Backend) recordTraffic(o traffic.Outcome, now time.Time, p config.Passi
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if o.Erred {
-		b.traffic.errors[o.Reason]++
+		b.trafficErrors[o.Reason]++
 	}
-	if !p.Enabled || o.Reason == traffic.Local || o.Correlated {
-		return false
-	}
-	counts := b.traffic.window.Record(now, time.Duration(p.Window), o.Failed)
-	return !b.health.Ejected && b.health.InService() && b.maintenance == nil && passive.ShouldEject(counts, p)
+	return b.passive.Record(now, o, p) && passive.Ejectable(b.health, b.maintenance != nil)
 }
 
 // ejectPassively takes the backend out of service for failing real
@@ -50,17 +29,12 @@ func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts pa
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	before = b.health
-	if b.health.Ejected || !b.health.InService() || b.maintenance != nil {
+	if !passive.Ejectable(b.health, b.maintenance != nil) {
 		return passive.Counts{}, before, false
 	}
-	counts = b.traffic.window.Counts(now, window)
+	counts = b.passive.Eject(now, window)
 	b.health = b.health.Eject()
 	b.noteTransitionLocked(before, b.health, now)
-	b.traffic.ejections++
-	b.traffic.ejectedAt = now
-	// The backend comes back to an empty window: the failures that ejected
-	// it must not eject it again the moment it is readmitted.
-	b.traffic.window.Reset()
 	return counts, before, true
 }
 
@@ -83,7 +57,7 @@ func (b *Backend) readmitElapsed(now time.Time, window time.Duration) (readmitte
 	if !b.health.Ejected || b.readmittedByProbes(b.health) {
 		return false, b.health.State, time.Time{}
 	}
-	due = b.traffic.ejectedAt.Add(window)
+	due = b.passive.ReadmitAt(window)
 	if now.Before(due) {
 		return false, b.health.State, due
 	}

@@ -51,8 +51,8 @@ func TestRecordTrafficIsSafeUnderConcurrency(t *testing.T) {
 	}
 	wg.Wait()
 	b.mu.Lock()
-	c := b.traffic.window.Counts(epoch, time.Hour)
-	timeouts := b.traffic.errors[traffic.Timeout]
+	c := b.passive.Counts(epoch, time.Hour)
+	timeouts := b.trafficErrors[traffic.Timeout]
 	b.mu.Unlock()
 	if want := uint32(goroutines * each / 2); c.Successes != want || c.Failures != want {
 		t.Errorf("after concurrent records: counts %+v; want %d of each", c, want)
