@@ -50,7 +50,7 @@ type Backend struct {
 	trafficErrors [traffic.NumReasons]uint64
 	passive       passive.State
 	downtime      history.Downtime
-	stats         probeStats
+	stats         history.ProbeStats
 	// maintenance is set while an operator holds the backend out of
 	// service; health keeps stepping underneath (maintenance.go).
 	maintenance *entries.Entry
@@ -84,7 +84,7 @@ func (b *Backend) RecordProbe(r health.Result) {
 	b.last = r
 	b.probed = true
 	b.probes++
-	b.stats.recordLocked(r)
+	b.stats.Record(r)
 	switch r.Class {
 	case health.ClassFailed:
 		b.failures[r.Reason]++
@@ -160,8 +160,8 @@ func (b *Backend) snapshotLocked() snapshot.Backend {
 		DownSince:        b.downtime.DownSince,
 		Downtime:         b.downtime.Total,
 
-		ProbeDurations: b.stats.durations,
-		TLSCertExpiry:  b.stats.certExpiry,
+		ProbeDurations: b.stats.Durations(),
+		TLSCertExpiry:  b.stats.CertExpiry(),
 		Outlier:        b.outlier.Snapshot(),
 	}
 	if b.probed {

@@ -13,7 +13,7 @@ func (b *Backend) snapshotWithHistory() snapshot.Backend {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.snapshotLocked()
-	s.History = b.stats.history.Records()
+	s.History = b.stats.Records()
 	return s
 }
 

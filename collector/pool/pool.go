@@ -165,7 +165,7 @@ func (p *Pool) buildBackend(t Target, previous *Backend) (*Backend, error) {
 		clientConfig: t.ClientConfig,
 		logger:       p.logger,
 		pool:         p,
-		stats:        newProbeStats(t.Probe.Enabled),
+		stats:        history.NewProbeStats(t.Probe.Enabled),
 	}
 	if previous != nil && previous.SameIdentity(b) {
 		if reflect.DeepEqual(previous.clientConfig, t.ClientConfig) {

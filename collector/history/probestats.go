@@ -1,4 +1,4 @@
-package pool
+package history
 
 import (
 	"time"
@@ -6,7 +6,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/collector/history"
 )
 
 // probeDurationBuckets are the classic buckets of a backend's probe
@@ -17,13 +16,13 @@ import (
 // from a slow one in a classic scrape.
 var probeDurationBuckets = []float64{0.1}
 
-// probeStats is what a backend keeps about its probes beyond the state
+// ProbeStats is what a backend keeps about its probes beyond the state
 // machine and the counters: their durations as a histogram, the
 // certificate expiry of the last probe over TLS, and the last results for
-// the status page. It is
-// guarded by the backend's mutex, except the histogram, which is safe for
-// concurrent use by itself.
-type probeStats struct {
+// the status page. Its zero value is the stats of a backend not probed. It
+// is not safe for concurrent use (the backend's mutex guards it), except
+// the histogram, which is safe for concurrent use by itself.
+type ProbeStats struct {
 	// durations is nil for a backend that is not probed: a feature that
 	// is off exports no series.
 	durations prometheus.Histogram
@@ -31,15 +30,15 @@ type probeStats struct {
 	// last probe over TLS saw, zero until one did. A probe that fails
 	// before the handshake keeps it: the certificate did not change.
 	certExpiry time.Time
-	history    history.Probes
+	history    Probes
 }
 
-// newProbeStats returns the probe stats of a backend, probed or not.
-func newProbeStats(probed bool) probeStats {
+// NewProbeStats returns the probe stats of a backend, probed or not.
+func NewProbeStats(probed bool) ProbeStats {
 	if !probed {
-		return probeStats{}
+		return ProbeStats{}
 	}
-	return probeStats{durations: prometheus.NewHistogram(prometheus.HistogramOpts{
+	return ProbeStats{durations: prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "probegate_backend_probe_duration_seconds",
 		Help:    "Duration of the backend's health probes.",
 		Buckets: probeDurationBuckets,
@@ -52,10 +51,9 @@ func newProbeStats(probed bool) probeStats {
 	})}
 }
 
-// recordLocked adds one probe result. It does not allocate once the
-// histogram has the result's native bucket. The caller holds the
-// backend's mutex.
-func (s *probeStats) recordLocked(r health.Result) {
+// Record adds one probe result. It does not allocate once the histogram
+// has the result's native bucket.
+func (s *ProbeStats) Record(r health.Result) {
 	if s.durations != nil {
 		s.durations.Observe(r.Duration.Seconds())
 	}
@@ -64,3 +62,14 @@ func (s *probeStats) recordLocked(r health.Result) {
 	}
 	s.history.Add(r)
 }
+
+// Durations is the live histogram of the probe durations, not a copy; nil
+// for a backend not probed.
+func (s *ProbeStats) Durations() prometheus.Histogram { return s.durations }
+
+// CertExpiry is the earliest NotAfter of the certificate chain the last
+// probe over TLS saw, zero until one did.
+func (s *ProbeStats) CertExpiry() time.Time { return s.certExpiry }
+
+// Records is the last probe results, oldest first.
+func (s *ProbeStats) Records() []Probe { return s.history.Records() }

@@ -1,0 +1,48 @@
+package history
+
+import (
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/probegate/probegate/collector/health"
+)
+
+// TestProbeStatsUnprobedHasNoHistogram: a backend that is not probed has no
+// duration histogram, so that it exports no series for it.
+func TestProbeStatsUnprobedHasNoHistogram(t *testing.T) {
+	s := NewProbeStats(false)
+	if s.Durations() != nil {
+		t.Error("an unprobed backend has a probe duration histogram")
+	}
+	s.Record(health.StatusResult(200)) // must not panic without one
+	if len(s.Records()) != 1 {
+		t.Errorf("Records = %d, want 1", len(s.Records()))
+	}
+}
+
+// TestProbeStatsRecord: every probe is observed in the histogram and kept
+// in the records, and a probe without a certificate (it failed before the
+// handshake) keeps the expiry the last one over TLS saw.
+func TestProbeStatsRecord(t *testing.T) {
+	s := NewProbeStats(true)
+	expiry := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	withCert := health.StatusResult(200)
+	withCert.Duration, withCert.TLSCertExpiry = 20*time.Millisecond, expiry
+	s.Record(withCert)
+	s.Record(health.StatusResult(503))
+	if !s.CertExpiry().Equal(expiry) {
+		t.Errorf("CertExpiry = %v, want %v kept", s.CertExpiry(), expiry)
+	}
+	var m dto.Metric
+	if err := s.Durations().Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.GetHistogram().GetSampleCount(); got != 2 {
+		t.Errorf("histogram holds %d probes, want 2", got)
+	}
+	if len(s.Records()) != 2 {
+		t.Errorf("Records = %d, want 2", len(s.Records()))
+	}
+}
