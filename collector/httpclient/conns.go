@@ -49,7 +49,7 @@ func (p *connPool) DialContext(ctx context.Context, network, addr string) (net.C
 	// net/http may still be shaking hands on it (TLS, a proxy's CONNECT),
 	// and a connection nothing ever reports taking (a token request's,
 	// one net/http pooled without handing it out) is never closed here.
-	tc := &trackedConn{Conn: conn, tracker: t, pool: p, addr: addr, holds: 1, fresh: true}
+	tc := &trackedConn{Conn: conn, pool: p, addr: addr, holds: 1, fresh: true}
 	t.mu.Lock()
 	conns := t.byAddr[addr]
 	if conns == nil {
@@ -86,10 +86,9 @@ func (t *connTracker) closeAddr(addr string) {
 // trackedConn forgets itself in its tracker when closed.
 type trackedConn struct {
 	net.Conn
-	tracker *connTracker
-	pool    *connPool
-	addr    string
-	once    sync.Once
+	pool *connPool
+	addr string
+	once sync.Once
 
 	// holds, fresh and idleSince are guarded by the tracker's mutex.
 	// holds counts the requests that have the connection, plus one while
@@ -116,7 +115,7 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 }
 
 func (c *trackedConn) Close() error {
-	c.once.Do(func() { c.tracker.forget(c) })
+	c.once.Do(func() { c.pool.tracker.forget(c) })
 	return c.Conn.Close()
 }
 

@@ -47,7 +47,7 @@ type tracedTransport struct {
 func (t *tracedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	u, _ := t.uses.Get().(*connUse)
 	if u == nil {
-		u = &connUse{tracker: t.pool.tracker, owner: t}
+		u = &connUse{owner: t}
 		u.gotHook, u.putHook = u.gotConn, u.putIdleConn
 	}
 	u.trace = httptrace.ClientTrace{GotConn: u.gotHook, PutIdleConn: u.putHook}
@@ -69,9 +69,10 @@ func (t *tracedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // connection closed in between (another request taking it and failing)
 // fails the request that was answered.
 type connUse struct {
-	trace   httptrace.ClientTrace
-	tracker *connTracker
-	owner   *tracedTransport
+	trace httptrace.ClientTrace
+	// owner is the transport whose request this is, and whose tracker
+	// guards the fields below.
+	owner *tracedTransport
 	// gotHook and putHook are gotConn and putIdleConn, bound once.
 	gotHook func(httptrace.GotConnInfo)
 	putHook func(error)
@@ -85,7 +86,7 @@ type connUse struct {
 
 func (u *connUse) gotConn(info httptrace.GotConnInfo) {
 	tc := trackedOf(info.Conn)
-	t := u.tracker
+	t := u.owner.pool.tracker
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if u.conn != nil {
@@ -105,7 +106,7 @@ func (u *connUse) gotConn(info httptrace.GotConnInfo) {
 }
 
 func (u *connUse) putIdleConn(err error) {
-	t := u.tracker
+	t := u.owner.pool.tracker
 	t.mu.Lock()
 	if u.conn == nil {
 		t.mu.Unlock()
@@ -129,7 +130,7 @@ func (u *connUse) putIdleConn(err error) {
 // would only stay out of reach of the surplus closing, never be closed
 // under a request.
 func (u *connUse) answered(err error) {
-	t := u.tracker
+	t := u.owner.pool.tracker
 	t.mu.Lock()
 	u.done = true
 	var surplus []*trackedConn
@@ -166,9 +167,10 @@ func (u *connUse) releaseLocked() (surplus []*trackedConn, released bool) {
 	if tc.holds > 0 {
 		return nil, true
 	}
-	now := u.tracker.now()
+	t := u.owner.pool.tracker
+	now := t.now()
 	tc.idleSince = now
-	return u.tracker.surplusLocked(tc, now), true
+	return t.surplusLocked(tc, now), true
 }
 
 // surplusLocked chooses the connections to close now that kept has gone
