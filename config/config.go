@@ -76,6 +76,7 @@ func Default() *Config {
 			MaxHops:               3,
 			MaxBufferedBytes:      256 << 20,
 			OutlierDetection:      DefaultOutlierDetection(),
+			Stragglers:            DefaultStragglers(),
 		},
 		PassiveHealth: PassiveHealth{
 			Enabled:           false,
@@ -199,6 +200,9 @@ type Fanout struct {
 	// OutlierDetection ejects a backend that does much worse than its
 	// peers in the same rounds.
 	OutlierDetection OutlierDetection `yaml:"outlier_detection"`
+	// Stragglers lets a round answer without the backends its peers
+	// outrun.
+	Stragglers Stragglers `yaml:"stragglers"`
 }
 
 // OutlierDetection judges each backend against the median of its peers

@@ -78,6 +78,8 @@ var invalidCases = []struct {
 	{"outlier-failure-gap", 4, "fanout.outlier_detection.failure_gap", "1.5 is not a gap between failure ratios"},
 	{"outlier-latency-factor", 3, "fanout.outlier_detection.latency_factor", "1 would eject backends no slower than their peers"},
 	{"outlier-max-ejection", 4, "fanout.outlier_detection.max_ejection", "10s is shorter than fanout.outlier_detection.base_ejection (1m)"},
+	{"stragglers-factor", 4, "fanout.stragglers.factor", "1 would cut backends no slower than the median of their peers: want more than 1"},
+	{"stragglers-min-wait-timeout", 5, "fanout.stragglers.min_wait", "2s is not shorter than fanout.timeout (2s): no straggler would ever be cut"},
 	{"shutdown-timeout-zero", 3, "gate.shutdown_timeout", "0s is not positive"},
 	{"check-interval-zero", 2, "gate.check_interval", "0s is not positive"},
 	{"http-client-config", 3, "http_client_config", "at most one of basic_auth, oauth2, bearer_token & bearer_token_file"},

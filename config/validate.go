@@ -168,6 +168,7 @@ func (v *validator) fanout() {
 			f.MaxBufferedBytes, v.where("fanout.max_response_bytes"))
 	}
 	v.outlierDetection(f.OutlierDetection)
+	v.stragglers(f.Stragglers)
 	for i, name := range f.ForwardHeaders {
 		if msg := proxyheader.Unforwardable(name); msg != "" {
 			v.add(yamlpos.Index("fanout.forward_headers", i), "%s", msg)
