@@ -118,6 +118,7 @@ FUZZ_TARGETS := \
 	collector/fanout/merge:FuzzMergeJSONArray \
 	collector/discovery:FuzzTargetOf \
 	collector/fanout:FuzzBackendTarget \
+	collector/fanout/straggler:FuzzRule \
 	collector/health:FuzzStateMachine \
 	collector/maintenance:FuzzStoreReader \
 	collector/maintenance:FuzzMaintenanceRequest
