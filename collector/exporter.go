@@ -111,7 +111,7 @@ func newExporter(backends *pool.Pool) *exporter {
 		pool:           backends,
 		states:         sortedByName(health.States()),
 		failureReasons: sortedByName(health.FailureReasons()),
-		fanoutReasons:  sortedByName(traffic.Reasons()),
+		fanoutReasons:  sortedByName(fanoutErrorReasons()),
 		backendLabel:   new("backend"),
 		urlLabel:       new("url"),
 		probePathLabel: new("probe_path"),
@@ -192,6 +192,14 @@ func newExporter(backends *pool.Pool) *exporter {
 	}
 	e.enforcedPairs = [2]*dto.LabelPair{fixedLabelPair("enforced", "false"), fixedLabelPair("enforced", "true")}
 	return e
+}
+
+// fanoutErrorReasons are the reasons of probegate_fanout_backend_errors_total:
+// every traffic reason but a straggler cut, which the pool never records
+// and the fan-out counts in probegate_fanout_stragglers_total, and only
+// while it cuts stragglers.
+func fanoutErrorReasons() []traffic.Reason {
+	return slices.DeleteFunc(traffic.Reasons(), func(r traffic.Reason) bool { return r == traffic.Straggler })
 }
 
 // define describes family f. Backend families (perBackend > 0) carry the

@@ -25,11 +25,17 @@ const (
 	// probegate out of descriptors or memory. It never feeds passive
 	// health.
 	Local
+	// Straggler is a backend the round stopped waiting for because its
+	// peers had answered long before (fanout.stragglers): slower than
+	// its peers in this round, which is no failure. Passive health never
+	// sees it; outlier detection judges its latency by the time it was
+	// given.
+	Straggler
 	// NumReasons is the number of reasons, for arrays indexed by them.
 	NumReasons
 )
 
-var reasonNames = [NumReasons]string{"timeout", "transport", "http_4xx", "http_429", "http_5xx", "invalid_body", "too_large", "http_3xx", "local"}
+var reasonNames = [NumReasons]string{"timeout", "transport", "http_4xx", "http_429", "http_5xx", "invalid_body", "too_large", "http_3xx", "local", "straggler"}
 
 // String is the reason as its metric label value names it.
 func (r Reason) String() string { return reasonNames[r] }

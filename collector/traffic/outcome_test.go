@@ -16,7 +16,7 @@ func TestReasonsNameEveryReasonOnce(t *testing.T) {
 		}
 		names = append(names, r.String())
 	}
-	want := []string{"timeout", "transport", "http_4xx", "http_429", "http_5xx", "invalid_body", "too_large", "http_3xx", "local"}
+	want := []string{"timeout", "transport", "http_4xx", "http_429", "http_5xx", "invalid_body", "too_large", "http_3xx", "local", "straggler"}
 	if !slices.Equal(names, want) {
 		t.Errorf("reasons %v, want %v", names, want)
 	}
