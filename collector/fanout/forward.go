@@ -73,7 +73,7 @@ func forwardedHeader(r *http.Request, allowed []string, replica string) (header 
 	for _, name := range allowed {
 		name = textproto.CanonicalMIMEHeaderKey(name)
 		values := r.Header[name]
-		if len(values) == 0 || proxyheader.IsHopByHop(name) {
+		if len(values) == 0 || proxyheader.IsHopByHop(name) || proxyheader.IsForProbegate(name) {
 			continue
 		}
 		header[name] = values

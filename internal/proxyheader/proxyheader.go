@@ -1,6 +1,7 @@
 // Package proxyheader is what a proxy does with a client's header names:
-// the hop-by-hop ones are never forwarded, and the fan-out will not be
-// told to forward the ones it sets itself. The fan-out applies the first
+// the hop-by-hop ones and those addressed to probegate itself are never
+// forwarded, and the fan-out will not be told to forward the ones it sets
+// itself. The fan-out applies the first
 // rule to every request; configuration validation refuses
 // fanout.forward_headers by both, so the two cannot disagree.
 package proxyheader
@@ -25,6 +26,17 @@ func IsHopByHop(name string) bool {
 	return false
 }
 
+// MinContributors is the request header by which a client raises the
+// fan-out's quorum for its own request. It is addressed to probegate, not
+// to the backends, so it is never forwarded.
+const MinContributors = "Probegate-Min-Contributors"
+
+// IsForProbegate reports whether a canonical header name is addressed to
+// probegate itself, so that the fan-out never forwards it.
+func IsForProbegate(name string) bool {
+	return name == MinContributors
+}
+
 // Unforwardable says why the fan-out cannot be configured to forward the
 // client's header name, or returns "": it is no header name, it is
 // hop-by-hop, the fan-out sets it on each backend request, or the fan-out
@@ -36,6 +48,8 @@ func Unforwardable(name string) string {
 	switch canonical := textproto.CanonicalMIMEHeaderKey(name); {
 	case IsHopByHop(canonical):
 		return fmt.Sprintf("%q is a hop-by-hop header, which a proxy never forwards", name)
+	case IsForProbegate(canonical):
+		return fmt.Sprintf("%q is addressed to probegate itself, not to the backends", name)
 	case canonical == "Host" || canonical == "Content-Length" || canonical == "Expect" || canonical == "Accept-Encoding":
 		return fmt.Sprintf("%q is probegate's own to set on each backend request", name)
 	case canonical == "Forwarded" || canonical == "X-Real-Ip" || strings.HasPrefix(canonical, "X-Forwarded-"):

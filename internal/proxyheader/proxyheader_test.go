@@ -19,6 +19,7 @@ func TestUnforwardable(t *testing.T) {
 		{"x-forwarded-host", "and set afresh by probegate"},
 		{"X-Real-IP", "and set afresh by probegate"},
 		{"Forwarded", "and set afresh by probegate"},
+		{"probegate-min-contributors", "is addressed to probegate itself"},
 		{"bad header", "is not a header name"},
 		{"", "is not a header name"},
 		{"Accept", ""},
