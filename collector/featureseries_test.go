@@ -144,11 +144,11 @@ func TestFanoutMetricsOnlyWhileEnabled(t *testing.T) {
 		t.Errorf("%d fan-out series with fan-out off, want none", n)
 	}
 	f.Update(config.Fanout{Enabled: true, Merge: "json_array"})
-	// requests, partial, partial in maintenance, failed, rejected for
-	// two reasons, quorum failures and correlated failures; the round
-	// histogram; no backend, so no backend histogram.
-	if n := count(); n != 8+1 {
-		t.Errorf("%d fan-out series with fan-out on, want 8 counters and a histogram", n)
+	// requests, partial, partial in maintenance, partial by stragglers,
+	// failed, rejected for two reasons, quorum failures and correlated
+	// failures; the round histogram; no backend, so no backend histogram.
+	if n := count(); n != 9+1 {
+		t.Errorf("%d fan-out series with fan-out on, want 9 counters and a histogram", n)
 	}
 	f.Update(config.Fanout{Merge: "json_array"})
 	if n := count(); n != 0 {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,9 +14,11 @@ import (
 
 	"github.com/probegate/probegate/collector/fanout/membudget"
 	"github.com/probegate/probegate/collector/fanout/merge"
+	"github.com/probegate/probegate/collector/fanout/straggler"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/proxyheader"
 )
 
 // Path is where the fan-out handler is mounted: it serves Path
@@ -71,6 +72,7 @@ func New(backends *pool.Pool, cfg config.Fanout, metrics *Metrics, logger log.Lo
 	f.Update(cfg)
 	if metrics != nil {
 		metrics.backendDuration.fanout.Store(f)
+		metrics.stragglers.fanout.Store(f)
 	}
 	return f
 }
@@ -137,6 +139,11 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.refuseLoop(w, why)
 		return
 	}
+	demand, err := demandOf(r.Header)
+	if err != nil {
+		f.refuse(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	header, size := forwardedHeader(r, s.fanout.ForwardHeaders, f.replica)
 	if limit := int(s.fanout.MaxRequestHeaderBytes); limit > 0 && size > limit {
 		f.refuse(w, http.StatusRequestHeaderFieldsTooLarge,
@@ -170,7 +177,9 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	selected, skippedBackends, configured, _ := f.pool.Selection()
-	answers := f.ask(r, selected, target, header, body, s, mem)
+	configuredQuorum := max(s.fanout.MinContributors.Of(configured), 1)
+	quorum := demand.quorum(configuredQuorum, len(selected))
+	answers := f.ask(r, selected, target, header, body, s, mem, demand.stragglerRule(s, quorum))
 
 	contributed := 0
 	bodies := make([][]byte, 0, len(answers))
@@ -201,7 +210,6 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if timeout := time.Duration(s.fanout.Timeout); timeout > 0 {
 		_ = http.NewResponseController(w).SetWriteDeadline(f.now().Add(timeout))
 	}
-	quorum := max(s.fanout.MinContributors.Of(configured), 1)
 	switch {
 	case contributed >= quorum:
 		w.Header().Set("Content-Type", s.merger.ContentType())
@@ -232,15 +240,22 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.metrics != nil {
 			f.metrics.quorumFailures.Inc()
 		}
-		writeNoQuorum(w, r, contributed, configured, quorum, s.fanout.MinContributors, missing)
+		asker := fmt.Sprintf("fanout.min_contributors (%s)", s.fanout.MinContributors)
+		if demand.raised(configuredQuorum, len(selected)) {
+			asker = "the " + proxyheader.MinContributors + " header"
+		}
+		writeNoQuorum(w, r, contributed, configured, quorum, asker, missing)
 	}
 }
 
-// ask sends the request to every selected backend at once and waits for all
-// of them, bounded by fanout.timeout and the client's context. The answers
-// are counted and fed to passive health when all are in (charge). The answers are
-// in the order of selected, which is config order.
-func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, header http.Header, body []byte, s *settings, mem *membudget.Round) []backendAnswer {
+// ask sends the request to every selected backend at once and waits for
+// them, bounded by fanout.timeout and the client's context. With a
+// straggler rule it stops waiting once the rule says so: the backends
+// still running are cancelled and answer as stragglers (await). The
+// answers are counted and fed to passive health and outlier detection
+// when all are in (charge). The answers are in the order of selected,
+// which is config order.
+func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, header http.Header, body []byte, s *settings, mem *membudget.Round, rule *straggler.Rule) []backendAnswer {
 	var ctx context.Context
 	var cancel context.CancelFunc
 	if timeout := time.Duration(s.fanout.Timeout); timeout > 0 {
@@ -251,9 +266,21 @@ func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, h
 	defer cancel()
 	unauthenticated := withoutAuthorization(header)
 	answers := make([]backendAnswer, len(selected))
-	var wg sync.WaitGroup
+	// Each backend's request is cancelled on its own when it is cut as a
+	// straggler; without a rule nobody is, and they share the round's.
+	var cancels []context.CancelFunc
+	if rule != nil {
+		cancels = make([]context.CancelFunc, len(selected))
+	}
+	done := make(chan int, len(selected))
+	start := f.now()
 	for i, b := range selected {
-		wg.Go(func() {
+		backendCtx := ctx
+		if cancels != nil {
+			backendCtx, cancels[i] = context.WithCancel(ctx)
+		}
+		go func() {
+			defer func() { done <- i }()
 			// A panic handling one backend's answer must cost that answer,
 			// not the process: this goroutine is outside net/http's recover.
 			defer func() {
@@ -267,11 +294,11 @@ func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, h
 				h = unauthenticated
 			}
 			began := f.now()
-			answers[i] = f.askOne(ctx, r, b, target, h, body, s, mem)
+			answers[i] = f.askOne(backendCtx, r, b, target, h, body, s, mem)
 			answers[i].latency = f.now().Sub(began)
-		})
+		}()
 	}
-	wg.Wait()
+	f.cutStragglers(f.await(done, answers, start, rule), selected, answers, done, cancels, start)
 	f.charge(answers)
 	return answers
 }
@@ -302,13 +329,19 @@ func (f *Fanout) charge(answers []backendAnswer) {
 	for i := range answers {
 		o := answers[i].outcome
 		o.Correlated = correlated && o.Failed
-		answers[i].backend.RecordTraffic(o)
+		// A straggler cut is neither a failure nor a success: the
+		// backend was only slower than its peers this once, which
+		// passive health has no word for. Outlier detection judges it
+		// by the time it was given.
+		if !(o.Erred && o.Reason == traffic.Straggler) {
+			answers[i].backend.RecordTraffic(o)
+		}
 		if samples != nil {
 			samples[i] = pool.RoundSample{Backend: answers[i].backend, Outcome: o, Latency: answers[i].latency}
 		}
 		// A local outcome measured probegate, not the backend.
 		if f.metrics != nil && !(o.Erred && o.Reason == traffic.Local) {
-			f.metrics.backendDuration.observe(answers[i].backend.Name, answers[i].latency)
+			f.metrics.observeDuration(answers[i].backend.Name, answers[i].latency)
 		}
 	}
 	if samples != nil {
@@ -325,7 +358,10 @@ func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned
 		m.Duration.Observe(f.now().Sub(start).Seconds())
 		if !abandoned && contributed < configured {
 			m.Partial.Inc()
-			if onlyMaintenance(missing) {
+			switch planned, cut := missingByDesign(missing); {
+			case planned && cut:
+				m.partialStragglers.Inc()
+			case planned:
 				m.partialMaintenance.Inc()
 			}
 		}

@@ -39,8 +39,14 @@ type Metrics struct {
 	// failed, so that no failure was charged to a backend.
 	correlatedFailures prometheus.Counter
 
+	// partialStragglers counts the partial rounds whose missing backends
+	// were all cut as stragglers or in maintenance, at least one cut.
+	partialStragglers prometheus.Counter
+
 	// backendDuration is each backend's duration in rounds.
 	backendDuration *backendDurations
+	// stragglers counts each backend's straggler cuts.
+	stragglers *stragglerCounts
 	// rejected is probegate_fanout_rejected_total, by reason.
 	rejected *prometheus.CounterVec
 
@@ -89,7 +95,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "probegate_fanout_partial_maintenance_total",
 		Help: "Partial fan-out requests whose only missing backends were in maintenance: planned, not a failure.",
 	})
+	m.partialStragglers = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "probegate_fanout_partial_stragglers_total",
+		Help: "Partial fan-out requests whose missing backends were all stragglers cut (fanout.stragglers) or in maintenance, at least one cut: by design, not a failure.",
+	})
 	m.backendDuration = newBackendDurations()
+	m.stragglers = newStragglerCounts()
 	m.rejected = rejected
 	m.enabled.Store(true)
 	reg.MustRegister(metricsCollector{m})
@@ -101,7 +112,8 @@ type metricsCollector struct{ m *Metrics }
 
 func (c metricsCollector) all() []prometheus.Collector {
 	return []prometheus.Collector{c.m.Requests, c.m.Partial, c.m.Failed, c.m.Duration, c.m.rejected,
-		c.m.quorumFailures, c.m.correlatedFailures, c.m.partialMaintenance, c.m.backendDuration}
+		c.m.quorumFailures, c.m.correlatedFailures, c.m.partialMaintenance, c.m.partialStragglers,
+		c.m.backendDuration, c.m.stragglers}
 }
 
 func (c metricsCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -59,6 +59,8 @@ func answerMissingReason(r traffic.Reason) string {
 		return "too_large"
 	case traffic.InvalidBody, traffic.HTTP3xx:
 		return "bad_format"
+	case traffic.Straggler:
+		return "straggler"
 	default:
 		return "local"
 	}
@@ -109,14 +111,20 @@ func missingResults(missing []missingBackend) []fanoutBackendResult {
 	return out
 }
 
-// onlyMaintenance reports whether every missing backend is missing
-// because an operator took it out for maintenance: a partial round that
-// is planned, which alerts leave alone.
-func onlyMaintenance(missing []missingBackend) bool {
+// missingByDesign reports whether every missing backend of a partial
+// round is missing by design: an operator took it out for maintenance, or
+// the round cut it as a straggler. Alerts leave such rounds alone. cut
+// says whether any was a straggler cut, so that the two causes are
+// counted apart.
+func missingByDesign(missing []missingBackend) (planned, cut bool) {
 	for _, m := range missing {
-		if m.reason != "maintenance" {
-			return false
+		switch m.reason {
+		case skippedMissingReason(health.StateMaintenance):
+		case answerMissingReason(traffic.Straggler):
+			cut = true
+		default:
+			return false, false
 		}
 	}
-	return len(missing) > 0
+	return len(missing) > 0, cut
 }

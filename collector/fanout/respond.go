@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-
-	"github.com/probegate/probegate/config"
 )
 
 // fanoutError is the JSON body of a fan-out answer that is probegate's own.
@@ -40,12 +38,13 @@ func writeNoAnswer(w http.ResponseWriter, r *http.Request, missing []missingBack
 }
 
 // writeNoQuorum is the 503 of a round with fewer contributions than
-// fanout.min_contributors asks for: a partial answer the client said it
-// cannot use. It names each missing backend and why.
-func writeNoQuorum(w http.ResponseWriter, r *http.Request, contributed, configured, quorum int, setting config.IntOrPercent, missing []missingBackend) {
+// fanout.min_contributors, or the client's Probegate-Min-Contributors,
+// asks for (asker says which): a partial answer the client said it cannot
+// use. It names each missing backend and why.
+func writeNoQuorum(w http.ResponseWriter, r *http.Request, contributed, configured, quorum int, asker string, missing []missingBackend) {
 	writeRoundError(w, r, http.StatusServiceUnavailable, fanoutError{
-		Error: fmt.Sprintf("%d of %d backends contributed, fewer than the %d fanout.min_contributors (%s) asks for",
-			contributed, configured, quorum, setting),
+		Error: fmt.Sprintf("%d of %d backends contributed, fewer than the %d %s asks for",
+			contributed, configured, quorum, asker),
 		Backends: missingResults(missing),
 	})
 }
