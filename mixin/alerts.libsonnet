@@ -146,9 +146,10 @@
           alert(
             'ProbegatePartialFanout',
             'warning',
-            // A round whose only missing backends were in maintenance is
-            // planned: it is counted apart and left out. A probegate too
-            // old to count it counts as none.
+            // A round whose only missing backends were in maintenance,
+            // or were cut as stragglers (besides any in maintenance), is
+            // partial by design: each is counted apart and left out. A
+            // probegate too old to count them counts as none.
             |||
               (
                 (
@@ -159,13 +160,36 @@
                     or
                     rate(probegate_fanout_partial_total{%(sel)s}[%(window)s]) * 0
                   )
+                  -
+                  (
+                    rate(probegate_fanout_partial_stragglers_total{%(sel)s}[%(window)s])
+                    or
+                    rate(probegate_fanout_partial_total{%(sel)s}[%(window)s]) * 0
+                  )
                 )
                   /
                 rate(probegate_fanout_requests_total{%(sel)s}[%(window)s])
               ) > %(ratio)g
             ||| % vars { window: config.partialFanoutWindow, ratio: config.partialFanoutRatio },
             'Fan-out requests get answers from only part of the pool.',
-            '{{ $value | humanizePercentage }} of the fan-out requests to probegate {{ $labels.instance }} over the last %(window)s were answered by fewer backends than configured, not counting backends in maintenance: clients get partial results.' % { window: config.partialFanoutWindow },
+            '{{ $value | humanizePercentage }} of the fan-out requests to probegate {{ $labels.instance }} over the last %(window)s were answered by fewer backends than configured, not counting backends in maintenance or stragglers cut: clients get partial results.' % { window: config.partialFanoutWindow },
+          ),
+          // A backend's rounds are the observations of its fan-out
+          // duration, which a straggler's cut counts too. Each replica
+          // cuts in the rounds it serves; one alert per backend, with the
+          // share of the replica that cut it most.
+          alert(
+            'ProbegateBackendStraggling',
+            'warning',
+            acrossReplicas('max', |||
+              (
+                rate(probegate_fanout_stragglers_total{%(sel)s}[%(window)s])
+                  /
+                rate(probegate_fanout_backend_duration_seconds_count{%(sel)s}[%(window)s])
+              ) > %(ratio)g
+            ||| % vars { window: config.stragglersWindow, ratio: config.stragglersRatio }),
+            'A backend is cut from many fan-out rounds as a straggler.',
+            'Backend {{ $labels.backend }} of probegate job {{ $labels.job }} was cut as a straggler from {{ $value | humanizePercentage }} of its fan-out rounds over the last %(window)s, on the replica that cut it most: it answers much slower than its peers in the same rounds, and clients get answers without it.' % { window: config.stragglersWindow },
           ),
           alert(
             'ProbegateOutlierEjectionsRepeated',

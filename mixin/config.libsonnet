@@ -37,6 +37,8 @@
       ProbegateBackendFlapping: '5m',
       ProbegatePoolFailOpen: '2m',
       ProbegatePartialFanout: '15m',
+      // A backend slower than its peers for ten minutes is no blip.
+      ProbegateBackendStraggling: '10m',
       // Ejections are events; the window below already asks for several.
       ProbegateOutlierEjectionsRepeated: '1m',
       ProbegateNotReady: '5m',
@@ -76,6 +78,12 @@
     // of all rounds over partialFanoutWindow, above which to alert.
     partialFanoutWindow: '5m',
     partialFanoutRatio: 0.1,
+
+    // A backend cut as a straggler (fanout.stragglers) from more than
+    // stragglersRatio of its fan-out rounds over stragglersWindow fires
+    // ProbegateBackendStraggling.
+    stragglersWindow: '5m',
+    stragglersRatio: 0.1,
 
     // Outlier ejections, enforced or suppressed by the readiness budget,
     // per instance over outlierEjectionsWindow, from which to alert: one

@@ -99,6 +99,16 @@
             expr: 'rate(probegate_fanout_backend_errors_total{%(sel)s}[5m])\n' % vars,
           },
           {
+            // The share of a backend's fan-out rounds that cut it as a
+            // straggler; a straggler's cut is one of its rounds' durations.
+            record: 'instance_backend:probegate_fanout_stragglers_per_rounds:ratio_rate5m',
+            expr: |||
+              rate(probegate_fanout_stragglers_total{%(sel)s}[5m])
+                /
+              (rate(probegate_fanout_backend_duration_seconds_count{%(sel)s}[5m]) > 0)
+            ||| % vars,
+          },
+          {
             // How many backends of the whole job are in each state, summed
             // over its instances: the fleet view of the state set.
             record: 'job_state:probegate_backend_state:sum',

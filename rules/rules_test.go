@@ -33,6 +33,7 @@ var promisedAlerts = map[string]struct{ backend, probePath, acrossReplicas bool 
 	"ProbegateBackendFlapping":                  {backend: true, acrossReplicas: true},
 	"ProbegatePoolFailOpen":                     {},
 	"ProbegatePartialFanout":                    {},
+	"ProbegateBackendStraggling":                {backend: true, acrossReplicas: true},
 	"ProbegateNotReady":                         {},
 	"ProbegateReadinessBudgetBlocksMaintenance": {},
 	"ProbegateReadinessBudgetGuardsNothing":     {},

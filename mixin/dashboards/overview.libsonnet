@@ -160,12 +160,13 @@ local lib = import 'lib.libsonnet';
         lib.row(8, [
           lib.timeseries(
             'Fan-out requests',
-            'Fan-out rounds per second over 5m per instance (instance:probegate_fanout_requests:rate5m), and of those the partial ones, answered by fewer backends than configured (instance:probegate_fanout_partial:rate5m), and the failed ones, answered by none (instance:probegate_fanout_failed:rate5m).',
+            'Fan-out rounds per second over 5m per instance (instance:probegate_fanout_requests:rate5m), and of those the partial ones, answered by fewer backends than configured (instance:probegate_fanout_partial:rate5m), the failed ones, answered by none (instance:probegate_fanout_failed:rate5m), and the partial ones only because stragglers were cut, by design (probegate_fanout_partial_stragglers_total; with fanout.stragglers on).',
             'reqps',
             [
               lib.target('instance:probegate_fanout_requests:rate5m{%(sel)s}' % v, '{{instance}} requests'),
               lib.target('instance:probegate_fanout_partial:rate5m{%(sel)s}' % v, '{{instance}} partial'),
               lib.target('instance:probegate_fanout_failed:rate5m{%(sel)s}' % v, '{{instance}} failed'),
+              lib.target('rate(probegate_fanout_partial_stragglers_total{%(sel)s}[$__rate_interval])' % v, '{{instance}} partial by stragglers'),
             ],
             min=0,
           ),
@@ -205,6 +206,13 @@ local lib = import 'lib.libsonnet';
             'ops',
             [lib.target('sum by (reason) (instance_backend_reason:probegate_fanout_backend_errors:rate5m{%(sel)s})' % v, '{{reason}}')],
             stack=true,
+            min=0,
+          ),
+          lib.timeseries(
+            'Stragglers cut by backend',
+            'The share of each backend\'s fan-out rounds over 5m that answered without it because its peers had answered long before (instance_backend:probegate_fanout_stragglers_per_rounds:ratio_rate5m; with fanout.stragglers on), the share ProbegateBackendStraggling alerts on. Empty while stragglers are not cut.',
+            'percentunit',
+            [lib.target('instance_backend:probegate_fanout_stragglers_per_rounds:ratio_rate5m{%(sel)s}' % v, '{{instance}} {{backend}}')],
             min=0,
           ),
         ]),

@@ -53,6 +53,8 @@ func DocumentedMetrics() []Metric {
 		{Name: "probegate_fanout_quorum_failures_total"},
 		{Name: "probegate_fanout_correlated_failures_total"},
 		{Name: "probegate_fanout_backend_duration_seconds", Histogram: true},
+		{Name: "probegate_fanout_partial_stragglers_total"},
+		{Name: "probegate_fanout_stragglers_total", OnlyWith: "fanout.stragglers.enabled"},
 		{Name: "probegate_outlier_ejections_total"},
 		{Name: "probegate_outlier_ejections_suppressed_total"},
 		{Name: "probegate_backend_outlier_ejected"},
