@@ -20,7 +20,7 @@ DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
              kubectl:kubernetes-client systemd-analyze:systemd chromium:chromium \
              etcd:etcd-server
 
-.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout bench-replicas bench-churn bench-record fuzz clean release
+.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout bench-stragglers bench-replicas bench-churn bench-record fuzz clean release
 
 all: build
 
@@ -132,7 +132,7 @@ fuzz:
 
 # bench runs every performance budget (docs/design.md, "Budgets"); each part
 # prints its numbers.
-bench: bench-state bench-record bench-probe bench-metrics bench-ready bench-fanout bench-replicas bench-churn
+bench: bench-state bench-record bench-probe bench-metrics bench-ready bench-fanout bench-stragglers bench-replicas bench-churn
 
 bench-state:
 	$(GO) test -run '^$$' -bench 'BenchmarkStep' -benchmem ./collector/health/
@@ -171,6 +171,12 @@ bench-fanout:
 	$(GO) test -run '^$$' -bench '^BenchmarkPassiveRecord' -benchtime 300000x -benchmem ./collector/pool/
 	$(GO) test -run '^$$' -bench '^BenchmarkPassivePaced' -benchtime 30000x ./collector/pool/
 	$(GO) test -run '^$$' -bench '^BenchmarkFanoutThroughput$$' -benchtime 1x -timeout 5m ./collector/fanout/
+
+# bench-stragglers: round latency (p50, p99) with one backend stalled for 2s
+# among four answering in 5ms: with fanout.stragglers on (budget: p99 at
+# most 70ms), off, and a minimal net/http fan-out, in the same run.
+bench-stragglers:
+	$(GO) test -run '^$$' -bench '^BenchmarkFanoutStragglers$$' -benchtime 1x -timeout 5m ./collector/fanout/
 
 # bench-replicas: maintenance write latency (p50, p99) and the lag until
 # every replica shows a change (p99; promised under 200 ms), over three

@@ -92,10 +92,21 @@ func startHAProxy(b *testing.B, n int) []string {
 // recording and judging of every round are part of the measured cost.
 func fanoutOver(b *testing.B, urls []string) *Fanout {
 	b.Helper()
+	return fanoutTuned(b, urls, func(cfg *config.Config) {
+		cfg.PassiveHealth = config.PassiveHealth{Enabled: true, Window: model.Duration(30 * time.Second), MaxFailures: 5, MinRequests: 10, MaxEjectedPercent: 50}
+		cfg.Fanout.OutlierDetection = config.DefaultOutlierDetection()
+		cfg.Fanout.OutlierDetection.Enabled = true
+	})
+}
+
+// fanoutTuned is a Fanout over the given backend URLs with the default
+// fan-out settings as tune changes them.
+func fanoutTuned(b *testing.B, urls []string, tune func(*config.Config)) *Fanout {
+	b.Helper()
 	cfg := enabledConfig(urlBackends(urls...)...)
-	cfg.PassiveHealth = config.PassiveHealth{Enabled: true, Window: model.Duration(30 * time.Second), MaxFailures: 5, MinRequests: 10, MaxEjectedPercent: 50}
-	cfg.Fanout.OutlierDetection = config.DefaultOutlierDetection()
-	cfg.Fanout.OutlierDetection.Enabled = true
+	cfg.Fanout = config.Default().Fanout
+	cfg.Fanout.Enabled = true
+	tune(cfg)
 	p := pool.New(log.NewNopLogger(), time.Now)
 	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
 		b.Fatal(err)
@@ -105,10 +116,7 @@ func fanoutOver(b *testing.B, urls []string) *Fanout {
 			backend.Client.CloseIdleConnections()
 		}
 	})
-	fanout := config.Default().Fanout
-	fanout.Enabled = true
-	fanout.OutlierDetection = cfg.Fanout.OutlierDetection
-	return New(p, fanout, NewMetrics(prometheus.NewRegistry()), log.NewNopLogger(), time.Now)
+	return New(p, cfg.Fanout, NewMetrics(prometheus.NewRegistry()), log.NewNopLogger(), time.Now)
 }
 
 // percentile is the p-quantile of durations, in microseconds.
