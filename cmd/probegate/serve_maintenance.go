@@ -42,7 +42,11 @@ func openMaintenance(opts *options, cfg *config.Config, p *pool.Pool, reg promet
 	if svc.store, err = store.Open(cfg.Maintenance, opts.storageDir(), opts.EnableAdminAPI); err != nil {
 		return nil, err
 	}
-	svc.manager = maintenance.NewManager(p, svc.store, reg, logger, time.Now)
+	var applied *store.Applied
+	if svc.store.Shared() {
+		applied = store.NewApplied(opts.storageDir())
+	}
+	svc.manager = maintenance.NewManager(p, svc.store, applied, reg, logger, time.Now)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.Maintenance.Etcd.RequestTimeout)+time.Second)
 	defer cancel()
 	if err := svc.manager.Start(ctx); err != nil {

@@ -13,21 +13,26 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/probegate/probegate/collector/maintenance/store"
 )
 
 // memRegistry is an in-memory Registry for unit tests. It keeps views as
 // bytes, in a map, so that their order is the map's: sorting them is the
 // reader's job.
 type memRegistry struct {
-	mu        sync.Mutex
-	views     map[string][]byte
+	mu    sync.Mutex
+	views map[string][]byte
+	// ghosts are views stored without a lease, as by hand: the store
+	// reports them ignored.
+	ghosts    map[string]bool
 	publishes int
 	withdrawn []string
 	down      bool
 }
 
 func newMemRegistry(t *testing.T, views ...ReplicaView) *memRegistry {
-	r := &memRegistry{views: map[string][]byte{}}
+	r := &memRegistry{views: map[string][]byte{}, ghosts: map[string]bool{}}
 	for _, v := range views {
 		data, err := json.Marshal(v)
 		if err != nil {
@@ -57,17 +62,21 @@ func (r *memRegistry) Withdraw(_ context.Context, name string) error {
 	return nil
 }
 
-func (r *memRegistry) Replicas(context.Context) ([][]byte, error) {
+func (r *memRegistry) Replicas(context.Context) ([]store.StoredView, int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.down {
-		return nil, errors.New("unreachable")
+		return nil, 0, errors.New("unreachable")
 	}
-	views := make([][]byte, 0, len(r.views))
-	for _, v := range r.views {
-		views = append(views, v)
+	views := make([]store.StoredView, 0, len(r.views))
+	for name, v := range r.views {
+		if r.ghosts[name] {
+			views = append(views, store.StoredView{Name: name, Ignored: store.IgnoredNoLease})
+		} else {
+			views = append(views, store.StoredView{Name: name, Value: v})
+		}
 	}
-	return views, nil
+	return views, 0, nil
 }
 
 func (r *memRegistry) count() int {
@@ -156,8 +165,12 @@ func TestReplicasPublishFollowAndWithdraw(t *testing.T) {
 // or names no replica, is left out of the live views, and the others are
 // still listed, sorted by name.
 func TestReplicasSkipUnreadableViews(t *testing.T) {
-	got := decodeViews([][]byte{[]byte(`{"name":"r2"}`), []byte("garbage"), []byte(`{"ready":true}`), []byte(`{"name":"r1"}`)})
+	got, ignored := checkViews([]store.StoredView{{Name: "r2", Value: []byte(`{"name":"r2"}`)}, {Name: "x", Value: []byte("garbage")},
+		{Name: "y", Value: []byte(`{"ready":true}`)}, {Name: "r1", Value: []byte(`{"name":"r1"}`)}})
 	if len(got) != 2 || got[0].Name != "r1" || got[1].Name != "r2" {
 		t.Errorf("views %+v, want r1 and r2", got)
+	}
+	if ignored["x"] != store.IgnoredMalformed || ignored["y"] != store.IgnoredMalformed || len(ignored) != 2 {
+		t.Errorf("ignored %v, want x and y malformed", ignored)
 	}
 }
