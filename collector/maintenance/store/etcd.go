@@ -118,7 +118,7 @@ func (s *etcdStore) read(ctx context.Context) (etcdSnapshot, error) {
 	if err != nil {
 		return etcdSnapshot{}, err
 	}
-	snap := etcdSnapshot{keys: s.keys, revision: resp.Header.Revision, leases: map[string]int64{}}
+	snap := etcdSnapshot{keys: s.keys, read: resp.Header.Revision, revision: resp.Header.Revision, leases: map[string]int64{}}
 	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
 		snap.document, snap.token = kvs[0].Value, kvs[0].ModRevision
 	}

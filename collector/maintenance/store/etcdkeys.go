@@ -36,8 +36,10 @@ func (k etcdKeys) replicaName(key []byte) string { return strings.TrimPrefix(str
 // etcdSnapshot is what the entries depend on at one revision: the
 // entries document as stored and the lease keys with their leases.
 type etcdSnapshot struct {
-	keys     etcdKeys
-	revision int64
+	keys etcdKeys
+	// read is the revision of the read the snapshot started from, and
+	// revision the one of the last change folded into it.
+	read, revision int64
 	// document is the stored entries document, nil when the key is
 	// absent; token is its ModRevision, 0 when absent.
 	document []byte
@@ -86,6 +88,11 @@ func (s *etcdSnapshot) fold(events []*clientv3.Event) bool {
 	changed := false
 	for _, ev := range events {
 		kv := ev.Kv
+		if kv.ModRevision <= s.read {
+			// Already in the read the snapshot started from: history
+			// is never applied over a newer state.
+			continue
+		}
 		s.revision = max(s.revision, kv.ModRevision)
 		deleted := ev.Type == mvccpb.DELETE
 		switch key := string(kv.Key); {
