@@ -174,3 +174,39 @@ func TestReplicasSkipUnreadableViews(t *testing.T) {
 		t.Errorf("ignored %v, want x and y malformed", ignored)
 	}
 }
+
+// TestGhostViewsNeitherUnreadyNorReadyAnyone: views the store reports
+// without a live lease, or whose name is not their key's, are not peers:
+// a ghost whose budget holds cannot fail a replica's peer-relative
+// readiness. Each is logged and counted once, however often it is read.
+func TestGhostViewsNeitherUnreadyNorReadyAnyone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		registry := newMemRegistry(t, ReplicaView{Name: "r2"},
+			ReplicaView{Name: "ghost", Ready: true, BudgetHolds: true, Updated: time.Now()})
+		registry.ghosts["ghost"] = true
+		registry.views["impostor"] = []byte(`{"name":"r9","budget_holds":true}`)
+		self := func(context.Context) ReplicaView { return ReplicaView{Name: "r1"} }
+		reg := prometheus.NewRegistry()
+		r := NewReplicas(registry, self, reg, nil, time.Now)
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		wg.Go(func() { r.Run(ctx) })
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+
+		peers, fresh := r.Peers("r1")
+		if len(peers) != 1 || peers[0].Name != "r2" || !fresh {
+			t.Errorf("peers %+v, want r2 alone", peers)
+		}
+		if verdict, why := JudgePeers(peers, fresh); verdict != PeerWarn {
+			t.Errorf("a ghost's budget decided: %v (%s)", verdict, why)
+		}
+		for reason, want := range map[string]float64{store.IgnoredNoLease: 1, store.IgnoredNameMismatch: 1, store.IgnoredMalformed: 0} {
+			if got := testutil.ToFloat64(r.ignored.WithLabelValues(reason)); got != want {
+				t.Errorf("probegate_replica_views_ignored_total{reason=%q} = %v after 4 reads, want %v", reason, got, want)
+			}
+		}
+		cancel()
+		wg.Wait()
+	})
+}
