@@ -28,36 +28,64 @@ import (
 // test ends.
 func startEtcd(t *testing.T) string {
 	t.Helper()
+	m := newEtcdMember(t)
+	m.start(t)
+	return m.client
+}
+
+// etcdMember is one etcd member the test can kill and start again on the
+// same ports and data.
+type etcdMember struct {
+	client string
+	args   []string
+	cmd    *exec.Cmd
+}
+
+func newEtcdMember(t *testing.T) *etcdMember {
+	t.Helper()
 	bin, err := exec.LookPath("etcd")
 	if err != nil {
 		t.Fatal("etcd is not installed: run `make deps` (the tests never skip a missing tool)")
 	}
 	client, peer := "http://"+freeLoopback(t), "http://"+freeLoopback(t)
-	cmd := exec.Command(bin, "--name=m0", "--data-dir="+filepath.Join(t.TempDir(), "m0"),
-		"--listen-client-urls="+client, "--advertise-client-urls="+client,
-		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
-		"--initial-cluster=m0="+peer, "--initial-cluster-state=new",
-		"--heartbeat-interval=50", "--election-timeout=500", "--log-level=warn")
-	if err := cmd.Start(); err != nil {
+	m := &etcdMember{client: client, args: []string{bin, "--name=m0", "--data-dir=" + filepath.Join(t.TempDir(), "m0"),
+		"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
+		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=m0=" + peer, "--initial-cluster-state=new",
+		"--heartbeat-interval=50", "--election-timeout=500", "--log-level=warn"}}
+	t.Cleanup(m.kill)
+	return m
+}
+
+// start starts the member and waits until it is healthy.
+func (m *etcdMember) start(t *testing.T) {
+	t.Helper()
+	m.cmd = exec.Command(m.args[0], m.args[1:]...)
+	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		resp, err := http.Get(client + "/health")
+		resp, err := http.Get(m.client + "/health")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return client
+				return
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("etcd at %s not healthy after 15s: %v", client, err)
+			t.Fatalf("etcd at %s not healthy after 15s: %v", m.client, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kill kills the member, if it runs, and waits for it.
+func (m *etcdMember) kill() {
+	if m.cmd != nil {
+		m.cmd.Process.Kill()
+		m.cmd.Wait()
+		m.cmd = nil
 	}
 }
 
@@ -423,5 +451,38 @@ func TestFoldSkipsWhatTheReadHolds(t *testing.T) {
 		{Type: mvccpb.PUT, Kv: &mvccpb.KeyValue{Key: []byte(keys.lease("a")), Lease: 4, ModRevision: 11}}}) ||
 		snap.revision != 11 || snap.document != nil || snap.token != 0 || snap.leases["a"] != 4 {
 		t.Errorf("a later transaction: %+v, want an absent document and a's lease key at 11", snap)
+	}
+}
+
+// TestEtcdReconnectsWithinASecond: a store cut from etcd for several
+// seconds reads it again within a second of etcd answering. gRPC's
+// default back-off, by then several seconds between attempts, kept a
+// replica behind long after the cut healed.
+func TestEtcdReconnectsWithinASecond(t *testing.T) {
+	m := newEtcdMember(t)
+	m.start(t)
+	f := newEtcdFixture(t, m.client, "/t/reconnect")
+	f.load(t)
+	m.kill()
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); {
+		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+		f.store.Load(ctx)
+		cancel()
+	}
+	m.start(t)
+	healthy := time.Now()
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		_, err := f.store.Load(ctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Since(healthy) > 5*time.Second {
+			t.Fatalf("no read 5s after etcd was back: %v", err)
+		}
+	}
+	if d := time.Since(healthy); d > time.Second {
+		t.Errorf("the store read etcd again %v after it answered, want within a second", d)
 	}
 }
