@@ -177,7 +177,7 @@ func (r *Replicas) note(ignored map[string]string, tooMany int) {
 	for name, reason := range ignored {
 		if r.noted[name] != reason {
 			r.ignored.WithLabelValues(reason).Inc()
-			level.Warn(r.logger).Log("msg", "Replica view ignored: it cannot speak for a live replica", "key_name", name, "reason", reason)
+			level.Warn(r.logger).Log("msg", "Replica view ignored: it cannot speak for a live replica", "key_name", shortened(name), "reason", reason)
 		}
 	}
 	r.noted = ignored
@@ -186,6 +186,18 @@ func (r *Replicas) note(ignored map[string]string, tooMany int) {
 		level.Warn(r.logger).Log("msg", "More replica views are stored than are read; the rest are ignored", "read", store.MaxViews, "ignored", tooMany)
 	}
 	r.tooMany = tooMany
+}
+
+// maxLoggedName bounds a key's name in the log: whoever can write the
+// key chooses its length.
+const maxLoggedName = 128
+
+// shortened is name cut to maxLoggedName bytes, marked when cut.
+func shortened(name string) string {
+	if len(name) <= maxLoggedName {
+		return name
+	}
+	return name[:maxLoggedName] + "…"
 }
 
 // checkViews keeps the stored views that speak for a live replica: the
