@@ -94,14 +94,17 @@ func NewManager(p *pool.Pool, s store.Store, applied *store.Applied, reg prometh
 	return &Manager{pool: p, store: s, applied: applied, metrics: newMetrics(reg), logger: logger, now: now}
 }
 
-// Start applies the saved state, if there is one, and then reads the
-// store once and applies what it holds. It returns the error of that
-// read; a replica with a shared store serves on (the saved state, or
-// none and /ready failing until the first read succeeds).
+// Start reads the store once and applies what it holds. When the store
+// cannot be read it applies the saved state, if there is one, and
+// returns the error of the read; a replica with a shared store serves on
+// (the saved state, or none and /ready failing until the first read
+// succeeds). The saved state is not applied first: a backend whose entry
+// ended meanwhile would enter maintenance and leave it again, and a
+// probed one would then have to earn its readmission.
 func (m *Manager) Start(ctx context.Context) error {
-	m.restore()
 	st, err := m.load(ctx)
 	if err != nil {
+		m.restore()
 		return err
 	}
 	m.apply(st)

@@ -15,6 +15,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
@@ -256,5 +257,31 @@ func TestFailedSaveOfTheAppliedStateShows(t *testing.T) {
 	}
 	if s := m.Status(); !s.Healthy || counter(t, reg, "probegate_maintenance_store_up") != 1 {
 		t.Errorf("status %+v after a save succeeded, want up", s)
+	}
+}
+
+// TestRestartWithTheStoreUpIgnoresTheSavedState: a replica restarted
+// while the store answers applies the store's state alone, so a backend
+// whose entry ended while it was down never passes through maintenance
+// (and, probed, would then have to earn its readmission).
+func TestRestartWithTheStoreUpIgnoresTheSavedState(t *testing.T) {
+	dir := t.TempDir()
+	names := backendNames(3)
+	ms := newMemStore("etcd", true)
+	first := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(dir), prometheus.NewRegistry(), nil, nil)
+	if err := first.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.enter(t.Context(), entries.Entry{Backend: "b01", Reason: "disk"}, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	ms.expire("b01")
+	p := healthyPool(t, names, 1, nil)
+	restarted := NewManager(p, ms, store.NewApplied(dir), prometheus.NewRegistry(), nil, nil)
+	if err := restarted.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Backends()[1].Health().State; got != health.StateHealthy || len(p.Maintenances()) != 0 {
+		t.Errorf("b01 is %v with entries %+v, want healthy and no entry", got, p.Maintenances())
 	}
 }
