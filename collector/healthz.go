@@ -23,6 +23,9 @@ type healthzReport struct {
 	Pool       healthzPool      `json:"pool"`
 	Readiness  healthzReadiness `json:"readiness"`
 	LastFanout *healthzRound    `json:"last_fanout"`
+	// MaintenanceStore is the maintenance store's health, with a store
+	// several replicas share; absent otherwise.
+	MaintenanceStore *HealthzStore `json:"maintenance_store,omitempty"`
 }
 
 type healthzBackend struct {
@@ -105,6 +108,27 @@ type healthzRoundBackend struct {
 // scripts, the gate's /ready is for load balancers. lastRound may be nil or
 // return nil before the first fan-out round.
 func HealthzHandler(backends *pool.Pool, lastRound func() *fanout.RoundSummary) http.Handler {
+	return HealthzHandlerWithStore(backends, lastRound, nil)
+}
+
+// HealthzStore is the maintenance store's health in /healthz.
+type HealthzStore struct {
+	Kind string `json:"kind"`
+	// Healthy is false while the store cannot be reached, and while the
+	// state in force is not the store's own.
+	Healthy bool `json:"healthy"`
+	// Stale is set while the maintenance entries in force may not be the
+	// store's current ones: the store cannot be reached, or this replica
+	// serves the state it saved before a restart.
+	Stale bool `json:"stale"`
+	// LastSync is when the store last answered, RFC 3339; empty before
+	// the first time.
+	LastSync string `json:"last_sync,omitempty"`
+}
+
+// HealthzHandlerWithStore is HealthzHandler with the maintenance store's
+// health, which store (when not nil) reports at each request.
+func HealthzHandlerWithStore(backends *pool.Pool, lastRound func() *fanout.RoundSummary, store func() HealthzStore) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -115,7 +139,12 @@ func HealthzHandler(backends *pool.Pool, lastRound func() *fanout.RoundSummary) 
 		if lastRound != nil {
 			round = lastRound()
 		}
-		body, err := json.MarshalIndent(newHealthzReport(backends.Snapshot(), round), "", "  ")
+		report := newHealthzReport(backends.Snapshot(), round)
+		if store != nil {
+			st := store()
+			report.MaintenanceStore = &st
+		}
+		body, err := json.MarshalIndent(report, "", "  ")
 		if err != nil {
 			// Only a non-finite float could get here; say so rather than
 			// send half a document.

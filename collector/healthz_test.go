@@ -207,3 +207,19 @@ func TestHealthzMethods(t *testing.T) {
 		t.Errorf("POST: status %d Allow %q, want 405 with Allow GET, HEAD", rec.Code, rec.Header().Get("Allow"))
 	}
 }
+
+// TestHealthzShowsAStaleStore: with a shared maintenance store, /healthz
+// says whether the entries it shows are the store's current ones; without
+// one it has no maintenance_store key.
+func TestHealthzShowsAStaleStore(t *testing.T) {
+	p := samplePool(t, sampleConfig("a"))
+	doc := getHealthz(t, HealthzHandlerWithStore(p, nil, func() HealthzStore { return HealthzStore{Kind: "etcd", Stale: true} }))
+	store, ok := doc["maintenance_store"].(map[string]any)
+	if !ok {
+		t.Fatalf("no maintenance_store in %v", doc)
+	}
+	checkFields(t, "maintenance_store", store, map[string]any{"kind": "etcd", "healthy": false, "stale": true})
+	if _, ok := getHealthz(t, HealthzHandler(p, nil))["maintenance_store"]; ok {
+		t.Error("maintenance_store shown without a shared store")
+	}
+}

@@ -105,6 +105,9 @@ var invalidCases = []struct {
 	{"maintenance-max-ttl-zero", 2, "maintenance.max_ttl", "0s is not positive"},
 	{"maintenance-etcd-no-endpoints", 4, "maintenance.etcd.endpoints", "at least one endpoint is required with maintenance.store: etcd"},
 	{"maintenance-etcd-endpoint-credentials", 6, "maintenance.etcd.endpoints[1]", `"http://root:xxxxx@127.0.0.1:2380": want http://host:port or https://host:port, without credentials`},
+	{"maintenance-etcd-mixed-schemes", 4, "maintenance.etcd.endpoints", "mixes http:// and https:// endpoints"},
+	{"maintenance-etcd-http-tls", 5, "maintenance.etcd.tls_config", "the endpoints are http://, which never use TLS"},
+	{"maintenance-etcd-http-password", 6, "maintenance.etcd.password", "would be sent in clear text to http:// endpoints"},
 	{"maintenance-etcd-prefix", 4, "maintenance.etcd.prefix", `"probegate/default": want a key prefix that starts with /`},
 	{"peer-relative-file-store", 3, "readiness.peer_relative", "needs maintenance.store: etcd"},
 }

@@ -78,12 +78,16 @@ func (v *validator) etcd(e Etcd) {
 	if len(e.Endpoints) == 0 {
 		v.add("maintenance.etcd.endpoints", "at least one endpoint is required with maintenance.store: etcd")
 	}
+	schemes := map[string]bool{}
 	for i, ep := range e.Endpoints {
 		u, err := url.Parse(ep)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 			v.add(fmt.Sprintf("maintenance.etcd.endpoints[%d]", i), "%q: want http://host:port or https://host:port, without credentials (use username and password)", redact.URL(ep))
+			continue
 		}
+		schemes[u.Scheme] = true
 	}
+	v.etcdTransport(e, schemes)
 	if !strings.HasPrefix(e.Prefix, "/") || strings.HasSuffix(e.Prefix, "/") {
 		v.add("maintenance.etcd.prefix", "%q: want a key prefix that starts with / and does not end with one, such as /probegate/default", e.Prefix)
 	}
@@ -97,5 +101,27 @@ func (v *validator) etcd(e Etcd) {
 	}
 	if err := e.TLSConfig.Validate(); err != nil {
 		v.add("maintenance.etcd.tls_config", "%v", err)
+	}
+}
+
+// etcdTransport refuses endpoints whose schemes disagree with each other
+// or with the rest of the block. The etcd client takes one TLS setting
+// for every endpoint, so with one http:// and one https:// endpoint TLS
+// would be silently dropped for both or wrongly used for one; and a
+// tls_config or a password over http:// would be ignored or sent in
+// clear text.
+func (v *validator) etcdTransport(e Etcd, schemes map[string]bool) {
+	if !schemes["http"] {
+		return
+	}
+	switch {
+	case schemes["https"]:
+		v.add("maintenance.etcd.endpoints", "mixes http:// and https:// endpoints: use https:// for every endpoint, or http:// for every one")
+	case e.TLSConfig != (commoncfg.TLSConfig{}):
+		v.add("maintenance.etcd.tls_config", "is set but the endpoints are http://, which never use TLS: use https:// endpoints")
+	case e.Password != "":
+		v.add("maintenance.etcd.password", "would be sent in clear text to http:// endpoints: use https:// endpoints")
+	case e.PasswordFile != "":
+		v.add("maintenance.etcd.password_file", "would be sent in clear text to http:// endpoints: use https:// endpoints")
 	}
 }

@@ -262,7 +262,7 @@
             'warning',
             'probegate_maintenance_store_up{%(sel)s} == 0\n' % vars,
             'A probegate replica cannot reach its maintenance store: it refuses to start or end maintenance, and its view of the entries may be stale.',
-            'The last operation of probegate {{ $labels.instance }} on its maintenance store has failed for %(for)s: starting or ending maintenance there answers 503, and it shows the entries it last read (they still expire at their until). Check the store (etcd, or the file under --storage.path) and the replica\'s logs.' % { 'for': config.alertFor.ProbegateMaintenanceStoreDown },
+            'The last operation of probegate {{ $labels.instance }} on its maintenance store has failed for %(for)s: starting or ending maintenance there answers 503, and it shows the entries it last read, marked stale (with etcd they end when etcd ends them; with the file store, at their until). Check the store (etcd, or the file under --storage.path) and the replica\'s logs.' % { 'for': config.alertFor.ProbegateMaintenanceStoreDown },
           ),
           // One alert for the job: the override is every replica's answer
           // to the same pool-wide outage.

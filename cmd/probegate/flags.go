@@ -58,6 +58,8 @@ type options struct {
 	storagePath *flagconfig.Value[string]
 	// adminLoopbackOnly serves the admin API to loopback clients only (the demo).
 	adminLoopbackOnly bool
+	// clockOffset is --testing.clock-offset, a test hook (flags_testing.go).
+	clockOffset time.Duration
 }
 
 // registerFlags adds every shared flag to the application or a command;
@@ -113,6 +115,7 @@ func registerFlags(app flagconfig.Adder) *options {
 		"A backend as name=url, added after the file's backends. Repeatable; in the environment variable, one per line.").PlaceHolder("NAME=URL")
 	o.maintenanceFlags(app)
 	o.replicaFlag(app)
+	o.testingFlags(app)
 	return o
 }
 

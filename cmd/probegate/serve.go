@@ -93,12 +93,13 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	s := &server{opts: opts, logger: logger, load: load, metrics: collector.NewMetrics(reg)}
-	backends := pool.New(logger, time.Now)
+	now := opts.clock()
+	backends := pool.New(logger, now)
 	if err := backends.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
 		level.Error(logger).Log("msg", "Cannot build the backend pool", "err", err)
 		return 1
 	}
-	maint, err := openMaintenance(opts, cfg, backends, reg, logger)
+	maint, err := openMaintenance(opts, cfg, backends, reg, logger, now)
 	if err != nil {
 		level.Error(logger).Log("msg", "Cannot read the maintenance state", "err", err)
 		return 1
@@ -111,18 +112,19 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		level.Error(logger).Log("msg", "Cannot start service discovery", "err", err)
 		return 1
 	}
-	s.fanout = fanout.New(backends, cfg.Fanout, fanout.NewMetrics(reg), logger, time.Now)
+	s.fanout = fanout.New(backends, cfg.Fanout, fanout.NewMetrics(reg), logger, now)
 	s.fanout.SetReplicaName(opts.replicaName())
 	applyMemoryLimit(logger, cfg.Fanout)
-	s.metrics.ObserveReload(true, time.Now())
+	s.metrics.ObserveReload(true, now())
 
 	gateOptions := gateTimings(cfg.Gate)
 	gateOptions.Logger = logger
 	g := gate.New(gateOptions)
 	s.gate = g
 	g.OnShutdown(func(context.Context) { stopDiscovery() })
-	maint.startReplicas(opts.replicaName(), g, backends, reg, logger)
+	maint.startReplicas(opts.replicaName(), g, backends, reg, logger, now)
 	g.RegisterWithOutput("backends", s.budgetCheck(reg))
+	maint.registerReadiness(g)
 	reg.MustRegister(g)
 
 	mux := http.NewServeMux()
@@ -133,7 +135,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	// per-series checks would cost more than the whole budget.
 	gatherer := collector.NewGatherer(backends, reg)
 	mux.Handle(opts.TelemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{Registry: reg, ErrorLog: logging.Printer(logger)}))
-	mux.Handle("/healthz", collector.HealthzHandler(backends, s.fanout.LastRound))
+	mux.Handle("/healthz", collector.HealthzHandlerWithStore(backends, s.fanout.LastRound, maint.healthzStore()))
 	mux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
 	s.mountIntrospection(mux, started)
 	api, err := maint.api(opts, cfg, logger)

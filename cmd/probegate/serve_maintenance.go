@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/common/version"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/probegate/probegate/collector"
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
@@ -36,13 +38,17 @@ type maintenanceService struct {
 // the pool. A file store that cannot be read stops start-up, and nothing
 // overwrites it; an etcd cluster that cannot be reached does not (the
 // replica serves, refuses writes and keeps trying).
-func openMaintenance(opts *options, cfg *config.Config, p *pool.Pool, reg prometheus.Registerer, logger log.Logger) (*maintenanceService, error) {
+func openMaintenance(opts *options, cfg *config.Config, p *pool.Pool, reg prometheus.Registerer, logger log.Logger, now func() time.Time) (*maintenanceService, error) {
 	svc := &maintenanceService{settings: cfg.Maintenance}
 	var err error
 	if svc.store, err = store.Open(cfg.Maintenance, opts.storageDir(), opts.EnableAdminAPI); err != nil {
 		return nil, err
 	}
-	svc.manager = maintenance.NewManager(p, svc.store, reg, logger, time.Now)
+	var applied *store.Applied
+	if svc.store.Shared() {
+		applied = store.NewApplied(opts.storageDir())
+	}
+	svc.manager = maintenance.NewManager(p, svc.store, applied, reg, logger, now)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.Maintenance.Etcd.RequestTimeout)+time.Second)
 	defer cancel()
 	if err := svc.manager.Start(ctx); err != nil {
@@ -64,7 +70,7 @@ func openMaintenance(opts *options, cfg *config.Config, p *pool.Pool, reg promet
 }
 
 // startReplicas publishes this replica's view when the store is shared.
-func (svc *maintenanceService) startReplicas(name string, g *gate.Gate, p *pool.Pool, reg prometheus.Registerer, logger log.Logger) {
+func (svc *maintenanceService) startReplicas(name string, g *gate.Gate, p *pool.Pool, reg prometheus.Registerer, logger log.Logger, now func() time.Time) {
 	registry, ok := svc.store.(maintenance.Registry)
 	if !ok {
 		return
@@ -74,7 +80,44 @@ func (svc *maintenanceService) startReplicas(name string, g *gate.Gate, p *pool.
 		return maintenance.ReplicaView{Name: name, Version: version.Version, Ready: g.Ready(ctx), BudgetHolds: b.Holds(),
 			Draining: g.Draining(), Expected: b.Expected, InService: b.CurrentHealthy, DisruptionsAllowed: b.DisruptionsAllowed}
 	}
-	svc.replicas = maintenance.NewReplicas(registry, self, reg, logger, time.Now)
+	svc.replicas = maintenance.NewReplicas(registry, self, reg, logger, now)
+}
+
+// registerReadiness adds the gate's maintenance_store check when the
+// store is shared: a replica that has neither read the store nor saved a
+// state of it does not know which backends are out, so it is not ready
+// until the first read succeeds. A replica serving a saved state is
+// ready; its state is marked stale.
+func (svc *maintenanceService) registerReadiness(g *gate.Gate) {
+	if !svc.store.Shared() {
+		return
+	}
+	g.RegisterWithOutput("maintenance_store", func(context.Context) (string, error) {
+		st := svc.manager.Status()
+		switch {
+		case !st.Synced:
+			return "", errors.New("not synced with the store yet")
+		case st.Stale:
+			return "stale: serving the last applied state until the store answers", nil
+		}
+		return "synced", nil
+	})
+}
+
+// healthzStore reports the store's health in /healthz when the store is
+// shared; nil otherwise.
+func (svc *maintenanceService) healthzStore() func() collector.HealthzStore {
+	if !svc.store.Shared() {
+		return nil
+	}
+	return func() collector.HealthzStore {
+		st := svc.manager.Status()
+		h := collector.HealthzStore{Kind: st.Kind, Healthy: st.Healthy, Stale: st.Stale}
+		if !st.LastSync.IsZero() {
+			h.LastSync = st.LastSync.UTC().Format(time.RFC3339Nano)
+		}
+		return h
+	}
 }
 
 // liveReplicas lists the live replicas for the status page; nil when the

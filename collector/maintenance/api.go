@@ -71,7 +71,6 @@ type API struct {
 	pool    *pool.Pool
 	opts    APIOptions
 	logger  log.Logger
-	now     func() time.Time
 }
 
 // NewAPI returns the admin API over the manager's pool. A nil logger logs
@@ -80,7 +79,7 @@ func NewAPI(m *Manager, opts APIOptions, logger log.Logger) *API {
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	return &API{manager: m, pool: m.pool, opts: opts, logger: logger, now: m.now}
+	return &API{manager: m, pool: m.pool, opts: opts, logger: logger}
 }
 
 // Register mounts the API on mux. The state-changing endpoint refuses
@@ -163,14 +162,14 @@ func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 		admin.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	entry, err := req.entry(a.now(), a.opts.MaxTTL)
+	entry, ttl, err := req.entry(a.opts.MaxTTL)
 	if err != nil {
 		admin.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	entry.Backend = name
 	entry.By = a.requester(r)
-	g, err := a.manager.enter(r.Context(), entry, force)
+	g, err := a.manager.enter(r.Context(), entry, ttl, force)
 	var budgetErr *budgetError
 	switch {
 	case errors.Is(err, pool.ErrUnknownBackend):
@@ -227,30 +226,29 @@ func parseRequest(body io.Reader) (Request, error) {
 	return req, nil
 }
 
-// entry checks the request and makes the entry it asks for at now. The
-// reason is required: an entry that may outlive restarts must say why. A
-// ttl may not exceed maxTTL (no limit when 0).
-func (req Request) entry(now time.Time, maxTTL time.Duration) (entries.Entry, error) {
+// entry checks the request and makes the entry it asks for, with its ttl
+// (0: none). The reason is required: an entry that may outlive restarts
+// must say why. A ttl may not exceed maxTTL (no limit when 0).
+func (req Request) entry(maxTTL time.Duration) (entries.Entry, time.Duration, error) {
 	var m entries.Entry
 	m.Reason = strings.TrimSpace(req.Reason)
 	switch {
 	case m.Reason == "":
-		return m, errors.New("reason is required: say why the backend goes out")
+		return m, 0, errors.New("reason is required: say why the backend goes out")
 	case len(m.Reason) > maxReasonLength:
-		return m, fmt.Errorf("reason is longer than %d bytes", maxReasonLength)
+		return m, 0, fmt.Errorf("reason is longer than %d bytes", maxReasonLength)
 	}
 	if req.TTL == "" {
-		return m, nil
+		return m, 0, nil
 	}
 	ttl, err := model.ParseDuration(req.TTL)
 	switch {
 	case err != nil || ttl <= 0:
-		return m, fmt.Errorf("ttl %q: want a positive duration such as 30m, 2h or 1d", req.TTL)
+		return m, 0, fmt.Errorf("ttl %q: want a positive duration such as 30m, 2h or 1d", req.TTL)
 	case maxTTL > 0 && time.Duration(ttl) > maxTTL:
-		return m, fmt.Errorf("ttl %q is longer than maintenance.max_ttl (%s)", req.TTL, model.Duration(maxTTL))
+		return m, 0, fmt.Errorf("ttl %q is longer than maintenance.max_ttl (%s)", req.TTL, model.Duration(maxTTL))
 	}
-	m.Until = now.Add(time.Duration(ttl)).Round(0)
-	return m, nil
+	return m, time.Duration(ttl), nil
 }
 
 // requester is who asks, for the audit field: the basic-auth user when the

@@ -227,7 +227,7 @@ func TestAPIListsAbsentEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := seed.Swap(t.Context(), 1, []entries.Entry{gone}); err != nil {
+	if _, err := seed.Swap(t.Context(), store.State{Token: 1}, store.Write{Entries: []entries.Entry{gone}}); err != nil {
 		t.Fatal(err)
 	}
 	fs, err := store.OpenFile(dir)

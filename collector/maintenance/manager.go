@@ -24,9 +24,10 @@ import (
 const maxSwapAttempts = 8
 
 // resyncInterval is how often the manager reads the store although no
-// change was announced: it notices a store that went away or came back,
-// and catches up on a change a broken watch missed.
-const resyncInterval = 2 * time.Second
+// change was announced: it notices a store that went away or came back
+// within it, and catches up on a change a broken watch missed, so that a
+// replica converges within a second of the store answering again.
+const resyncInterval = 500 * time.Millisecond
 
 // Backoff of the retried saves of ended entries.
 const (
@@ -38,17 +39,30 @@ const (
 // compare-and-swap on the store, after judging the readiness budget from
 // this replica's health view with every stored entry counted, and it
 // applies to the pool every state the store reaches, its own writes and
-// other replicas' alike.
+// other replicas' alike. With a shared store it keeps the last state it
+// applied (applied), and serves it, marked stale, while the store cannot
+// be reached.
+//
+// Its mu is taken before any lock of the pool's: apply hands the entries
+// to the pool under it, so that states reach the pool in revision order.
 type Manager struct {
 	pool    *pool.Pool
 	store   store.Store
+	applied *store.Applied
 	logger  log.Logger
 	now     func() time.Time
 	metrics *metrics
 
 	mu sync.Mutex
-	// state is the last state read from or written to the store.
+	// state is the last state read from or written to the store, or
+	// read from applied at start.
 	state store.State
+	// fromStore is set once state came from the store itself; until
+	// then it is the saved state, which any state read replaces.
+	fromStore bool
+	// synced is set once some state is in force: the store's or the
+	// saved one.
+	synced bool
 	// local differs from state.Entries when an end of maintenance is in
 	// force here but its save failed (an unshared store only); dirty says
 	// so, and the save is retried.
@@ -58,58 +72,143 @@ type Manager struct {
 	healthy  bool
 	lastSync time.Time
 	lastErr  error
+	// saveErr is the last failure to keep the applied state, nil once
+	// a save succeeds.
+	saveErr error
+	// saved is the state last kept in applied.
+	saved store.State
+	// corruptLogged is the revision of the corrupt data last logged.
+	corruptLogged int64
 }
 
-// NewManager loads the store's entries into the pool. A store that cannot
-// be read is not fatal for a shared store (the manager retries, and writes
-// are refused meanwhile); an unshared store was read when it was opened.
-//
-// It registers the metrics of maintenance and its store on reg.
-func NewManager(p *pool.Pool, s store.Store, reg prometheus.Registerer, logger log.Logger, now func() time.Time) *Manager {
+// NewManager returns the manager of p's entries in s. applied, for a
+// shared store, keeps the last state applied across restarts; nil keeps
+// none. It registers the metrics of maintenance and its store on reg.
+func NewManager(p *pool.Pool, s store.Store, applied *store.Applied, reg prometheus.Registerer, logger log.Logger, now func() time.Time) *Manager {
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
 	if now == nil {
 		now = time.Now
 	}
-	return &Manager{pool: p, store: s, metrics: newMetrics(reg), logger: logger, now: now}
+	return &Manager{pool: p, store: s, applied: applied, metrics: newMetrics(reg), logger: logger, now: now}
 }
 
-// Start reads the store once and applies what it holds.
+// Start reads the store once and applies what it holds. When the store
+// cannot be read it applies the saved state, if there is one, and
+// returns the error of the read; a replica with a shared store serves on
+// (the saved state, or none and /ready failing until the first read
+// succeeds). The saved state is not applied first: a backend whose entry
+// ended meanwhile would enter maintenance and leave it again, and a
+// probed one would then have to earn its readmission.
 func (m *Manager) Start(ctx context.Context) error {
 	st, err := m.load(ctx)
 	if err != nil {
+		m.restore()
 		return err
 	}
 	m.apply(st)
 	return nil
 }
 
+// restore applies the saved state, marked stale: the store has not
+// confirmed it yet. A saved state that cannot be read is logged and left
+// alone, and the replica waits for the store.
+func (m *Manager) restore() {
+	if m.applied == nil {
+		return
+	}
+	st, ok, err := m.applied.Read()
+	if err != nil {
+		level.Error(m.logger).Log("msg", "Cannot read the last applied maintenance state; waiting for the store", "err", err)
+		return
+	}
+	if !ok {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.state, m.saved, m.local, m.synced = st, st, st.Entries, true
+	m.metrics.storeUp.Set(0)
+	level.Info(m.logger).Log("msg", "Serving the last applied maintenance state until the store answers", "file", m.applied.Path(),
+		"revision", st.Revision, "entries", len(st.Entries))
+	m.pool.SetMaintenance(st.Entries)
+}
+
+// Synced reports whether some state of the entries is in force: one read
+// from the store, or the one saved by an earlier run. Until then a
+// replica sharing a store does not know which backends are out, and is
+// not ready.
+func (m *Manager) Synced() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.synced
+}
+
 // Status is the store's health as this replica sees it.
 func (m *Manager) Status() StoreStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := StoreStatus{Kind: m.store.Kind(), Healthy: m.healthy, LastSync: m.lastSync}
-	if !m.healthy && m.lastErr != nil {
+	s := StoreStatus{Kind: m.store.Kind(), Healthy: m.upLocked(), Stale: !m.healthy || !m.fromStore, Synced: m.synced, LastSync: m.lastSync}
+	switch {
+	case !m.healthy && m.lastErr != nil:
 		s.Error = m.lastErr.Error()
+	case m.saveErr != nil:
+		s.Error = m.saveErr.Error()
 	}
 	return s
 }
 
+// upLocked is probegate_maintenance_store_up: the store answered last, the
+// state in force is its own, and it is kept. The caller holds mu.
+func (m *Manager) upLocked() bool {
+	return m.healthy && m.fromStore && m.saveErr == nil
+}
+
+// observe takes what the store's watch hands on.
+func (m *Manager) observe(st store.State, err error) {
+	if err != nil {
+		m.failed(err)
+		return
+	}
+	m.apply(st)
+}
+
+// failed records an error reading the store. Corrupt stored data is
+// logged once per revision: it stays until an operator repairs it, and
+// every replica reads it again and again meanwhile.
+func (m *Manager) failed(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var corrupt *store.CorruptError
+	if errors.As(err, &corrupt) && corrupt.Revision != m.corruptLogged {
+		m.corruptLogged = corrupt.Revision
+		level.Error(m.logger).Log("msg", "The stored maintenance entries are corrupt; the entries last read stay in force and writes are refused until it is repaired or deleted",
+			"key", corrupt.Key, "revision", corrupt.Revision, "err", corrupt.Err)
+	}
+	m.syncedLocked(err)
+}
+
 // apply makes st the state in force when it is newer than the one the
-// manager has, and hands its entries to the pool.
+// manager has (any state from the store replaces a saved one), hands its
+// entries to the pool and keeps it.
 func (m *Manager) apply(st store.State) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.synced(nil)
-	if st.Revision < m.state.Revision || (st.Revision == m.state.Revision && m.state.Revision != 0) {
+	m.syncedLocked(nil)
+	if m.fromStore && (st.Revision < m.state.Revision || (st.Revision == m.state.Revision && m.state.Revision != 0)) {
 		return
 	}
-	m.state = st
+	if m.store.Shared() && m.state.Token != 0 && st.Token == 0 && m.fromStore {
+		level.Warn(m.logger).Log("msg", "The maintenance entries were deleted from the store by another hand: no entry is in force, and the next grant stores them afresh",
+			"store", m.store.Kind(), "revision", st.Revision)
+	}
 	had := len(m.local) > 0
+	m.state, m.fromStore, m.synced = st, true, true
 	if !m.dirty {
 		m.local = st.Entries
 	}
+	m.keepLocked(st)
 	if !had && len(m.local) == 0 {
 		// Nothing was or is in maintenance: telling the pool would mark
 		// maintenance a feature in use, and export its series, on every
@@ -119,9 +218,30 @@ func (m *Manager) apply(st store.State) {
 	m.pool.SetMaintenance(m.local)
 }
 
-// synced records the outcome of an operation on the store. The caller
-// holds mu.
-func (m *Manager) synced(err error) {
+// keepLocked saves st as the last applied state when its entries differ
+// from the state saved last, or the last save failed. The caller holds
+// mu.
+func (m *Manager) keepLocked(st store.State) {
+	if m.applied == nil || (m.saveErr == nil && m.saved.Token == st.Token && slices.Equal(m.saved.Entries, st.Entries)) {
+		return
+	}
+	err := m.applied.Write(st)
+	switch {
+	case err != nil && m.saveErr == nil:
+		level.Error(m.logger).Log("msg", "Cannot keep the applied maintenance state; a restart while the store is unreachable would serve an older one", "err", err)
+	case err == nil && m.saveErr != nil:
+		level.Info(m.logger).Log("msg", "The applied maintenance state is kept again", "file", m.applied.Path())
+	}
+	m.saveErr = err
+	if err == nil {
+		m.saved = st
+	}
+	m.metrics.storeUp.Set(boolGauge(m.upLocked()))
+}
+
+// syncedLocked records the outcome of an operation on the store. The
+// caller holds mu.
+func (m *Manager) syncedLocked(err error) {
 	if err != nil {
 		if m.healthy || m.lastErr == nil {
 			level.Warn(m.logger).Log("msg", "Maintenance store unavailable; reads answer from the last known state and writes are refused", "store", m.store.Kind(), "err", err)
@@ -134,7 +254,14 @@ func (m *Manager) synced(err error) {
 		level.Info(m.logger).Log("msg", "Maintenance store available again", "store", m.store.Kind())
 	}
 	m.healthy, m.lastErr, m.lastSync = true, nil, m.now()
-	m.metrics.storeUp.Set(1)
+	m.metrics.storeUp.Set(boolGauge(m.upLocked()))
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (m *Manager) load(ctx context.Context) (store.State, error) {
@@ -145,23 +272,19 @@ func (m *Manager) load(ctx context.Context) (store.State, error) {
 	}
 	m.count(opLoad, err)
 	if err != nil {
-		m.mu.Lock()
-		m.synced(err)
-		m.mu.Unlock()
+		m.failed(err)
 	}
 	return st, err
 }
 
-func (m *Manager) swap(ctx context.Context, rev int64, entries []entries.Entry) (int64, error) {
-	next, err := m.store.Swap(ctx, rev, entries)
+func (m *Manager) swap(ctx context.Context, base store.State, w store.Write) (store.State, error) {
+	next, err := m.store.Swap(ctx, base, w)
 	m.count(opSwap, err)
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		m.metrics.conflicts.Inc()
 	case err != nil:
-		m.mu.Lock()
-		m.synced(err)
-		m.mu.Unlock()
+		m.failed(err)
 	}
 	return next, err
 }
@@ -182,7 +305,7 @@ func (m *Manager) count(op string, err error) {
 func (m *Manager) base() store.State {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return store.State{Entries: m.local, Revision: m.state.Revision}
+	return store.State{Entries: m.local, Revision: m.state.Revision, Token: m.state.Token}
 }
 
 // refresh reads the store after a conflict and returns the state to retry
@@ -227,14 +350,17 @@ func (e *storeError) Error() string {
 
 func (e *storeError) Unwrap() error { return e.Err }
 
-// enter puts e.Backend in maintenance with e's reason, until and by. It
-// judges the budget on the entries it last knew, then stores the new
-// entries by a compare-and-swap on their revision; when another write came
-// first it judges again on the new entries. It returns a *budgetError when
-// the backend is in service and no disruption is allowed (unless force),
-// pool.ErrUnknownBackend, a *storeError, or errContended when every
-// attempt lost to another writer; in each case nothing changed.
-func (m *Manager) enter(ctx context.Context, e entries.Entry, force bool) (grant, error) {
+// enter puts e.Backend in maintenance with e's reason and by, for ttl (0:
+// until it is ended). It judges the budget on the entries it last knew,
+// then stores the new entries by a compare-and-swap on their revision;
+// when another write came first it judges again on the new entries. The
+// entry's Since and Until are one reading of the clock; a shared store
+// measures the ttl itself, and Until is then for people. It returns a
+// *budgetError when the backend is in service and no disruption is
+// allowed (unless force), pool.ErrUnknownBackend, a *storeError, or
+// errContended when every attempt lost to another writer; in each case
+// nothing changed.
+func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration, force bool) (grant, error) {
 	st := m.base()
 	for range maxSwapAttempts {
 		now := m.now()
@@ -251,13 +377,16 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, force bool) (grant
 			forced = true
 		}
 		entry := e
-		entry.Since = now
+		entry.Since, entry.Until, entry.Lease = now, time.Time{}, 0
+		if ttl > 0 {
+			entry.Until = now.Add(ttl).Round(0)
+		}
 		if i := indexOf(entries, e.Backend); i >= 0 {
 			entry.Since = entries[i].Since
 			entries = slices.Delete(slices.Clone(entries), i, i+1)
 		}
 		next := sorted(append(slices.Clone(entries), entry))
-		rev, err := m.swap(ctx, st.Revision, next)
+		written, err := m.swap(ctx, st, store.Write{Entries: next, Granted: e.Backend, TTL: ttl})
 		if errors.Is(err, store.ErrConflict) {
 			if st, err = m.refresh(ctx); err != nil {
 				return grant{}, &storeError{Kind: m.store.Kind(), Err: err}
@@ -267,8 +396,11 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, force bool) (grant
 		if err != nil {
 			return grant{}, &storeError{Kind: m.store.Kind(), Err: err}
 		}
-		m.written(store.State{Entries: next, Revision: rev})
-		after, _, _ := m.pool.BudgetWith(next, e.Backend)
+		m.written(written)
+		if i := indexOf(written.Entries, e.Backend); i >= 0 {
+			entry = written.Entries[i]
+		}
+		after, _, _ := m.pool.BudgetWith(written.Entries, e.Backend)
 		m.logEntered(entry, forced, after)
 		return grant{Entry: entry, Forced: forced, Budget: after}, nil
 	}
@@ -301,12 +433,20 @@ func (m *Manager) written(st store.State) {
 }
 
 // exit ends the maintenance of the named backend. It returns whether there
-// was an entry and whether its end is stored. With a shared store an end
-// that cannot be stored is refused (*storeError), or the replicas would
-// disagree; with a store of this replica's own the end takes effect at
-// once and its save is retried until it succeeds.
+// was an entry and whether its end is stored. With a shared store the
+// store decides: the entries are read from it first (an entry this
+// replica never saw is ended all the same, and one the store no longer
+// holds is reported as none), and an end that cannot be stored is
+// refused (*storeError), or the replicas would disagree. With a store of
+// this replica's own the end takes effect at once and its save is
+// retried until it succeeds.
 func (m *Manager) exit(ctx context.Context, name string) (existed, saved bool, err error) {
 	st := m.base()
+	if m.store.Shared() {
+		if st, err = m.refresh(ctx); err != nil {
+			return false, false, &storeError{Kind: m.store.Kind(), Err: err}
+		}
+	}
 	for range maxSwapAttempts {
 		entries := unexpired(st.Entries, m.now())
 		i := indexOf(entries, name)
@@ -317,7 +457,7 @@ func (m *Manager) exit(ctx context.Context, name string) (existed, saved bool, e
 			return false, true, nil
 		}
 		next := slices.Delete(slices.Clone(entries), i, i+1)
-		rev, err := m.swap(ctx, st.Revision, next)
+		written, err := m.swap(ctx, st, store.Write{Entries: next})
 		if errors.Is(err, store.ErrConflict) {
 			if st, err = m.refresh(ctx); err != nil {
 				return true, false, &storeError{Kind: m.store.Kind(), Err: err}
@@ -331,7 +471,7 @@ func (m *Manager) exit(ctx context.Context, name string) (existed, saved bool, e
 			m.endLocally(next, err)
 			return true, false, nil
 		}
-		m.written(store.State{Entries: next, Revision: rev})
+		m.written(written)
 		return true, true, nil
 	}
 	return true, false, &storeError{Kind: m.store.Kind(), Err: store.ErrConflict}
@@ -348,19 +488,25 @@ func (m *Manager) endLocally(entries []entries.Entry, err error) {
 }
 
 // Run keeps the replica's entries in step with the store until ctx ends:
-// it applies every change the store's watch announces, reads the store
-// every few seconds, removes the entries whose Until has come (every
-// replica ends them at that time on its own; the removal only tidies the
-// store), and retries saves that failed, with back-off. At the end it
-// tries a pending save once more.
+// it applies every change the store's watch announces and reads the
+// store every resyncInterval. With a store of this replica's own it also
+// removes the entries whose Until has come (the pool ends them at that
+// time on its own; the removal only tidies the file) and retries saves
+// that failed, with back-off, and at the end tries a pending save once
+// more. A shared store is never tidied: an entry it ended stays in its
+// document, out of force, until the next write that happens anyway, so
+// that a replica writes nothing when nothing changed.
 func (m *Manager) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	wg.Go(func() { m.store.Watch(ctx, m.apply) })
+	wg.Go(func() { m.store.Watch(ctx, m.observe) })
 	defer wg.Wait()
 	retry, delay := time.Time{}, minRetry
-	ticker := time.NewTicker(time.Second)
+	interval := time.Second
+	if m.store.Shared() {
+		interval = resyncInterval
+	}
+	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
-	lastResync := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -368,11 +514,11 @@ func (m *Manager) Run(ctx context.Context) {
 			return
 		case <-ticker.C:
 		}
-		if time.Since(lastResync) >= resyncInterval {
-			lastResync = time.Now()
+		if m.store.Shared() {
 			if st, err := m.load(ctx); err == nil {
 				m.apply(st)
 			}
+			continue
 		}
 		if !m.pending() || time.Now().Before(retry) {
 			continue
@@ -398,7 +544,7 @@ func (m *Manager) tidy(ctx context.Context) error {
 	for range maxSwapAttempts {
 		st := m.base()
 		next := unexpired(st.Entries, m.now())
-		rev, err := m.swap(ctx, st.Revision, next)
+		written, err := m.swap(ctx, st, store.Write{Entries: next})
 		if errors.Is(err, store.ErrConflict) {
 			if _, err := m.refresh(ctx); err != nil {
 				return err
@@ -408,7 +554,7 @@ func (m *Manager) tidy(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		m.written(store.State{Entries: next, Revision: rev})
+		m.written(written)
 		return nil
 	}
 	return store.ErrConflict

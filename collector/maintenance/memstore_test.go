@@ -21,15 +21,21 @@ import (
 )
 
 // memStore is an in-memory Store for unit tests: a compare-and-swap over a
-// revision that several managers may share (shared true stands for etcd,
-// false for the file), and that a test can make fail.
+// token that several managers may share (shared true stands for etcd,
+// false for the file), and that a test can make fail. Shared, it measures
+// ttls as etcd does: a granted entry with a ttl gets a lease id, and ends
+// when the test expires its lease, whatever any clock says.
 type memStore struct {
 	kind   string
 	shared bool
 
-	mu      sync.Mutex
-	rev     int64
-	entries []entries.Entry
+	mu sync.Mutex
+	// rev is the store's revision, moved by every change; token is the
+	// revision of the last write of the entries, 0 when they were
+	// deleted.
+	rev, token int64
+	entries    []entries.Entry
+	leases     int64
 	// down is the error every Load and Swap answers while it is set: the
 	// store cannot be reached.
 	down error
@@ -48,7 +54,7 @@ type memStore struct {
 var errSaveFailed = errors.New("no space left on device")
 
 func newMemStore(kind string, shared bool, entries ...entries.Entry) *memStore {
-	return &memStore{kind: kind, shared: shared, rev: 1, entries: entries, wake: make(chan struct{})}
+	return &memStore{kind: kind, shared: shared, rev: 1, token: 1, entries: entries, wake: make(chan struct{})}
 }
 
 func (s *memStore) Kind() string { return s.kind }
@@ -61,10 +67,14 @@ func (s *memStore) Load(context.Context) (store.State, error) {
 	if s.down != nil {
 		return store.State{}, s.down
 	}
-	return store.State{Entries: slices.Clone(s.entries), Revision: s.rev}, nil
+	return s.stateLocked(), nil
 }
 
-func (s *memStore) Swap(_ context.Context, rev int64, entries []entries.Entry) (int64, error) {
+func (s *memStore) stateLocked() store.State {
+	return store.State{Entries: slices.Clone(s.entries), Revision: s.rev, Token: s.token}
+}
+
+func (s *memStore) Swap(_ context.Context, base store.State, w store.Write) (store.State, error) {
 	s.mu.Lock()
 	hold := s.beforeSwap
 	s.mu.Unlock()
@@ -76,35 +86,63 @@ func (s *memStore) Swap(_ context.Context, rev int64, entries []entries.Entry) (
 	s.swaps++
 	switch {
 	case s.down != nil:
-		return s.rev, s.down
+		return store.State{}, s.down
 	case s.failSwaps > 0:
 		s.failSwaps--
-		return s.rev, errSaveFailed
-	case rev != s.rev:
-		return s.rev, store.ErrConflict
+		return store.State{}, errSaveFailed
+	case base.Token != s.token:
+		return store.State{}, store.ErrConflict
 	}
+	next := slices.Clone(w.Entries)
+	if i := slices.IndexFunc(next, func(e entries.Entry) bool { return e.Backend == w.Granted }); i >= 0 && s.shared && w.TTL > 0 {
+		s.leases++
+		next[i].Lease = s.leases
+	}
+	s.entries = next
+	s.changedLocked()
+	s.token = s.rev
+	return s.stateLocked(), nil
+}
+
+// changedLocked moves the revision and wakes the watchers.
+func (s *memStore) changedLocked() {
 	s.rev++
-	s.entries = slices.Clone(entries)
 	close(s.wake)
 	s.wake = make(chan struct{})
-	return s.rev, nil
+}
+
+// expire ends the named backend's entry as the store's lease would: on
+// the store's time, not any replica's.
+func (s *memStore) expire(backend string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.entries = slices.DeleteFunc(s.entries, func(e entries.Entry) bool { return e.Backend == backend })
+	s.changedLocked()
+}
+
+// deleteKey deletes the stored entries, as `etcdctl del` does.
+func (s *memStore) deleteKey() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.entries, s.token = nil, 0
+	s.changedLocked()
 }
 
 // Watch hands every new state to changed while ctx lasts, for a shared
 // store; an unshared one returns at once, as the file store does.
-func (s *memStore) Watch(ctx context.Context, changed func(store.State)) {
+func (s *memStore) Watch(ctx context.Context, changed func(store.State, error)) {
 	if !s.shared {
 		return
 	}
 	var seen int64
 	for {
 		s.mu.Lock()
-		st := store.State{Entries: slices.Clone(s.entries), Revision: s.rev}
+		st := s.stateLocked()
 		wake := s.wake
 		s.mu.Unlock()
 		if st.Revision > seen {
 			seen = st.Revision
-			changed(st)
+			changed(st, nil)
 		}
 		select {
 		case <-ctx.Done():
@@ -157,7 +195,7 @@ func healthyPool(t *testing.T, names []string, allowed int, now func() time.Time
 func startManager(t *testing.T, p *pool.Pool, s store.Store, now func() time.Time) (*Manager, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	m := NewManager(p, s, reg, nil, now)
+	m := NewManager(p, s, nil, reg, nil, now)
 	if err := m.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}

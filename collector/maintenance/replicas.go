@@ -36,8 +36,10 @@ type Registry interface {
 	Publish(ctx context.Context, name string, view []byte) error
 	// Withdraw removes the named replica's view.
 	Withdraw(ctx context.Context, name string) error
-	// Replicas returns the views of the live replicas.
-	Replicas(ctx context.Context) ([][]byte, error)
+	// Replicas returns the stored views, each with why it does not
+	// count when the store can tell (no live lease, too large), and how
+	// many more views there are than it read.
+	Replicas(ctx context.Context) (views []store.StoredView, tooMany int, err error)
 }
 
 // Replicas publishes this replica's view under a lease, on every change
@@ -48,10 +50,16 @@ type Replicas struct {
 	logger   log.Logger
 	now      func() time.Time
 	gauge    *prometheus.GaugeVec
+	ignored  *prometheus.CounterVec
 
 	mu    sync.Mutex
 	live  []ReplicaView
 	fresh bool // the last read of the peers succeeded
+	// noted maps each view ignored at the last read to why, so that
+	// one is logged and counted once, not at every read; tooMany is the
+	// number of views left out at the last read.
+	noted   map[string]string
+	tooMany int
 }
 
 // NewReplicas returns the replica views over registry; self describes this
@@ -64,13 +72,25 @@ func NewReplicas(registry Registry, self func(ctx context.Context) ReplicaView, 
 		gauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "probegate_replicas",
 			Help: "Live replicas sharing the maintenance store, this one included, by state (ready, unready, draining).",
-		}, []string{"state"})}
+		}, []string{"state"}),
+		ignored: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "probegate_replica_views_ignored_total",
+			Help: "Stored replica views ignored, each counted once, by reason (no_lease, name_mismatch, too_large, too_many, malformed).",
+		}, []string{"reason"}),
+		noted: map[string]string{}}
 	for _, s := range replicaStates {
 		r.gauge.WithLabelValues(s)
 	}
-	reg.MustRegister(r.gauge)
+	for _, reason := range ignoredReasons {
+		r.ignored.WithLabelValues(reason)
+	}
+	reg.MustRegister(r.gauge, r.ignored)
 	return r
 }
+
+// ignoredReasons are the values of the label reason of
+// probegate_replica_views_ignored_total.
+var ignoredReasons = []string{store.IgnoredNoLease, store.IgnoredNameMismatch, store.IgnoredTooLarge, store.IgnoredTooMany, store.IgnoredMalformed}
 
 // Live returns the views of the live replicas as last read, this one
 // included.
@@ -132,14 +152,15 @@ func (r *Replicas) publish(ctx context.Context, v ReplicaView) error {
 }
 
 func (r *Replicas) refresh(ctx context.Context) {
-	raw, err := r.registry.Replicas(ctx)
+	stored, tooMany, err := r.registry.Replicas(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
 		r.fresh = false
 		return
 	}
-	live := decodeViews(raw)
+	live, ignored := checkViews(stored)
+	r.note(ignored, tooMany)
 	r.live, r.fresh = live, true
 	counts := map[string]int{}
 	for _, v := range live {
@@ -150,19 +171,61 @@ func (r *Replicas) refresh(ctx context.Context) {
 	}
 }
 
-// decodeViews parses the published views, sorted by name. A view that
-// does not parse, or names no replica, is left out: one unreadable value
-// must not stop the others from being counted.
-func decodeViews(raw [][]byte) []ReplicaView {
-	views := make([]ReplicaView, 0, len(raw))
-	for _, data := range raw {
+// note logs and counts the views ignored at this read that were not
+// ignored for the same reason at the last one. The caller holds mu.
+func (r *Replicas) note(ignored map[string]string, tooMany int) {
+	for name, reason := range ignored {
+		if r.noted[name] != reason {
+			r.ignored.WithLabelValues(reason).Inc()
+			level.Warn(r.logger).Log("msg", "Replica view ignored: it cannot speak for a live replica", "key_name", shortened(name), "reason", reason)
+		}
+	}
+	r.noted = ignored
+	if tooMany > 0 && r.tooMany == 0 {
+		r.ignored.WithLabelValues(store.IgnoredTooMany).Add(float64(tooMany))
+		level.Warn(r.logger).Log("msg", "More replica views are stored than are read; the rest are ignored", "read", store.MaxViews, "ignored", tooMany)
+	}
+	r.tooMany = tooMany
+}
+
+// maxLoggedName bounds a key's name in the log: whoever can write the
+// key chooses its length.
+const maxLoggedName = 128
+
+// shortened is name cut to maxLoggedName bytes, marked when cut.
+func shortened(name string) string {
+	if len(name) <= maxLoggedName {
+		return name
+	}
+	return name[:maxLoggedName] + "…"
+}
+
+// checkViews keeps the stored views that speak for a live replica: the
+// store found them under a live lease and small enough, they parse as a
+// replica view, and the name in each is its key's. It returns them sorted
+// by name, and why each other one was ignored, by its key's name. A view
+// written by hand therefore counts for nothing: without a lease nothing
+// says its replica is alive, whatever its updated time claims.
+func checkViews(stored []store.StoredView) ([]ReplicaView, map[string]string) {
+	views := make([]ReplicaView, 0, len(stored))
+	ignored := map[string]string{}
+	for _, sv := range stored {
+		if sv.Ignored != "" {
+			ignored[sv.Name] = sv.Ignored
+			continue
+		}
 		var v ReplicaView
-		if json.Unmarshal(data, &v) == nil && v.Name != "" {
+		switch {
+		case json.Unmarshal(sv.Value, &v) != nil || v.Name == "":
+			ignored[sv.Name] = store.IgnoredMalformed
+		case v.Name != sv.Name:
+			ignored[sv.Name] = store.IgnoredNameMismatch
+		default:
 			views = append(views, v)
 		}
 	}
 	slices.SortFunc(views, func(a, b ReplicaView) int { return strings.Compare(a.Name, b.Name) })
-	return views
+	return views, ignored
 }
 
 // stateOf is the state probegate_replicas counts a view under.

@@ -13,21 +13,26 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/probegate/probegate/collector/maintenance/store"
 )
 
 // memRegistry is an in-memory Registry for unit tests. It keeps views as
 // bytes, in a map, so that their order is the map's: sorting them is the
 // reader's job.
 type memRegistry struct {
-	mu        sync.Mutex
-	views     map[string][]byte
+	mu    sync.Mutex
+	views map[string][]byte
+	// ghosts are views stored without a lease, as by hand: the store
+	// reports them ignored.
+	ghosts    map[string]bool
 	publishes int
 	withdrawn []string
 	down      bool
 }
 
 func newMemRegistry(t *testing.T, views ...ReplicaView) *memRegistry {
-	r := &memRegistry{views: map[string][]byte{}}
+	r := &memRegistry{views: map[string][]byte{}, ghosts: map[string]bool{}}
 	for _, v := range views {
 		data, err := json.Marshal(v)
 		if err != nil {
@@ -57,17 +62,21 @@ func (r *memRegistry) Withdraw(_ context.Context, name string) error {
 	return nil
 }
 
-func (r *memRegistry) Replicas(context.Context) ([][]byte, error) {
+func (r *memRegistry) Replicas(context.Context) ([]store.StoredView, int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.down {
-		return nil, errors.New("unreachable")
+		return nil, 0, errors.New("unreachable")
 	}
-	views := make([][]byte, 0, len(r.views))
-	for _, v := range r.views {
-		views = append(views, v)
+	views := make([]store.StoredView, 0, len(r.views))
+	for name, v := range r.views {
+		if r.ghosts[name] {
+			views = append(views, store.StoredView{Name: name, Ignored: store.IgnoredNoLease})
+		} else {
+			views = append(views, store.StoredView{Name: name, Value: v})
+		}
 	}
-	return views, nil
+	return views, 0, nil
 }
 
 func (r *memRegistry) count() int {
@@ -156,8 +165,48 @@ func TestReplicasPublishFollowAndWithdraw(t *testing.T) {
 // or names no replica, is left out of the live views, and the others are
 // still listed, sorted by name.
 func TestReplicasSkipUnreadableViews(t *testing.T) {
-	got := decodeViews([][]byte{[]byte(`{"name":"r2"}`), []byte("garbage"), []byte(`{"ready":true}`), []byte(`{"name":"r1"}`)})
+	got, ignored := checkViews([]store.StoredView{{Name: "r2", Value: []byte(`{"name":"r2"}`)}, {Name: "x", Value: []byte("garbage")},
+		{Name: "y", Value: []byte(`{"ready":true}`)}, {Name: "r1", Value: []byte(`{"name":"r1"}`)}})
 	if len(got) != 2 || got[0].Name != "r1" || got[1].Name != "r2" {
 		t.Errorf("views %+v, want r1 and r2", got)
 	}
+	if ignored["x"] != store.IgnoredMalformed || ignored["y"] != store.IgnoredMalformed || len(ignored) != 2 {
+		t.Errorf("ignored %v, want x and y malformed", ignored)
+	}
+}
+
+// TestGhostViewsNeitherUnreadyNorReadyAnyone: views the store reports
+// without a live lease, or whose name is not their key's, are not peers:
+// a ghost whose budget holds cannot fail a replica's peer-relative
+// readiness. Each is logged and counted once, however often it is read.
+func TestGhostViewsNeitherUnreadyNorReadyAnyone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		registry := newMemRegistry(t, ReplicaView{Name: "r2"},
+			ReplicaView{Name: "ghost", Ready: true, BudgetHolds: true, Updated: time.Now()})
+		registry.ghosts["ghost"] = true
+		registry.views["impostor"] = []byte(`{"name":"r9","budget_holds":true}`)
+		self := func(context.Context) ReplicaView { return ReplicaView{Name: "r1"} }
+		reg := prometheus.NewRegistry()
+		r := NewReplicas(registry, self, reg, nil, time.Now)
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		wg.Go(func() { r.Run(ctx) })
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+
+		peers, fresh := r.Peers("r1")
+		if len(peers) != 1 || peers[0].Name != "r2" || !fresh {
+			t.Errorf("peers %+v, want r2 alone", peers)
+		}
+		if verdict, why := JudgePeers(peers, fresh); verdict != PeerWarn {
+			t.Errorf("a ghost's budget decided: %v (%s)", verdict, why)
+		}
+		for reason, want := range map[string]float64{store.IgnoredNoLease: 1, store.IgnoredNameMismatch: 1, store.IgnoredMalformed: 0} {
+			if got := testutil.ToFloat64(r.ignored.WithLabelValues(reason)); got != want {
+				t.Errorf("probegate_replica_views_ignored_total{reason=%q} = %v after 4 reads, want %v", reason, got, want)
+			}
+		}
+		cancel()
+		wg.Wait()
+	})
 }

@@ -37,8 +37,18 @@ type StoreStatus struct {
 	// Kind is file or etcd.
 	Kind string `json:"kind"`
 	// Healthy is false while the store cannot be reached: reads then
-	// answer from the last known state, and writes are refused.
+	// answer from the last known state, and writes are refused. It is
+	// false too while the state in force is not the store's own (the
+	// state saved by an earlier run) or cannot be kept.
 	Healthy bool `json:"healthy"`
+	// Stale is set while the entries in force may not be the store's
+	// current ones: the store cannot be reached, or has not answered
+	// since this replica started from its saved state.
+	Stale bool `json:"stale"`
+	// Synced is false until some state is in force: read from the
+	// store, or saved by an earlier run. A replica sharing a store is
+	// not ready until then.
+	Synced bool `json:"synced"`
 	// LastSync is when this replica last read or wrote the store, zero
 	// before the first time.
 	LastSync time.Time `json:"last_sync,omitzero"`

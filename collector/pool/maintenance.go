@@ -74,20 +74,52 @@ func (p *Pool) BudgetWith(in []entries.Entry, name string) (b budget.Budget, inS
 	out := entries.InForce(in, p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	known, count := false, 0
-	for _, be := range p.backends {
-		in := !out[be.Name] && be.probeHealth().InService()
-		if in {
-			count++
-		}
+	known := false
+	b = p.budgetLocked(func(be *Backend) bool { return out[be.Name] }, func(be *Backend, in bool) {
 		if be.Name == name {
 			known, inService = true, in
 		}
-	}
+	})
 	if !known {
 		return budget.Budget{}, false, ErrUnknownBackend
 	}
-	return budget.Compute(p.settings.Readiness, len(p.backends), count), inService, nil
+	return b, inService, nil
+}
+
+// budgetLocked is the one count of the readiness budget, which /ready and
+// a maintenance request are both judged by: a backend counts as in
+// service when it is not in maintenance (by inMaintenance), no outlier
+// ejection holds it out, and its probe-derived health (in which passive
+// health's ejections are) is in service. seen, when set, is told each
+// backend's verdict. The caller holds mu.
+func (p *Pool) budgetLocked(inMaintenance func(*Backend) bool, seen func(*Backend, bool)) budget.Budget {
+	count := 0
+	for _, be := range p.backends {
+		in := !inMaintenance(be) && be.servesBarMaintenance()
+		if in {
+			count++
+		}
+		if seen != nil {
+			seen(be, in)
+		}
+	}
+	return budget.Compute(p.settings.Readiness, len(p.backends), count)
+}
+
+// inMaintenanceLocked reports whether the backend has an entry in force
+// here. The caller holds mu.
+func (p *Pool) inMaintenanceLocked(b *Backend) bool {
+	_, ok := p.maint.set.Get(b.Name)
+	return ok
+}
+
+// servesBarMaintenance reports whether the backend would be in service
+// without a maintenance entry: its probe-derived health is in service and
+// no outlier ejection holds it out.
+func (b *Backend) servesBarMaintenance() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.health.InService() && !b.outlier.Enforced()
 }
 
 // expireMaintenance ends the maintenances whose Until has come at now.
@@ -140,13 +172,6 @@ func (p *Pool) backendLocked(name string) *Backend {
 		}
 	}
 	return nil
-}
-
-// probeHealth is the backend's probe-derived health, maintenance aside.
-func (b *Backend) probeHealth() health.Health {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.health
 }
 
 // observedLocked is the health the backend shows: the probe-derived one,

@@ -10,6 +10,7 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
@@ -214,4 +215,28 @@ func TestRunEndsServedOutlierEjection(t *testing.T) {
 			t.Error("Run did not end the ejection when it was served")
 		}
 	})
+}
+
+// TestBudgetWithJudgesAsReadiness: the budget a maintenance request is
+// judged by counts what readiness counts, so an outlier-ejected backend
+// is out of service in both, and an unforced entry cannot take the pool
+// below the budget that /ready then fails on.
+func TestBudgetWithJudgesAsReadiness(t *testing.T) {
+	p, clock, _ := detectingPool(t, 4, true, &config.IntOrPercent{Value: 2}, false)
+	rounds(p, clock, 5, map[int]bool{1: true}, nil)
+	if got := p.Backends()[1].Health().State; got != health.StateEjected {
+		t.Fatalf("b1 failing alone: %s; want ejected", got)
+	}
+	ready := p.Budget()
+	judged, inService, err := p.BudgetWith(nil, "b0")
+	if err != nil || judged != ready || ready.CurrentHealthy != 3 || !inService {
+		t.Fatalf("BudgetWith %+v (b0 in service %v, %v), Budget %+v; want both 3 in service", judged, inService, err, ready)
+	}
+	if _, inService, _ := p.BudgetWith(nil, "b1"); inService {
+		t.Error("BudgetWith counts the ejected b1 in service")
+	}
+	judged, _, _ = p.BudgetWith([]entries.Entry{{Backend: "b0"}}, "b2")
+	if judged.DisruptionsAllowed != 0 || judged.CurrentHealthy != 2 {
+		t.Errorf("with b0 in maintenance: %+v; want 2 in service and no disruption left", judged)
+	}
 }

@@ -266,13 +266,7 @@ func (p *Pool) Budget() budget.Budget {
 	p.catchUp(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	inService := 0
-	for _, b := range p.backends {
-		if b.Health().InService() {
-			inService++
-		}
-	}
-	return budget.Compute(p.settings.Readiness, len(p.backends), inService)
+	return p.budgetLocked(p.inMaintenanceLocked, nil)
 }
 
 // Snapshot copies every backend and the pool-wide numbers at one moment.

@@ -127,7 +127,7 @@ type view struct {
 
 type storeView struct {
 	Kind, LastSync, Error string
-	Healthy               bool
+	Healthy, Stale        bool
 }
 
 type replicaView struct {
@@ -252,7 +252,7 @@ func storeOf(o Options) *storeView {
 		return nil
 	}
 	st := o.Store()
-	v := &storeView{Kind: st.Kind, Healthy: st.Healthy, Error: st.Error}
+	v := &storeView{Kind: st.Kind, Healthy: st.Healthy, Stale: st.Stale, Error: st.Error}
 	if !st.LastSync.IsZero() {
 		v.LastSync = st.LastSync.UTC().Format(time.RFC3339)
 	}

@@ -148,14 +148,14 @@ func TestPageShowsStoreAndReplicas(t *testing.T) {
 	p.SetMaintenance([]entries.Entry{{Backend: "b", Reason: "disk", By: "ops"}})
 	o := Options{Pool: p, Started: now, MetricsPath: "/metrics",
 		Store: func() maintenance.StoreStatus {
-			return maintenance.StoreStatus{Kind: "etcd", Healthy: false, Error: "context deadline exceeded"}
+			return maintenance.StoreStatus{Kind: "etcd", Healthy: false, Stale: true, Error: "context deadline exceeded"}
 		},
 		Replicas: func() []maintenance.ReplicaView {
 			return []maintenance.ReplicaView{{Name: "r0", Ready: true, BudgetHolds: true, Expected: 2, InService: 1, Updated: now.Add(-2 * time.Second)}}
 		}}
 	body := get(t, Handler(o), "/status").Body.String()
 	for _, want := range []string{
-		`data-field="store" data-healthy="false"`, `etcd unreachable`, `writes are refused`, `context deadline exceeded`,
+		`data-field="store" data-healthy="false" data-stale="true"`, `etcd unreachable, stale`, `writes are refused`, `context deadline exceeded`,
 		`<tr data-replica="r0">`, `2s ago`,
 		`data-field="maintenance-without-api"`, `in maintenance: b`,
 	} {

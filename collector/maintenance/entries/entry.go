@@ -23,11 +23,19 @@ type Entry struct {
 	Until time.Time `json:"until,omitzero"`
 	// By is who asked: the authenticated user or the client's address.
 	By string `json:"by"`
+	// Lease is the id of the store's lease that measures the entry's
+	// ttl (etcd), 0 when the entry has none. An entry with a lease ends
+	// when its store says so, never by a replica's clock: its Until is
+	// then for people only, as the granting replica saw it.
+	Lease int64 `json:"lease,omitempty"`
 }
 
-// Expired reports whether the entry's ttl has run out at now.
+// Expired reports whether the entry's ttl has run out at now by the clock
+// of the one replica that owns it (the file store). An entry bound to a
+// store's lease never expires by a clock here: its end comes from the
+// store.
 func (m Entry) Expired(now time.Time) bool {
-	return !m.Until.IsZero() && !now.Before(m.Until)
+	return m.Lease == 0 && !m.Until.IsZero() && !now.Before(m.Until)
 }
 
 // InForce is the set of the backends that entries hold out of service at

@@ -63,12 +63,12 @@ func (s *Set) Sorted() []Entry {
 	return out
 }
 
-// NextUntil is the earliest Until of the entries, the next expiry; zero
-// when no entry expires by itself.
+// NextUntil is the earliest Until of the entries that expire by the
+// local clock, the next expiry; zero when none does.
 func (s *Set) NextUntil() time.Time {
 	var next time.Time
 	for _, m := range s.byName {
-		if u := m.Until; !u.IsZero() && (next.IsZero() || u.Before(next)) {
+		if u := m.Until; m.Lease == 0 && !u.IsZero() && (next.IsZero() || u.Before(next)) {
 			next = u
 		}
 	}

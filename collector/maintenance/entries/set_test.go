@@ -84,3 +84,21 @@ func TestSortedByBackend(t *testing.T) {
 		t.Errorf("Sorted = %v", names)
 	}
 }
+
+// TestLeasedEntryNeverExpiresByClock: an entry bound to a store's lease is
+// ended by the store, so no clock reading, however late, expires it here,
+// and it is never the next expiry.
+func TestLeasedEntryNeverExpiresByClock(t *testing.T) {
+	m := Entry{Backend: "a", Until: epoch, Lease: 7}
+	if m.Expired(epoch.AddDate(1, 0, 0)) {
+		t.Error("a leased entry expired by the clock")
+	}
+	var s Set
+	s.Replace([]Entry{m, {Backend: "b", Until: epoch.Add(time.Hour)}}, epoch.Add(time.Minute))
+	if got := s.Expire(epoch.AddDate(1, 0, 0)); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("Expire = %v, want only the unleased b", got)
+	}
+	if got := s.NextUntil(); !got.IsZero() {
+		t.Errorf("NextUntil = %v with only a leased entry left, want zero", got)
+	}
+}

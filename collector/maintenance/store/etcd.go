@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -10,8 +11,11 @@ import (
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/config"
@@ -23,14 +27,12 @@ import (
 const ReplicaTTL = 10 * time.Second
 
 // etcdStore keeps the entries of a pool in etcd, shared by every replica
-// under one key prefix: the entries are one JSON document at
-// <prefix>/maintenance, replaced by a transaction that compares its
-// ModRevision, and each replica's view lives at <prefix>/replicas/<name>
-// under a lease of its own.
+// under one key prefix (see etcdKeys), and the views the replicas publish
+// of themselves. It measures no time itself: an entry's ttl is an etcd
+// lease, which expires on the etcd leader's clock.
 type etcdStore struct {
-	client         *clientv3.Client
-	key            string
-	replicasPrefix string
+	conn           *etcdConn
+	keys           etcdKeys
 	requestTimeout time.Duration
 
 	// leaseMu guards lease, the lease of this replica's view; 0 until the
@@ -39,103 +41,228 @@ type etcdStore struct {
 	lease   clientv3.LeaseID
 }
 
-// openEtcd connects to the etcd cluster of cfg. It does not wait for the
-// cluster: an unreachable one shows in the first Load.
+// openEtcd prepares the client of the etcd cluster of cfg and connects in
+// the background: it neither waits for the cluster nor fails when it
+// cannot be reached (with a username the etcd client authenticates while
+// it connects, and would fail), so a replica serves while etcd is away
+// and every operation reports the store unreachable until it is back.
 func openEtcd(cfg config.Etcd) (*etcdStore, error) {
-	tlsConfig, err := commoncfg.NewTLSConfig(&cfg.TLSConfig)
+	clientCfg, err := etcdClientConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("maintenance.etcd.tls_config: %w", err)
+		return nil, err
 	}
-	if !usesTLS(cfg.Endpoints) && cfg.TLSConfig == (commoncfg.TLSConfig{}) {
-		tlsConfig = nil
+	return &etcdStore{
+		conn:           dialEtcd(clientCfg),
+		keys:           newEtcdKeys(cfg.Prefix),
+		requestTimeout: time.Duration(cfg.RequestTimeout),
+	}, nil
+}
+
+// etcdClientConfig is the etcd client's configuration for cfg. The
+// configuration's validation made every endpoint http:// or every one
+// https://, and refused a tls_config or a password with http://.
+func etcdClientConfig(cfg config.Etcd) (clientv3.Config, error) {
+	var c clientv3.Config
+	if slices.ContainsFunc(cfg.Endpoints, func(e string) bool { return strings.HasPrefix(e, "https://") }) {
+		tlsConfig, err := commoncfg.NewTLSConfig(&cfg.TLSConfig)
+		if err != nil {
+			return c, fmt.Errorf("maintenance.etcd.tls_config: %w", err)
+		}
+		c.TLS = tlsConfig
 	}
 	password := string(cfg.Password)
 	if cfg.PasswordFile != "" {
 		data, err := os.ReadFile(cfg.PasswordFile)
 		if err != nil {
-			return nil, fmt.Errorf("maintenance.etcd.password_file: %w", err)
+			return c, fmt.Errorf("maintenance.etcd.password_file: %w", err)
 		}
 		password = strings.TrimSpace(string(data))
 	}
-	client, err := clientv3.New(clientv3.Config{
-		Endpoints:   cfg.Endpoints,
-		DialTimeout: time.Duration(cfg.DialTimeout),
-		// A member that stops answering is noticed by the keep-alive
-		// within a few seconds, and the client moves to another.
-		DialKeepAliveTime:    2 * time.Second,
-		DialKeepAliveTimeout: 2 * time.Second,
-		TLS:                  tlsConfig,
-		Username:             cfg.Username,
-		Password:             password,
-		Logger:               zap.NewNop(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("maintenance.etcd: %w", err)
-	}
-	return &etcdStore{
-		client:         client,
-		key:            cfg.Prefix + "/maintenance",
-		replicasPrefix: cfg.Prefix + "/replicas/",
-		requestTimeout: time.Duration(cfg.RequestTimeout),
-	}, nil
-}
-
-func usesTLS(endpoints []string) bool {
-	return slices.ContainsFunc(endpoints, func(e string) bool { return strings.HasPrefix(e, "https://") })
+	c.Endpoints = cfg.Endpoints
+	c.DialTimeout = time.Duration(cfg.DialTimeout)
+	// A member that stops answering is noticed by the keep-alive within
+	// a few seconds, and the client moves to another.
+	c.DialKeepAliveTime, c.DialKeepAliveTimeout = 2*time.Second, 2*time.Second
+	c.Username, c.Password = cfg.Username, password
+	c.Logger = zap.NewNop()
+	// gRPC's default reconnection back-off grows to two minutes while a
+	// member cannot be reached, so a replica cut from etcd for a while
+	// would stay behind long after the cut heals. A reconnection attempt
+	// is one dial, cheap; capped at half a second, a replica converges
+	// within a second of the store answering again.
+	c.DialOptions = []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 500 * time.Millisecond},
+		MinConnectTimeout: c.DialTimeout,
+	})}
+	return c, nil
 }
 
 // Kind is "etcd".
 func (s *etcdStore) Kind() string { return config.StoreEtcd }
 
-// Shared is true: every replica of the pool writes the same key.
+// Shared is true: every replica of the pool writes the same keys.
 func (s *etcdStore) Shared() bool { return true }
 
-// Load reads the entries with a linearizable read.
+// Load reads the entries in force with a linearizable read.
 func (s *etcdStore) Load(ctx context.Context) (State, error) {
-	var resp *clientv3.GetResponse
+	var snap etcdSnapshot
 	err := s.retry(ctx, func(ctx context.Context) (err error) {
-		resp, err = s.client.Get(ctx, s.key)
+		snap, err = s.read(ctx)
 		return err
 	})
 	if err != nil {
-		return State{}, fmt.Errorf("etcd: read %s: %w", s.key, err)
+		return State{}, fmt.Errorf("etcd: read %s: %w", s.keys.entries, err)
 	}
-	if len(resp.Kvs) == 0 {
-		return State{}, nil
-	}
-	return s.decode(resp.Kvs[0].Value, resp.Kvs[0].ModRevision)
+	return snap.state()
 }
 
-func (s *etcdStore) decode(value []byte, rev int64) (State, error) {
-	entries, err := decodeState(value)
+// read takes the entries document and every lease key at one revision.
+func (s *etcdStore) read(ctx context.Context) (etcdSnapshot, error) {
+	client, err := s.conn.get(ctx)
 	if err != nil {
-		return State{Revision: rev}, fmt.Errorf("etcd: %s at revision %d is corrupt: %w", s.key, rev, err)
+		return etcdSnapshot{}, err
 	}
-	return State{Entries: entries, Revision: rev}, nil
+	resp, err := client.Txn(ctx).Then(
+		clientv3.OpGet(s.keys.entries),
+		clientv3.OpGet(s.keys.leases, clientv3.WithPrefix()),
+	).Commit()
+	if err != nil {
+		return etcdSnapshot{}, err
+	}
+	snap := etcdSnapshot{keys: s.keys, read: resp.Header.Revision, revision: resp.Header.Revision, leases: map[string]int64{}}
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+		snap.document, snap.token = kvs[0].Value, kvs[0].ModRevision
+	}
+	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
+		snap.leases[strings.TrimPrefix(string(kv.Key), s.keys.leases)] = kv.Lease
+	}
+	return snap, nil
 }
 
-// Swap writes entries in a transaction that succeeds only while the key's
-// ModRevision is rev (0: the key does not exist yet).
-func (s *etcdStore) Swap(ctx context.Context, rev int64, entries []entries.Entry) (int64, error) {
-	data, err := encodeState(entries)
+// Swap writes the entries document in a transaction that succeeds only
+// while the document is as base read it: its ModRevision unchanged, or
+// still absent when base found none (a document deleted by hand since
+// is a conflict too, never overwritten by a write that had read it).
+// The granted entry with a ttl is bound to a new lease: its lease key is
+// put under that lease in the same transaction, and the lease keys of
+// the entries this write ends are deleted in it.
+func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error) {
+	client, err := s.conn.get(ctx)
+	if err != nil {
+		return State{}, fmt.Errorf("etcd: write %s: %w", s.keys.entries, err)
+	}
+	next := slices.Clone(w.Entries)
+	var granted clientv3.LeaseID
+	if i := indexOf(next, w.Granted); i >= 0 {
+		next[i].Lease = 0
+		if w.TTL > 0 {
+			granted, err = s.grantLease(ctx, client, w.TTL)
+			if err != nil {
+				return State{}, fmt.Errorf("etcd: grant the lease of %s's entry: %w", w.Granted, err)
+			}
+			next[i].Lease = int64(granted)
+		}
+	}
+	data, err := encodeState(next)
+	if err != nil {
+		return State{}, err
+	}
+	cmp := clientv3.Compare(clientv3.ModRevision(s.keys.entries), "=", base.Token)
+	if base.Token == 0 {
+		cmp = clientv3.Compare(clientv3.CreateRevision(s.keys.entries), "=", 0)
+	}
+	ops := []clientv3.Op{clientv3.OpGet(s.keys.leases, clientv3.WithPrefix()), clientv3.OpPut(s.keys.entries, string(data))}
+	if granted != 0 {
+		ops = append(ops, clientv3.OpPut(s.keys.lease(w.Granted), w.Granted, clientv3.WithLease(granted)))
+	}
+	ended := endedLeases(base.Entries, next)
+	for name := range ended {
+		if name != w.Granted || granted == 0 {
+			ops = append(ops, clientv3.OpDelete(s.keys.lease(name)))
+		}
+	}
+	var resp *clientv3.TxnResponse
+	attempts := 0
+	err = s.retry(ctx, func(ctx context.Context) (err error) {
+		attempts++
+		resp, err = client.Txn(ctx).If(cmp).Then(ops...).Commit()
+		return err
+	})
+	switch {
+	case err != nil:
+		// The write may still commit once the store recovers, so the
+		// lease is left to its ttl rather than revoked under it.
+		return State{}, fmt.Errorf("etcd: write %s: %w", s.keys.entries, err)
+	case !resp.Succeeded:
+		// A conflict on a first attempt wrote nothing; after a failed
+		// one the write may have landed, and its lease is left alone.
+		if granted != 0 && attempts == 1 {
+			s.revoke(client, granted)
+		}
+		return State{}, ErrConflict
+	}
+	for _, lease := range ended {
+		s.revoke(client, clientv3.LeaseID(lease))
+	}
+	return s.written(resp, next, w.Granted, granted), nil
+}
+
+// written is the state a successful Swap left: the entries it wrote, in
+// force as the lease keys it read in its transaction and its own puts
+// and deletes make them.
+func (s *etcdStore) written(resp *clientv3.TxnResponse, next []entries.Entry, name string, granted clientv3.LeaseID) State {
+	snap := etcdSnapshot{keys: s.keys, revision: resp.Header.Revision, token: resp.Header.Revision, leases: map[string]int64{}}
+	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
+		snap.leases[strings.TrimPrefix(string(kv.Key), s.keys.leases)] = kv.Lease
+	}
+	for name := range snap.leases {
+		if i := indexOf(next, name); i < 0 || next[i].Lease == 0 {
+			delete(snap.leases, name)
+		}
+	}
+	if granted != 0 {
+		snap.leases[name] = int64(granted)
+	}
+	return State{Entries: snap.inForce(next), Revision: snap.revision, Token: snap.token}
+}
+
+// grantLease grants a lease of ttl, rounded up to whole seconds as etcd
+// counts them.
+func (s *etcdStore) grantLease(ctx context.Context, client *clientv3.Client, ttl time.Duration) (clientv3.LeaseID, error) {
+	seconds := int64((ttl + time.Second - 1) / time.Second)
+	var grant *clientv3.LeaseGrantResponse
+	err := s.retry(ctx, func(ctx context.Context) (err error) {
+		grant, err = client.Grant(ctx, seconds)
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
-	var resp *clientv3.TxnResponse
-	err = s.retry(ctx, func(ctx context.Context) (err error) {
-		resp, err = s.client.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(s.key), "=", rev)).
-			Then(clientv3.OpPut(s.key, string(data))).
-			Commit()
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("etcd: write %s: %w", s.key, err)
+	return grant.ID, nil
+}
+
+// revoke revokes a lease no entry is bound to any more. It only tidies:
+// a lease left behind holds no key and expires at its ttl.
+func (s *etcdStore) revoke(client *clientv3.Client, lease clientv3.LeaseID) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.requestTimeout/2)
+	defer cancel()
+	client.Revoke(ctx, lease)
+}
+
+// endedLeases maps the backends whose entry in was bound to a lease that
+// next does not keep (the entry ended, or was renewed or replaced) to
+// that lease.
+func endedLeases(in, next []entries.Entry) map[string]int64 {
+	ended := map[string]int64{}
+	for _, e := range in {
+		if e.Lease == 0 {
+			continue
+		}
+		if i := indexOf(next, e.Backend); i < 0 || next[i].Lease != e.Lease {
+			ended[e.Backend] = e.Lease
+		}
 	}
-	if !resp.Succeeded {
-		return 0, ErrConflict
-	}
-	return resp.Header.Revision, nil
+	return ended
 }
 
 // retry runs op until it succeeds or the request timeout has passed. An
@@ -160,47 +287,59 @@ func (s *etcdStore) retry(ctx context.Context, op func(context.Context) error) e
 	}
 }
 
-// Watch follows the key from the revision after the last one it saw and
-// hands on every new state. A watch that fails (the member lost its
-// leader, the revision was compacted) is started again after a fresh read.
-func (s *etcdStore) Watch(ctx context.Context, changed func(State)) {
-	var rev int64
+// Watch reads the entries and every lease key at one revision, hands on
+// the state, and follows the keys from the next revision on, so that it
+// never replays history older than its read. Each change is folded into
+// what was read, and the state after it handed on. A watch that fails
+// (the member lost its leader, or the revision it resumes from was
+// compacted) starts again from a fresh read.
+func (s *etcdStore) Watch(ctx context.Context, changed func(State, error)) {
 	for ctx.Err() == nil {
-		if st, err := s.Load(ctx); err == nil {
-			rev = st.Revision
-			changed(st)
-		} else if !sleepCtx(ctx, time.Second) {
-			return
-		} else {
+		var snap etcdSnapshot
+		err := s.retry(ctx, func(ctx context.Context) (err error) {
+			snap, err = s.read(ctx)
+			return err
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				changed(State{}, fmt.Errorf("etcd: read %s: %w", s.keys.entries, err))
+			}
+			sleepCtx(ctx, time.Second)
 			continue
 		}
-		s.follow(ctx, rev, changed)
+		changed(snap.state())
+		s.follow(ctx, snap, changed)
 		sleepCtx(ctx, 100*time.Millisecond)
 	}
 }
 
-// follow hands on the states of one watch from rev on until it ends.
-func (s *etcdStore) follow(ctx context.Context, rev int64, changed func(State)) {
+// follow folds the events of one watch from the revision after snap's
+// into snap and hands on each state, until the watch ends.
+func (s *etcdStore) follow(ctx context.Context, snap etcdSnapshot, changed func(State, error)) {
+	client, err := s.conn.get(ctx)
+	if err != nil {
+		return
+	}
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
-	for resp := range s.client.Watch(wctx, s.key, clientv3.WithRev(rev+1)) {
-		if resp.Err() != nil {
+	// One range holds the lease keys and the entries document, and not
+	// the replica views, which change every few seconds.
+	from, to := s.keys.watched()
+	for resp := range client.Watch(wctx, from, clientv3.WithRange(to), clientv3.WithRev(snap.revision+1)) {
+		if err := resp.Err(); err != nil {
+			if errors.Is(err, rpctypes.ErrCompacted) {
+				changed(State{}, fmt.Errorf("etcd: the watch of %s resumes from a compacted revision: %w", s.keys.entries, err))
+			}
 			return
 		}
-		for _, ev := range resp.Events {
-			if ev.Type == clientv3.EventTypeDelete {
-				changed(State{Revision: ev.Kv.ModRevision})
-				continue
-			}
-			if st, err := s.decode(ev.Kv.Value, ev.Kv.ModRevision); err == nil {
-				changed(st)
-			}
+		if snap.fold(resp.Events) {
+			changed(snap.state())
 		}
 	}
 }
 
-// Close closes the client.
-func (s *etcdStore) Close() error { return s.client.Close() }
+// Close stops connecting and closes the client.
+func (s *etcdStore) Close() error { return s.conn.close() }
 
 // Publish stores one replica's view under this replica's lease, granting
 // a new lease when it has none or lost it, and refreshes the lease. The
@@ -208,21 +347,25 @@ func (s *etcdStore) Close() error { return s.client.Close() }
 func (s *etcdStore) Publish(ctx context.Context, name string, view []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
+	client, err := s.conn.get(ctx)
+	if err != nil {
+		return fmt.Errorf("etcd: publish replica %s: %w", name, err)
+	}
 	s.leaseMu.Lock()
 	defer s.leaseMu.Unlock()
 	if s.lease != 0 {
-		if _, err := s.client.KeepAliveOnce(ctx, s.lease); err != nil {
+		if _, err := client.KeepAliveOnce(ctx, s.lease); err != nil {
 			s.lease = 0
 		}
 	}
 	if s.lease == 0 {
-		grant, err := s.client.Grant(ctx, int64(ReplicaTTL/time.Second))
+		grant, err := client.Grant(ctx, int64(ReplicaTTL/time.Second))
 		if err != nil {
 			return fmt.Errorf("etcd: grant the replica lease: %w", err)
 		}
 		s.lease = grant.ID
 	}
-	if _, err := s.client.Put(ctx, s.replicasPrefix+name, string(view), clientv3.WithLease(s.lease)); err != nil {
+	if _, err := client.Put(ctx, s.keys.replica(name), string(view), clientv3.WithLease(s.lease)); err != nil {
 		return fmt.Errorf("etcd: publish replica %s: %w", name, err)
 	}
 	return nil
@@ -232,29 +375,18 @@ func (s *etcdStore) Publish(ctx context.Context, name string, view []byte) error
 func (s *etcdStore) Withdraw(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
+	client, err := s.conn.get(ctx)
+	if err != nil {
+		return err
+	}
 	s.leaseMu.Lock()
 	defer s.leaseMu.Unlock()
 	if s.lease != 0 {
-		s.client.Revoke(ctx, s.lease)
+		client.Revoke(ctx, s.lease)
 		s.lease = 0
 	}
-	_, err := s.client.Delete(ctx, s.replicasPrefix+name)
+	_, err = client.Delete(ctx, s.keys.replica(name))
 	return err
-}
-
-// Replicas reads the views of the live replicas, as published.
-func (s *etcdStore) Replicas(ctx context.Context) ([][]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
-	defer cancel()
-	resp, err := s.client.Get(ctx, s.replicasPrefix, clientv3.WithPrefix())
-	if err != nil {
-		return nil, fmt.Errorf("etcd: read the replicas: %w", err)
-	}
-	views := make([][]byte, len(resp.Kvs))
-	for i, kv := range resp.Kvs {
-		views[i] = kv.Value
-	}
-	return views, nil
 }
 
 // sleepCtx waits d or until ctx ends, and reports whether d passed.
@@ -267,4 +399,11 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+func indexOf(in []entries.Entry, name string) int {
+	if name == "" {
+		return -1
+	}
+	return slices.IndexFunc(in, func(e entries.Entry) bool { return e.Backend == name })
 }

@@ -115,27 +115,29 @@ func (s *FileStore) Shared() bool { return false }
 func (s *FileStore) Load(context.Context) (State, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return State{Entries: s.entries, Revision: s.rev}, nil
+	return State{Entries: s.entries, Revision: s.rev, Token: s.rev}, nil
 }
 
-// Swap saves entries when rev is the last revision, and keeps the old
-// state when the save fails.
-func (s *FileStore) Swap(_ context.Context, rev int64, entries []entries.Entry) (int64, error) {
+// Swap saves the entries when base is at the last revision, and keeps
+// the old state when the save fails. The ttl is not the file's to
+// measure: one process owns the file, and its clock ends the entries
+// at their Until.
+func (s *FileStore) Swap(_ context.Context, base State, w Write) (State, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rev != s.rev {
-		return s.rev, ErrConflict
+	if base.Token != s.rev {
+		return State{}, ErrConflict
 	}
-	if err := s.save(entries); err != nil {
-		return s.rev, err
+	if err := s.save(w.Entries); err != nil {
+		return State{}, err
 	}
 	s.rev++
-	s.entries = entries
-	return s.rev, nil
+	s.entries = w.Entries
+	return State{Entries: w.Entries, Revision: s.rev, Token: s.rev}, nil
 }
 
 // Watch returns at once: nobody else writes the file.
-func (s *FileStore) Watch(context.Context, func(State)) {}
+func (s *FileStore) Watch(context.Context, func(State, error)) {}
 
 // Close releases the directory's lock when the store holds it; every save
 // is complete when Swap returns.
@@ -159,20 +161,26 @@ func (s *FileStore) removeTemporaries() {
 	}
 }
 
-// save replaces the state file with the entries: it writes a temporary
-// file in the same directory, syncs it, renames it over the state file and
-// syncs the directory, so that the rename itself is durable.
+// save replaces the state file with the entries.
 func (s *FileStore) save(entries []entries.Entry) error {
 	data, err := encodeState(entries)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(s.dir, 0o750); err != nil {
+	return writeAtomically(s.dir, s.path, data)
+}
+
+// writeAtomically replaces the file at path in dir with data: it writes a
+// temporary file in the same directory, syncs it, renames it over the
+// file and syncs the directory, so that the rename itself is durable. A
+// crash leaves the old file or the new one, never a torn one.
+func writeAtomically(dir, path string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("create storage directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.dir, tempPrefix+"*")
+	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
-		return fmt.Errorf("save maintenance state: %w", err)
+		return fmt.Errorf("save %s: %w", path, err)
 	}
 	done := false
 	defer func() {
@@ -182,19 +190,19 @@ func (s *FileStore) save(entries []entries.Entry) error {
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("save maintenance state %s: %w", s.path, err)
+		return fmt.Errorf("save %s: %w", path, err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("save maintenance state %s: %w", s.path, err)
+		return fmt.Errorf("save %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("save maintenance state %s: %w", s.path, err)
+		return fmt.Errorf("save %s: %w", path, err)
 	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		return fmt.Errorf("save maintenance state %s: %w", s.path, err)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
 	}
 	done = true
-	return syncDir(s.dir)
+	return syncDir(dir)
 }
 
 func syncDir(dir string) error {

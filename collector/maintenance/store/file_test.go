@@ -37,7 +37,7 @@ func fileEntries(dir string) ([]entries.Entry, error) {
 func swapAt(t *testing.T, s *FileStore, entries []entries.Entry) {
 	t.Helper()
 	st, _ := s.Load(t.Context())
-	if _, err := s.Swap(t.Context(), st.Revision, entries); err != nil {
+	if _, err := s.Swap(t.Context(), st, Write{Entries: entries}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -89,11 +89,11 @@ func TestStoreSwapIsACompareAndSwap(t *testing.T) {
 	dir := t.TempDir()
 	s := openFile(t, dir)
 	st, _ := s.Load(t.Context())
-	rev, err := s.Swap(t.Context(), st.Revision, sampleEntries[:1])
-	if err != nil || rev <= st.Revision {
-		t.Fatalf("Swap: rev %d err %v, want a revision after %d", rev, err, st.Revision)
+	next, err := s.Swap(t.Context(), st, Write{Entries: sampleEntries[:1]})
+	if err != nil || next.Revision <= st.Revision || next.Token != next.Revision {
+		t.Fatalf("Swap: state %+v err %v, want a revision after %d", next, err, st.Revision)
 	}
-	if _, err := s.Swap(t.Context(), st.Revision, sampleEntries); err != ErrConflict {
+	if _, err := s.Swap(t.Context(), st, Write{Entries: sampleEntries}); err != ErrConflict {
 		t.Errorf("stale Swap: err %v, want ErrConflict", err)
 	}
 	if got, _ := fileEntries(dir); len(got) != 1 {
@@ -116,7 +116,7 @@ func TestStoreSaveIsAtomic(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.path, "x"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Swap(t.Context(), before.Revision, sampleEntries); err == nil {
+	if _, err := s.Swap(t.Context(), before, Write{Entries: sampleEntries}); err == nil {
 		t.Fatal("a save over a non-empty directory succeeded")
 	}
 	if after, _ := s.Load(t.Context()); !reflect.DeepEqual(after, before) {
@@ -146,14 +146,14 @@ func TestStoreFailedSaveKeepsOldState(t *testing.T) {
 	if err := os.WriteFile(dir, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Swap(t.Context(), before.Revision, sampleEntries)
+	_, err := s.Swap(t.Context(), before, Write{Entries: sampleEntries})
 	if err == nil || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("Swap: %v, want an error naming %s", err, dir)
 	}
 	if after, _ := s.Load(t.Context()); !reflect.DeepEqual(after, before) {
 		t.Errorf("state after a failed save %+v, want the old %+v", after, before)
 	}
-	if _, err := s.Swap(t.Context(), before.Revision+1, sampleEntries); err != ErrConflict {
+	if _, err := s.Swap(t.Context(), State{Token: before.Token + 1}, Write{Entries: sampleEntries}); err != ErrConflict {
 		t.Errorf("the failed save moved the revision: a swap at the next one answered %v", err)
 	}
 	if err := os.Remove(dir); err != nil {

@@ -36,17 +36,22 @@ func decodeState(data []byte) ([]entries.Entry, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("data after the JSON object")
 	}
-	seen := make(map[string]bool, len(d.Maintenance))
-	for i, m := range d.Maintenance {
+	return d.Maintenance, checkEntries(d.Maintenance)
+}
+
+// checkEntries requires every entry to name a distinct backend.
+func checkEntries(in []entries.Entry) error {
+	seen := make(map[string]bool, len(in))
+	for i, m := range in {
 		switch {
 		case m.Backend == "":
-			return nil, fmt.Errorf("entry %d has no backend", i+1)
+			return fmt.Errorf("entry %d has no backend", i+1)
 		case seen[m.Backend]:
-			return nil, fmt.Errorf("backend %q appears twice", m.Backend)
+			return fmt.Errorf("backend %q appears twice", m.Backend)
 		}
 		seen[m.Backend] = true
 	}
-	return d.Maintenance, nil
+	return nil
 }
 
 // encodeState is the stored form of entries.

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/config"
@@ -33,41 +34,84 @@ func CheckReload(was, now config.Maintenance) error {
 }
 
 // Store keeps the maintenance entries of one pool. Every write is a
-// compare-and-swap against the revision the writer read, so a decision
-// made on stale entries never lands: this is what makes the budget hold
-// across replicas (the Kubernetes Eviction API's rule).
+// compare-and-swap against the state the writer read, so a decision made
+// on stale entries never lands: this is what makes the budget hold across
+// replicas (the Kubernetes Eviction API's rule).
 type Store interface {
 	// Kind names the store, as maintenance.store does: file or etcd.
 	Kind() string
 	// Shared reports whether other replicas read and write the store
-	// too. An end of maintenance may then not take effect before the
-	// store holds it, or replicas would disagree.
+	// too. The store then measures the entries' ttls (no replica's
+	// clock ends an entry), a write is decided by the store alone, and
+	// an end of maintenance may not take effect before the store holds
+	// it, or replicas would disagree.
 	Shared() bool
-	// Load reads the entries and the revision they are at.
+	// Load reads the entries in force and the revision they are at. A
+	// store whose stored data is corrupt answers a *CorruptError along
+	// with the revision it read.
 	Load(ctx context.Context) (State, error)
-	// Swap replaces the entries when the store is still at revision rev,
-	// and returns the new revision. When another write came first it
-	// returns ErrConflict and changes nothing.
-	Swap(ctx context.Context, rev int64, entries []entries.Entry) (int64, error)
-	// Watch calls changed with every state the store reaches by another
-	// writer's hand, newest last, until ctx ends. It returns at once for a
-	// store no one else writes.
-	Watch(ctx context.Context, changed func(State))
+	// Swap stores w when the store is still where base was read, and
+	// returns the state it wrote. When another write came first (or the
+	// stored data was deleted or rewritten since) it returns
+	// ErrConflict and changes nothing.
+	Swap(ctx context.Context, base State, w Write) (State, error)
+	// Watch calls changed with every state the store reaches, newest
+	// last, and with every error reading it (a *CorruptError among
+	// them), until ctx ends. It starts from a read, and after that
+	// never hands on a state older than one it handed on. It returns at
+	// once for a store no one else writes.
+	Watch(ctx context.Context, changed func(State, error))
 	// Close releases the store.
 	Close() error
 }
 
 // State is the store's content at one revision.
 type State struct {
+	// Entries are the entries in force at Revision.
 	Entries []entries.Entry
-	// Revision orders states: a larger one is newer. 0 is an empty store
-	// never written.
+	// Revision orders states: a larger one is newer. It is the store's
+	// revision the state was read at, 0 for a store never read.
 	Revision int64
+	// Token is what a compare-and-swap compares: the revision at which
+	// the stored entries were last written, 0 when none are stored.
+	Token int64
 }
 
-// ErrConflict is Swap's answer when the store moved past the revision the
+// Write is what a compare-and-swap stores: the entries, and how long the
+// one entry it grants lasts.
+type Write struct {
+	// Entries are every entry the store is to hold.
+	Entries []entries.Entry
+	// Granted names the backend whose entry this write grants or
+	// renews, empty when it grants none (an end of maintenance, a
+	// tidying).
+	Granted string
+	// TTL is how long the granted entry lasts, 0 until it is ended. A
+	// shared store measures it on its own clock (etcd: a lease);
+	// Entry.Until is then for people only.
+	TTL time.Duration
+}
+
+// ErrConflict is Swap's answer when the store moved past the state the
 // writer read.
 var ErrConflict = errors.New("the maintenance entries changed since they were read")
+
+// CorruptError is the error of a stored state that cannot be read. It
+// fails closed: the entries last read stay in force and nothing is
+// written over it until an operator repairs or deletes it.
+type CorruptError struct {
+	// Key names what is corrupt: a file or an etcd key.
+	Key string
+	// Revision is the store's revision of the corrupt data.
+	Revision int64
+	Err      error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("%s at revision %d is corrupt: %v", e.Key, e.Revision, e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
 
 // Open opens the store that cfg names, for a running probegate. The file
 // store keeps its file in dir and holds the directory's lock until Close,

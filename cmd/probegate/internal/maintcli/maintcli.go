@@ -327,7 +327,7 @@ func (c *CLI) stopOffline(stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%s was not in maintenance\n", c.name)
 		return nil
 	}
-	if _, err := fs.Swap(context.Background(), st.Revision, kept); err != nil {
+	if _, err := fs.Swap(context.Background(), st, store.Write{Entries: kept}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s left maintenance in %s; probegate readmits it after its probes, once started\n", c.name, c.storagePath)

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"time"
+
+	"github.com/probegate/probegate/cmd/probegate/internal/flagconfig"
+)
+
+// testingFlags registers the hidden flags that exist for probegate's own
+// tests and nothing else. They are left out of --help (--help-hidden
+// shows them) and have no environment variable, so that no deployment
+// sets one by accident.
+func (o *options) testingFlags(app flagconfig.Adder) {
+	// A test hook: the end-to-end tests start replicas whose clocks are
+	// minutes ahead or behind, to show that no replica's clock decides
+	// when an entry of the shared store ends.
+	app.Flag("testing.clock-offset", "TEST HOOK, never for production: add this offset (such as 20m or -20m) to every wall-clock reading probegate takes through its clock, to simulate a skewed clock.").
+		Hidden().Default("0s").DurationVar(&o.clockOffset)
+}
+
+// clock is the wall clock every part of a running probegate reads:
+// time.Now, shifted by --testing.clock-offset. The shifted readings keep
+// their monotonic part, so durations measured between two of them are
+// true ones.
+func (o *options) clock() func() time.Time {
+	offset := o.clockOffset
+	if offset == 0 {
+		return time.Now
+	}
+	return func() time.Time { return time.Now().Add(offset) }
+}

@@ -1,0 +1,287 @@
+package maintenance
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/collector/maintenance/store"
+	"github.com/probegate/probegate/collector/pool"
+)
+
+// The tests of this file are the faults of a store that several replicas
+// share: skewed clocks, a key deleted by hand, a restart while the store
+// cannot be reached, a replica cut from the store, corrupt data.
+
+// skewed is a clock off the true one by offset.
+func skewed(offset time.Duration) func() time.Time {
+	return func() time.Time { return time.Now().Add(offset) }
+}
+
+// runManager runs m until the test ends.
+func runManager(t *testing.T, m *Manager) {
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { m.Run(ctx) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+}
+
+// syncBuffer is a log the manager's goroutines may write concurrently.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestSkewedClocksEndNoEntry: with a shared store the store measures the
+// ttl. A replica 20 minutes behind grants a 10-minute entry (its until is
+// already past by the true clock), and a replica 20 minutes ahead sees it;
+// neither ends it by its clock, neither writes anything while nothing
+// changes, and both end it when the store's lease does.
+func TestSkewedClocksEndNoEntry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		names := backendNames(3)
+		ms := newMemStore("etcd", true)
+		behindPool, aheadPool := healthyPool(t, names, 1, skewed(-20*time.Minute)), healthyPool(t, names, 1, skewed(20*time.Minute))
+		behind, _ := startManager(t, behindPool, ms, skewed(-20*time.Minute))
+		ahead, _ := startManager(t, aheadPool, ms, skewed(20*time.Minute))
+		runManager(t, behind)
+		runManager(t, ahead)
+
+		g, err := behind.enter(t.Context(), entries.Entry{Backend: "b00", Reason: "kernel"}, 10*time.Minute, false)
+		if err != nil || g.Entry.Lease == 0 || !g.Entry.Until.Before(time.Now()) {
+			t.Fatalf("grant %+v %v, want one bound to the store's lease, its until already past by the true clock", g.Entry, err)
+		}
+		_, swaps := ms.stored()
+		for _, wait := range []time.Duration{time.Second, 11 * time.Minute} {
+			time.Sleep(wait)
+			synctest.Wait()
+			for side, p := range map[string]*pool.Pool{"behind": behindPool, "ahead": aheadPool} {
+				if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b00" {
+					t.Errorf("after %v the replica %s has %+v, want b00's entry in force", wait, side, got)
+				}
+			}
+		}
+		if _, now := ms.stored(); now != swaps {
+			t.Errorf("%d writes while nothing changed, want none", now-swaps)
+		}
+		ms.expire("b00")
+		synctest.Wait()
+		for side, p := range map[string]*pool.Pool{"behind": behindPool, "ahead": aheadPool} {
+			if got := p.Maintenances(); len(got) != 0 {
+				t.Errorf("the replica %s has %+v after the store ended the entry", side, got)
+			}
+		}
+	})
+}
+
+// TestDeletedKeyMeansNoEntries: the entries deleted from the store by
+// hand end every entry on the replica, which logs it, and the next grant
+// stores them afresh instead of losing every compare-and-swap.
+func TestDeletedKeyMeansNoEntries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := newMemStore("etcd", true, entries.Entry{Backend: "b01", Reason: "disk"})
+		p := healthyPool(t, backendNames(3), 2, nil)
+		logs := &syncBuffer{}
+		m := NewManager(p, ms, nil, prometheus.NewRegistry(), log.NewLogfmtLogger(logs), nil)
+		if err := m.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		runManager(t, m)
+		ms.deleteKey()
+		synctest.Wait()
+		if got := p.Maintenances(); len(got) != 0 {
+			t.Errorf("entries %+v after the key was deleted, want none", got)
+		}
+		if !strings.Contains(logs.String(), "deleted from the store by another hand") {
+			t.Errorf("the deletion is not logged:\n%s", logs)
+		}
+		if _, err := m.enter(t.Context(), entries.Entry{Backend: "b00", Reason: "x"}, 0, false); err != nil {
+			t.Fatalf("grant after the deletion: %v", err)
+		}
+		if stored, _ := ms.stored(); len(stored) != 1 || stored[0].Backend != "b00" {
+			t.Errorf("store holds %+v, want b00's entry", stored)
+		}
+	})
+}
+
+// TestRestartServesTheSavedState: a replica keeps the state it applied;
+// restarted while the store cannot be reached, it serves that state
+// (the entry stays in force), marked stale and not up; with no saved
+// state it is not synced. When the store answers, it converges.
+func TestRestartServesTheSavedState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		names := backendNames(3)
+		ms := newMemStore("etcd", true)
+		first := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(dir), prometheus.NewRegistry(), nil, nil)
+		if err := first.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := first.enter(t.Context(), entries.Entry{Backend: "b01", Reason: "disk"}, time.Hour, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "maintenance-applied.json")); err != nil {
+			t.Fatalf("no applied state kept: %v", err)
+		}
+
+		ms.set(func(s *memStore) { s.down = errors.New("connection refused") })
+		p := healthyPool(t, names, 1, nil)
+		reg := prometheus.NewRegistry()
+		restarted := NewManager(p, ms, store.NewApplied(dir), reg, nil, nil)
+		if err := restarted.Start(t.Context()); err == nil {
+			t.Fatal("Start read a store that is down")
+		}
+		if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b01" || got[0].Lease == 0 {
+			t.Errorf("restarted with the store down: entries %+v, want b01's as saved", got)
+		}
+		if s := restarted.Status(); !s.Synced || !s.Stale || s.Healthy || counter(t, reg, "probegate_maintenance_store_up") != 0 {
+			t.Errorf("status %+v, store_up %v; want synced, stale, down", s, counter(t, reg, "probegate_maintenance_store_up"))
+		}
+		fresh := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(t.TempDir()), prometheus.NewRegistry(), nil, nil)
+		fresh.Start(t.Context())
+		if fresh.Synced() {
+			t.Error("a replica with neither the store nor a saved state is synced")
+		}
+
+		ms.expire("b01")
+		ms.set(func(s *memStore) { s.down = nil })
+		runManager(t, restarted)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := p.Maintenances(); len(got) != 0 {
+			t.Errorf("entries %+v a second after the store answered, want the store's: none", got)
+		}
+		if s := restarted.Status(); s.Stale || !s.Healthy || counter(t, reg, "probegate_maintenance_store_up") != 1 {
+			t.Errorf("status %+v after the store answered, want current and up", s)
+		}
+	})
+}
+
+// TestDeleteIsDecidedByTheStore: a replica that never saw an entry (its
+// watch cut) ends it all the same by reading the store first, and with
+// the store unreachable a DELETE is refused, never a 200 for an entry it
+// cannot see.
+func TestDeleteIsDecidedByTheStore(t *testing.T) {
+	names := backendNames(3)
+	ms := newMemStore("etcd", true)
+	cut, _ := startManager(t, healthyPool(t, names, 1, nil), ms, nil)
+	other, _ := startManager(t, healthyPool(t, names, 1, nil), ms, nil)
+	if _, err := other.enter(t.Context(), entries.Entry{Backend: "b02", Reason: "x"}, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	ms.set(func(s *memStore) { s.down = errors.New("connection refused") })
+	existed, saved, err := cut.exit(t.Context(), "b02")
+	var se *storeError
+	if !errors.As(err, &se) || saved || existed {
+		t.Errorf("DELETE with the store down: existed %v saved %v err %v, want a storeError", existed, saved, err)
+	}
+	ms.set(func(s *memStore) { s.down = nil })
+	if existed, saved, err := cut.exit(t.Context(), "b02"); err != nil || !existed || !saved {
+		t.Errorf("DELETE of an entry this replica never saw: existed %v saved %v err %v, want ended", existed, saved, err)
+	}
+	if stored, _ := ms.stored(); len(stored) != 0 {
+		t.Errorf("store holds %+v, want nothing", stored)
+	}
+}
+
+// TestCorruptDataIsLoggedOncePerRevision: corrupt stored data read again
+// and again is logged once for each revision it is at, and marks the
+// store down.
+func TestCorruptDataIsLoggedOncePerRevision(t *testing.T) {
+	logs := &syncBuffer{}
+	reg := prometheus.NewRegistry()
+	m := NewManager(healthyPool(t, backendNames(2), 1, nil), newMemStore("etcd", true), nil, reg, log.NewLogfmtLogger(logs), nil)
+	for _, rev := range []int64{7, 7, 7, 9, 9} {
+		m.observe(store.State{Revision: rev}, &store.CorruptError{Key: "/p/maintenance", Revision: rev, Err: errors.New("invalid character")})
+	}
+	if n := strings.Count(logs.String(), "are corrupt"); n != 2 {
+		t.Errorf("%d log lines for corrupt data at two revisions, want 2:\n%s", n, logs)
+	}
+	if !strings.Contains(logs.String(), "key=/p/maintenance revision=9") || m.Status().Healthy || counter(t, reg, "probegate_maintenance_store_up") != 0 {
+		t.Errorf("the corrupt key is not named, or the store not down:\n%s", logs)
+	}
+}
+
+// TestFailedSaveOfTheAppliedStateShows: a replica that cannot keep the
+// state it applied reports the store down, with the error, until a save
+// succeeds.
+func TestFailedSaveOfTheAppliedStateShows(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ms := newMemStore("etcd", true)
+	reg := prometheus.NewRegistry()
+	m := NewManager(healthyPool(t, backendNames(3), 1, nil), ms, store.NewApplied(dir), reg, nil, nil)
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.enter(t.Context(), entries.Entry{Backend: "b00", Reason: "x"}, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if s := m.Status(); s.Healthy || s.Error == "" || counter(t, reg, "probegate_maintenance_store_up") != 0 {
+		t.Errorf("status %+v with the applied state unsaved, want down with the error", s)
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.exit(t.Context(), "b00"); err != nil {
+		t.Fatal(err)
+	}
+	if s := m.Status(); !s.Healthy || counter(t, reg, "probegate_maintenance_store_up") != 1 {
+		t.Errorf("status %+v after a save succeeded, want up", s)
+	}
+}
+
+// TestRestartWithTheStoreUpIgnoresTheSavedState: a replica restarted
+// while the store answers applies the store's state alone, so a backend
+// whose entry ended while it was down never passes through maintenance
+// (and, probed, would then have to earn its readmission).
+func TestRestartWithTheStoreUpIgnoresTheSavedState(t *testing.T) {
+	dir := t.TempDir()
+	names := backendNames(3)
+	ms := newMemStore("etcd", true)
+	first := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(dir), prometheus.NewRegistry(), nil, nil)
+	if err := first.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.enter(t.Context(), entries.Entry{Backend: "b01", Reason: "disk"}, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	ms.expire("b01")
+	p := healthyPool(t, names, 1, nil)
+	restarted := NewManager(p, ms, store.NewApplied(dir), prometheus.NewRegistry(), nil, nil)
+	if err := restarted.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Backends()[1].Health().State; got != health.StateHealthy || len(p.Maintenances()) != 0 {
+		t.Errorf("b01 is %v with entries %+v, want healthy and no entry", got, p.Maintenances())
+	}
+}

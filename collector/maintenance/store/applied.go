@@ -1,0 +1,83 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/probegate/probegate/collector/maintenance/entries"
+)
+
+// appliedFileName is the file, in the storage directory, of the last state
+// a replica applied from a shared store.
+const appliedFileName = "maintenance-applied.json"
+
+// Applied keeps the last state a replica applied from a shared store, so
+// that a replica that starts while the store cannot be reached serves the
+// entries that were in force rather than none: the conservative
+// direction, since an entry in force takes a backend out. It is this
+// replica's own copy, never a source for others.
+type Applied struct {
+	dir, path string
+}
+
+// NewApplied keeps the applied state in dir.
+func NewApplied(dir string) *Applied {
+	return &Applied{dir: dir, path: filepath.Join(dir, appliedFileName)}
+}
+
+// Path is the file the state is kept in.
+func (a *Applied) Path() string { return a.path }
+
+// appliedDocument is the stored form of an applied state.
+type appliedDocument struct {
+	Revision    int64           `json:"revision"`
+	Token       int64           `json:"token"`
+	Maintenance []entries.Entry `json:"maintenance"`
+}
+
+// Write replaces the kept state with st, atomically.
+func (a *Applied) Write(st State) error {
+	in := st.Entries
+	if in == nil {
+		in = []entries.Entry{}
+	}
+	data, err := json.MarshalIndent(appliedDocument{Revision: st.Revision, Token: st.Token, Maintenance: in}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomically(a.dir, a.path, append(data, '\n'))
+}
+
+// Read returns the kept state, and false when there is none. A file that
+// cannot be read or parsed is an error naming it.
+func (a *Applied) Read() (State, bool, error) {
+	data, err := os.ReadFile(a.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{}, false, nil
+	}
+	if err != nil {
+		return State{}, false, fmt.Errorf("read %s: %w", a.path, err)
+	}
+	if len(data) > maxStoredBytes {
+		return State{}, false, fmt.Errorf("%s is %d bytes, more than %d", a.path, len(data), maxStoredBytes)
+	}
+	var d appliedDocument
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return State{}, false, fmt.Errorf("%s is corrupt: %w", a.path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return State{}, false, fmt.Errorf("%s is corrupt: data after the JSON object", a.path)
+	}
+	if err := checkEntries(d.Maintenance); err != nil {
+		return State{}, false, fmt.Errorf("%s is corrupt: %w", a.path, err)
+	}
+	return State{Entries: d.Maintenance, Revision: d.Revision, Token: d.Token}, true, nil
+}

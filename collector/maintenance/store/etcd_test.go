@@ -1,0 +1,488 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/config"
+)
+
+// startEtcd starts one etcd member of Debian's etcd on loopback ports for
+// the test, and returns its client URL. The member is killed when the
+// test ends.
+func startEtcd(t *testing.T) string {
+	t.Helper()
+	m := newEtcdMember(t)
+	m.start(t)
+	return m.client
+}
+
+// etcdMember is one etcd member the test can kill and start again on the
+// same ports and data.
+type etcdMember struct {
+	client string
+	args   []string
+	cmd    *exec.Cmd
+}
+
+func newEtcdMember(t *testing.T) *etcdMember {
+	t.Helper()
+	bin, err := exec.LookPath("etcd")
+	if err != nil {
+		t.Fatal("etcd is not installed: run `make deps` (the tests never skip a missing tool)")
+	}
+	client, peer := "http://"+freeLoopback(t), "http://"+freeLoopback(t)
+	m := &etcdMember{client: client, args: []string{bin, "--name=m0", "--data-dir=" + filepath.Join(t.TempDir(), "m0"),
+		"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
+		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=m0=" + peer, "--initial-cluster-state=new",
+		"--heartbeat-interval=50", "--election-timeout=500", "--log-level=warn"}}
+	t.Cleanup(m.kill)
+	return m
+}
+
+// start starts the member and waits until it is healthy.
+func (m *etcdMember) start(t *testing.T) {
+	t.Helper()
+	m.cmd = exec.Command(m.args[0], m.args[1:]...)
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(m.client + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd at %s not healthy after 15s: %v", m.client, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kill kills the member, if it runs, and waits for it.
+func (m *etcdMember) kill() {
+	if m.cmd != nil {
+		m.cmd.Process.Kill()
+		m.cmd.Wait()
+		m.cmd = nil
+	}
+}
+
+// freeLoopback returns a loopback address whose port was free a moment
+// ago, drawn from below the kernel's ephemeral range (32768 on Linux), so
+// that no outgoing connection takes it before etcd binds it.
+func freeLoopback(t *testing.T) string {
+	t.Helper()
+	for range 200 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
+	}
+	t.Fatal("no free loopback port after 200 tries")
+	return ""
+}
+
+// etcdFixture is a store under a prefix of its own on the test's etcd,
+// and a raw client that plays an operator's etcdctl.
+type etcdFixture struct {
+	store *etcdStore
+	raw   *clientv3.Client
+	keys  etcdKeys
+}
+
+func newEtcdFixture(t *testing.T, endpoint, prefix string) *etcdFixture {
+	t.Helper()
+	s, err := openEtcd(config.Etcd{Endpoints: []string{endpoint}, Prefix: prefix,
+		DialTimeout: model.Duration(2 * time.Second), RequestTimeout: model.Duration(2 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	raw, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	return &etcdFixture{store: s, raw: raw, keys: newEtcdKeys(prefix)}
+}
+
+func (f *etcdFixture) load(t *testing.T) State {
+	t.Helper()
+	st, err := f.store.Load(t.Context())
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return st
+}
+
+func (f *etcdFixture) swap(t *testing.T, base State, w Write) State {
+	t.Helper()
+	st, err := f.store.Swap(t.Context(), base, w)
+	if err != nil {
+		t.Fatalf("Swap: %v", err)
+	}
+	return st
+}
+
+func backendsOf(in []entries.Entry) string {
+	names := make([]string, len(in))
+	for i, e := range in {
+		names[i] = e.Backend
+	}
+	return strings.Join(names, ",")
+}
+
+// TestEtcdStore runs the etcd store against a real etcd member, each case
+// under a prefix of its own.
+func TestEtcdStore(t *testing.T) {
+	endpoint := startEtcd(t)
+	t.Run("absent key is created only while still absent", func(t *testing.T) {
+		f := newEtcdFixture(t, endpoint, "/t/absent")
+		empty := f.load(t)
+		if empty.Token != 0 || len(empty.Entries) != 0 || empty.Revision == 0 {
+			t.Fatalf("empty store: %+v, want no token, no entries, a revision", empty)
+		}
+		written := f.swap(t, empty, Write{Entries: []entries.Entry{{Backend: "a", Reason: "x"}}, Granted: "a"})
+		if written.Token == 0 || backendsOf(written.Entries) != "a" {
+			t.Fatalf("written %+v", written)
+		}
+		if _, err := f.store.Swap(t.Context(), empty, Write{Entries: []entries.Entry{{Backend: "b", Reason: "x"}}, Granted: "b"}); !errors.Is(err, ErrConflict) {
+			t.Errorf("a second create from the empty read: %v, want ErrConflict", err)
+		}
+		if got := f.load(t); backendsOf(got.Entries) != "a" {
+			t.Errorf("store holds %s, want a alone", backendsOf(got.Entries))
+		}
+	})
+
+	t.Run("key deleted by hand means no entries and the next grant creates it", func(t *testing.T) {
+		f := newEtcdFixture(t, endpoint, "/t/deleted")
+		before := f.swap(t, f.load(t), Write{Entries: []entries.Entry{{Backend: "a", Reason: "x"}}, Granted: "a"})
+		if _, err := f.raw.Delete(t.Context(), f.keys.entries); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.store.Swap(t.Context(), before, Write{Entries: []entries.Entry{{Backend: "b"}}, Granted: "b"}); !errors.Is(err, ErrConflict) {
+			t.Fatalf("a write read before the deletion: %v, want ErrConflict", err)
+		}
+		after := f.load(t)
+		if after.Token != 0 || len(after.Entries) != 0 || after.Revision <= before.Revision {
+			t.Fatalf("after the deletion: %+v, want no token, no entries, a newer revision", after)
+		}
+		if got := f.swap(t, after, Write{Entries: []entries.Entry{{Backend: "b", Reason: "x"}}, Granted: "b"}); backendsOf(got.Entries) != "b" {
+			t.Errorf("the grant after the deletion wrote %s", backendsOf(got.Entries))
+		}
+	})
+
+	t.Run("garbage fails closed and is named with its revision", func(t *testing.T) {
+		f := newEtcdFixture(t, endpoint, "/t/garbage")
+		before := f.swap(t, f.load(t), Write{Entries: []entries.Entry{{Backend: "a", Reason: "x"}}, Granted: "a"})
+		put, err := f.raw.Put(t.Context(), f.keys.entries, "{not json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.store.Load(t.Context())
+		var corrupt *CorruptError
+		if !errors.As(err, &corrupt) || corrupt.Revision != put.Header.Revision || corrupt.Key != f.keys.entries {
+			t.Fatalf("Load of garbage: %v, want a CorruptError of %s at %d", err, f.keys.entries, put.Header.Revision)
+		}
+		if _, err := f.store.Swap(t.Context(), before, Write{Entries: nil}); !errors.Is(err, ErrConflict) {
+			t.Errorf("a write over the garbage: %v, want ErrConflict", err)
+		}
+		if resp, _ := f.raw.Get(t.Context(), f.keys.entries); string(resp.Kvs[0].Value) != "{not json" {
+			t.Errorf("the garbage was overwritten: %q", resp.Kvs[0].Value)
+		}
+	})
+
+	t.Run("a ttl is a lease: its end ends the entry, its renewal replaces it", func(t *testing.T) {
+		f := newEtcdFixture(t, endpoint, "/t/lease")
+		granted := f.swap(t, f.load(t), Write{Entries: []entries.Entry{{Backend: "a", Reason: "x", Until: time.Now().Add(-time.Hour)}, {Backend: "b", Reason: "open"}},
+			Granted: "a", TTL: time.Hour})
+		a := granted.Entries[0]
+		if a.Lease == 0 || len(granted.Entries) != 2 {
+			t.Fatalf("granted %+v, want a bound to a lease and b", granted.Entries)
+		}
+		// An until long past ends nothing: the lease decides.
+		if got := f.load(t); backendsOf(got.Entries) != "a,b" {
+			t.Fatalf("in force %s, want a,b", backendsOf(got.Entries))
+		}
+		ttl, err := f.raw.TimeToLive(t.Context(), clientv3.LeaseID(a.Lease))
+		if err != nil || ttl.GrantedTTL != 3600 {
+			t.Fatalf("lease %x: %+v %v, want a granted ttl of 3600 s", a.Lease, ttl, err)
+		}
+		renewed := f.swap(t, granted, Write{Entries: []entries.Entry{{Backend: "a", Reason: "y"}, {Backend: "b", Reason: "open"}}, Granted: "a", TTL: 2 * time.Hour})
+		if renewed.Entries[0].Lease == a.Lease || renewed.Entries[0].Lease == 0 {
+			t.Fatalf("renewal kept lease %x", a.Lease)
+		}
+		if ttl, _ := f.raw.TimeToLive(t.Context(), clientv3.LeaseID(a.Lease)); ttl.TTL != -1 {
+			t.Errorf("the replaced lease is alive: ttl %d", ttl.TTL)
+		}
+		// The store's lease runs out (revoked here, as expiry does).
+		if _, err := f.raw.Revoke(t.Context(), clientv3.LeaseID(renewed.Entries[0].Lease)); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.load(t); backendsOf(got.Entries) != "b" {
+			t.Errorf("in force after the lease ended %s, want b", backendsOf(got.Entries))
+		}
+		if resp, _ := f.raw.Get(t.Context(), f.keys.entries); !strings.Contains(string(resp.Kvs[0].Value), `"a"`) {
+			t.Error("the document was rewritten at the lease's end: nothing should write then")
+		}
+		ended := f.swap(t, f.load(t), Write{Entries: nil})
+		if len(ended.Entries) != 0 {
+			t.Errorf("after the end: %+v", ended.Entries)
+		}
+	})
+
+	t.Run("an entry with an until and no lease is not in force", func(t *testing.T) {
+		f := newEtcdFixture(t, endpoint, "/t/unleased")
+		doc := `{"maintenance":[{"backend":"a","reason":"x","since":"2026-01-01T00:00:00Z","until":"2099-01-01T00:00:00Z","by":"me"},{"backend":"b","reason":"x","since":"2026-01-01T00:00:00Z","by":"me"}]}`
+		if _, err := f.raw.Put(t.Context(), f.keys.entries, doc); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.raw.Put(t.Context(), f.keys.lease("a"), "a"); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.load(t); backendsOf(got.Entries) != "b" {
+			t.Errorf("in force %s, want b alone", backendsOf(got.Entries))
+		}
+	})
+
+	t.Run("the watch starts at its read and never replays history", func(t *testing.T) {
+		f := newEtcdFixture(t, endpoint, "/t/watch")
+		st := f.swap(t, f.load(t), Write{Entries: []entries.Entry{{Backend: "old1"}}, Granted: "old1"})
+		st = f.swap(t, st, Write{Entries: []entries.Entry{{Backend: "old2"}}, Granted: "old2"})
+		if _, err := f.raw.Delete(t.Context(), f.keys.entries); err != nil {
+			t.Fatal(err)
+		}
+		w := startWatch(t, f.store)
+		first := w.next(t)
+		if len(first.Entries) != 0 || first.Token != 0 {
+			t.Fatalf("first state %+v, want the deleted key's: no entries", first)
+		}
+		st = f.swap(t, f.load(t), Write{Entries: []entries.Entry{{Backend: "new", Reason: "x"}}, Granted: "new", TTL: time.Hour})
+		next := w.next(t)
+		if backendsOf(next.Entries) != "new" || next.Revision != st.Revision {
+			t.Fatalf("next state %+v, want new at %d (no replay of old1, old2)", next, st.Revision)
+		}
+		if _, err := f.raw.Revoke(t.Context(), clientv3.LeaseID(next.Entries[0].Lease)); err != nil {
+			t.Fatal(err)
+		}
+		if ended := w.next(t); len(ended.Entries) != 0 || ended.Revision <= next.Revision {
+			t.Errorf("after the lease ended: %+v, want no entries at a newer revision", ended)
+		}
+		w.stop()
+		if w.errs > 0 {
+			t.Errorf("the watch reported %d errors", w.errs)
+		}
+	})
+
+	t.Run("a watch from a compacted revision says so", func(t *testing.T) {
+		f := newEtcdFixture(t, endpoint, "/t/compacted")
+		snap, err := f.store.read(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := f.swap(t, f.load(t), Write{Entries: []entries.Entry{{Backend: "x"}}, Granted: "x"})
+		st = f.swap(t, st, Write{Entries: []entries.Entry{{Backend: "a"}}, Granted: "a"})
+		if _, err := f.raw.Compact(t.Context(), st.Revision); err != nil {
+			t.Fatal(err)
+		}
+		var got error
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		f.store.follow(ctx, snap, func(_ State, err error) { got = err })
+		if !strings.Contains(fmt.Sprint(got), "compacted") || ctx.Err() != nil {
+			t.Errorf("follow from a compacted revision: %v, want it to end saying so", got)
+		}
+		// A fresh watch reads again and carries on.
+		w := startWatch(t, f.store)
+		if first := w.next(t); backendsOf(first.Entries) != "a" {
+			t.Errorf("the watch after compaction starts at %+v", first)
+		}
+		w.stop()
+	})
+
+	t.Run("replica views count only under a live lease, named and small", func(t *testing.T) {
+		f := newEtcdFixture(t, endpoint, "/t/views")
+		if err := f.store.Publish(t.Context(), "r0", []byte(`{"name":"r0"}`)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.raw.Put(t.Context(), f.keys.replica("ghost"), `{"name":"ghost","budget_holds":true,"updated":"2020-01-01T00:00:00Z"}`); err != nil {
+			t.Fatal(err)
+		}
+		lease, err := f.raw.Grant(t.Context(), 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		big := `{"name":"big","pad":"` + strings.Repeat("x", MaxViewBytes) + `"}`
+		if _, err := f.raw.Put(t.Context(), f.keys.replica("big"), big, clientv3.WithLease(lease.ID)); err != nil {
+			t.Fatal(err)
+		}
+		views, tooMany, err := f.store.Replicas(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, v := range views {
+			got[v.Name] = v.Ignored
+			if v.Name == "r0" && string(v.Value) != `{"name":"r0"}` {
+				t.Errorf("r0's value %q", v.Value)
+			}
+		}
+		if want := map[string]string{"r0": "", "ghost": IgnoredNoLease, "big": IgnoredTooLarge}; fmt.Sprint(got) != fmt.Sprint(want) || tooMany != 0 {
+			t.Errorf("views %v (too many %d), want %v", got, tooMany, want)
+		}
+		for i := range MaxViews {
+			if _, err := f.raw.Put(t.Context(), f.keys.replica(fmt.Sprintf("z%02d", i)), "{}"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if views, tooMany, err = f.store.Replicas(t.Context()); err != nil || len(views) != MaxViews || tooMany != 3 {
+			t.Errorf("with %d views stored: read %d, too many %d, %v; want %d and 3", MaxViews+3, len(views), tooMany, err, MaxViews)
+		}
+		if err := f.store.Withdraw(t.Context(), "r0"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// watchRecorder runs a store's Watch and hands on its states one by one.
+type watchRecorder struct {
+	states chan State
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	errs   int
+}
+
+func startWatch(t *testing.T, s Store) *watchRecorder {
+	ctx, cancel := context.WithCancel(t.Context())
+	w := &watchRecorder{states: make(chan State, 16), cancel: cancel}
+	w.wg.Go(func() {
+		s.Watch(ctx, func(st State, err error) {
+			if err != nil {
+				w.errs++
+				return
+			}
+			select {
+			case w.states <- st:
+			case <-ctx.Done():
+			}
+		})
+	})
+	t.Cleanup(w.stop)
+	return w
+}
+
+func (w *watchRecorder) next(t *testing.T) State {
+	t.Helper()
+	select {
+	case st := <-w.states:
+		return st
+	case <-time.After(5 * time.Second):
+		t.Fatal("no state from the watch within 5s")
+		return State{}
+	}
+}
+
+func (w *watchRecorder) stop() {
+	w.cancel()
+	w.wg.Wait()
+}
+
+// TestEtcdStartsOfflineWithAPassword: with a username and a password,
+// opening a store whose cluster cannot be reached neither fails nor
+// waits; an operation fails within its own deadline, and Close returns.
+func TestEtcdStartsOfflineWithAPassword(t *testing.T) {
+	start := time.Now()
+	s, err := openEtcd(config.Etcd{Endpoints: []string{"https://" + freeLoopback(t)}, Prefix: "/t/offline",
+		Username: "probegate", Password: "hunter2",
+		DialTimeout: model.Duration(time.Second), RequestTimeout: model.Duration(time.Second)})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("open took %v", d)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := s.Load(ctx); err == nil || time.Since(start) > 2*time.Second {
+		t.Errorf("Load of an unreachable cluster: %v after %v, want an error within its deadline", err, time.Since(start))
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// TestFoldSkipsWhatTheReadHolds: events at or before the revision of the
+// read a snapshot started from are history already in it, and change
+// nothing; a later one does.
+func TestFoldSkipsWhatTheReadHolds(t *testing.T) {
+	keys := newEtcdKeys("/p")
+	snap := etcdSnapshot{keys: keys, read: 10, revision: 10, token: 9, document: []byte(`{"maintenance":[]}`), leases: map[string]int64{}}
+	old := []*clientv3.Event{
+		{Type: mvccpb.PUT, Kv: &mvccpb.KeyValue{Key: []byte(keys.entries), Value: []byte(`{"maintenance":[{"backend":"stale"}]}`), ModRevision: 5}},
+		{Type: mvccpb.PUT, Kv: &mvccpb.KeyValue{Key: []byte(keys.lease("stale")), Lease: 3, ModRevision: 10}},
+	}
+	if snap.fold(old) || snap.revision != 10 || snap.token != 9 || len(snap.leases) != 0 {
+		t.Fatalf("history changed the snapshot: %+v", snap)
+	}
+	if !snap.fold([]*clientv3.Event{{Type: mvccpb.DELETE, Kv: &mvccpb.KeyValue{Key: []byte(keys.entries), ModRevision: 11}},
+		{Type: mvccpb.PUT, Kv: &mvccpb.KeyValue{Key: []byte(keys.lease("a")), Lease: 4, ModRevision: 11}}}) ||
+		snap.revision != 11 || snap.document != nil || snap.token != 0 || snap.leases["a"] != 4 {
+		t.Errorf("a later transaction: %+v, want an absent document and a's lease key at 11", snap)
+	}
+}
+
+// TestEtcdReconnectsWithinASecond: a store cut from etcd for several
+// seconds reads it again within a second of etcd answering. gRPC's
+// default back-off, by then several seconds between attempts, kept a
+// replica behind long after the cut healed.
+func TestEtcdReconnectsWithinASecond(t *testing.T) {
+	m := newEtcdMember(t)
+	m.start(t)
+	f := newEtcdFixture(t, m.client, "/t/reconnect")
+	f.load(t)
+	m.kill()
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); {
+		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+		f.store.Load(ctx)
+		cancel()
+	}
+	m.start(t)
+	healthy := time.Now()
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		_, err := f.store.Load(ctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Since(healthy) > 5*time.Second {
+			t.Fatalf("no read 5s after etcd was back: %v", err)
+		}
+	}
+	if d := time.Since(healthy); d > time.Second {
+		t.Errorf("the store read etcd again %v after it answered, want within a second", d)
+	}
+}
