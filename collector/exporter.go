@@ -121,7 +121,7 @@ func newExporter(backends *pool.Pool) *exporter {
 	e.define(familyProbes, "probes_total", counter, 1,
 		"Probes finished per backend, of any class.")
 	e.define(familyProbeFailures, "probe_failures_total", counter, perFailure,
-		"Probes of class failed per backend, by reason (timeout, transport, http_5xx, http_429, body_mismatch, grpc_not_serving).", "reason")
+		"Probes of class failed per backend, by reason (timeout, transport, http_5xx, http_429, body_mismatch, grpc_not_serving; local: probegate out of descriptors, ports or memory, which changes no state).", "reason")
 	e.define(familyProbeRefusals, "probe_refusals_total", counter, 1,
 		"Probes of class refused per backend: the probe path answered 4xx (not 429) or 501, evidence about the path, not the backend.")
 	e.define(familyState, "backend_state", gauge, perState,
@@ -379,9 +379,13 @@ func (e *exporter) addOutlier(s *exportScrape, b *snapshot.Backend, backend *dto
 
 // canFailFor reports whether a probe of b can fail for reason r: only a
 // probe that matches the body fails with body_mismatch, only a grpc one
-// with grpc_not_serving. The others are pre-initialised for every kind.
+// with grpc_not_serving. A local failure is probegate's, rare, and shown
+// from the first on, so that it costs no series per backend until then.
+// The others are pre-initialised for every kind.
 func canFailFor(b *snapshot.Backend, r health.Reason) bool {
 	switch r {
+	case health.ReasonLocal:
+		return b.Failures[r] > 0
 	case health.ReasonBodyMismatch:
 		return b.ProbeMatchesBody && b.ProbeKind == config.KindHTTP
 	case health.ReasonGRPCNotServing:

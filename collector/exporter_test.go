@@ -289,7 +289,7 @@ func TestExporterPreinitialisesLabelValues(t *testing.T) {
 	exporter := newExporter(p)
 
 	for name, want := range map[string]int{
-		"probegate_probe_failures_total":                 len(health.FailureReasons()) - 2, // an http probe without a body regexp
+		"probegate_probe_failures_total":                 len(health.FailureReasons()) - 3, // an http probe without a body regexp, nothing local yet
 		"probegate_backend_state":                        exportedStates(),
 		"probegate_backend_transitions_total":            exportedStates(),
 		"probegate_fanout_backend_errors_total":          len(fanoutErrorReasons()),
@@ -449,10 +449,11 @@ func exportedStates() int { return len(health.States()) - 1 }
 // transition's timestamp (a probed backend left unknown), the probe
 // duration histogram (one metric, however many buckets) and the last
 // probe's duration. An http probe without a body regexp cannot fail for
-// body_mismatch or grpc_not_serving.
+// body_mismatch or grpc_not_serving, and local failures show from the
+// first.
 func seriesPerBackend() int {
 	states := exportedStates()
-	return 1 + len(health.FailureReasons()) - 2 + 1 + states + 3 + states + 2 + 1 + len(traffic.Reasons()) - 1 + 1 + 1 + 2
+	return 1 + len(health.FailureReasons()) - 3 + 1 + states + 3 + states + 2 + 1 + len(traffic.Reasons()) - 1 + 1 + 1 + 2
 }
 
 // TestExporterSeriesCount pins the number of series per backend, which the

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/probegate/probegate/collector/fanout/membudget"
@@ -115,16 +114,12 @@ func errorAnswer(client *http.Request, b *pool.Backend, err error) backendAnswer
 }
 
 // bodyErrorAnswer turns an answer whose body could not be read into a
-// non-contribution: past the buffer budget (local), too large or not gzip
-// as announced (the backend did
-// answer 2xx, which passive health counts as a success), or a timeout or
-// transport error mid-body.
+// non-contribution: too large or not gzip as announced (the backend did
+// answer 2xx, which passive health counts as a success), or whatever
+// errorOutcome makes of the rest: past the buffer budget or out of
+// descriptors (local), a timeout or a transport error mid-body.
 func bodyErrorAnswer(client *http.Request, a backendAnswer, err error) backendAnswer {
 	switch {
-	case errors.Is(err, membudget.ErrBudget):
-		// probegate's own limit: the backend did nothing wrong.
-		a.outcome = traffic.Outcome{Erred: true, Reason: traffic.Local}
-		return a
 	case errors.Is(err, membudget.ErrTooLarge):
 		a.outcome.Erred, a.outcome.Reason = true, traffic.TooLarge
 		return a
@@ -137,21 +132,15 @@ func bodyErrorAnswer(client *http.Request, a backendAnswer, err error) backendAn
 }
 
 // errorOutcome judges a request that failed without a usable answer. A
-// client that went away, or probegate's own lack of descriptors or memory,
-// says nothing about the backend: such an outcome is local, and passive
-// health never sees it. Anything else is the backend's failure.
+// client that went away, or probegate's own lack of descriptors or memory
+// (health.LocalCause, the one rule probes follow too), says nothing about
+// the backend: such an outcome is local, and passive health never sees
+// it. Anything else is the backend's failure.
 func errorOutcome(client *http.Request, err error) traffic.Outcome {
-	if client.Context().Err() != nil || isLocalFault(err) {
+	if _, local := health.LocalCause(err); local || client.Context().Err() != nil {
 		return traffic.Outcome{Erred: true, Reason: traffic.Local}
 	}
 	return traffic.Outcome{Erred: true, Reason: errorReason(err), Failed: true}
-}
-
-// isLocalFault reports whether err is probegate running out of a resource
-// of its own rather than anything the backend did.
-func isLocalFault(err error) bool {
-	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
-		errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.ENOBUFS)
 }
 
 // errorReason tells a timeout from any other transport error.

@@ -41,18 +41,21 @@ const (
 	// ReasonGRPCNotServing is a gRPC health check answered with a status
 	// other than SERVING.
 	ReasonGRPCNotServing
+	// ReasonLocal is a probe that failed for a reason of probegate's own
+	// (LocalCause): it is counted, and judges no backend.
+	ReasonLocal
 	// NumReasons is the number of reasons, for arrays indexed by Reason.
 	NumReasons
 )
 
-var reasonNames = [NumReasons]string{"", "http_5xx", "http_429", "timeout", "transport", "body_mismatch", "grpc_not_serving"}
+var reasonNames = [NumReasons]string{"", "http_5xx", "http_429", "timeout", "transport", "body_mismatch", "grpc_not_serving", "local"}
 
 func (r Reason) String() string { return reasonNames[r] }
 
 // FailureReasons lists the reasons a failed result can have, in a stable
 // order, so every probegate_probe_failures_total series can exist at 0.
 func FailureReasons() []Reason {
-	return []Reason{ReasonTimeout, ReasonTransport, ReasonHTTP5xx, ReasonHTTP429, ReasonBodyMismatch, ReasonGRPCNotServing}
+	return []Reason{ReasonTimeout, ReasonTransport, ReasonHTTP5xx, ReasonHTTP429, ReasonBodyMismatch, ReasonGRPCNotServing, ReasonLocal}
 }
 
 // Result is the outcome of one probe.
@@ -72,6 +75,11 @@ type Result struct {
 	Duration time.Duration
 	// Err describes a timeout or transport error; empty otherwise.
 	Err string
+	// Cause is the error behind a transport failure, when the probe had
+	// one, so that where the result is recorded a fault of probegate's
+	// own (LocalCause) can be told from the backend's. It is dropped
+	// there: nothing keeps it.
+	Cause error
 	// TLSCertExpiry is the earliest NotAfter of the certificate chain the
 	// backend presented, zero when the probe saw no TLS handshake's
 	// result (a plaintext probe, or one that failed before it).
@@ -120,4 +128,22 @@ func TimeoutResult(err string) Result {
 // TransportResult is the result of a probe that failed below HTTP.
 func TransportResult(err string) Result {
 	return Result{Class: ClassFailed, Reason: ReasonTransport, Err: err}
+}
+
+// TransportError is the result of a probe that failed below HTTP with
+// err, described as prefix followed by err. It keeps err as the Cause.
+func TransportError(prefix string, err error) Result {
+	return Result{Class: ClassFailed, Reason: ReasonTransport, Err: prefix + err.Error(), Cause: err}
+}
+
+// LocalResult is r as a failure of probegate's own, when its Cause is
+// one (LocalCause), and reports the cause; otherwise r unchanged. The
+// Cause is dropped either way.
+func LocalResult(r Result) (Result, string, bool) {
+	cause, local := LocalCause(r.Cause)
+	r.Cause = nil
+	if local {
+		r.Class, r.Reason = ClassFailed, ReasonLocal
+	}
+	return r, cause, local
 }

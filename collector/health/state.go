@@ -75,8 +75,13 @@ func (h Health) InService() bool {
 	return h.State != StateUnhealthy && h.State != StateMaintenance && h.State != StateEjected
 }
 
-// Step feeds one probe result through the state machine.
+// Step feeds one probe result through the state machine. A failure of
+// probegate's own (ReasonLocal) says nothing about the backend and changes
+// nothing.
 func (h Health) Step(r Result, t Thresholds) Health {
+	if r.Reason == ReasonLocal {
+		return h
+	}
 	if r.Answered() {
 		h.Unanswered = 0
 		h.Unreachable = false

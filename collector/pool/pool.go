@@ -41,7 +41,8 @@ import (
 // pool's, so the order holds for the inputs too (RecordProbe,
 // RecordTraffic). The client cache's lock is httpclient's own and taken
 // under applyMu only. Due times, the pending fail-open flag and the
-// counters of suppressed ejections are atomics, under no lock.
+// counters of suppressed ejections are atomics, under no lock, and the
+// causes of local probe failures already logged a sync.Map.
 type Pool struct {
 	logger  log.Logger
 	now     func() time.Time
@@ -75,6 +76,9 @@ type Pool struct {
 	transitionLog *history.Log
 	// outliers is outlier detection's part (outlier.go).
 	outliers outlierPool
+	// localFaults are the causes of local probe failures logged so far
+	// (localfault.go).
+	localFaults localFaults
 }
 
 // New returns an empty pool. A nil logger logs nothing and a nil now is

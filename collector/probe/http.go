@@ -213,5 +213,5 @@ func errorResult(ctx context.Context, prefix string, err error, timeout time.Dur
 		// fired a moment before the context's: the same timeout.
 		return health.TimeoutResult(fmt.Sprintf("%sno answer within the probe timeout of %s: %v", prefix, timeout, err))
 	}
-	return health.TransportResult(prefix + err.Error())
+	return health.TransportError(prefix, err)
 }

@@ -23,7 +23,17 @@ const startBytes = 4 << 10
 // ErrBudget is a body that would take the buffers of all rounds in
 // flight past fanout.max_buffered_bytes. It is probegate's limit, not
 // the backend's fault.
-var ErrBudget = errors.New("the answers in flight fill fanout.max_buffered_bytes")
+var ErrBudget error = budgetError{}
+
+// budgetError is ErrBudget's type. Its LocalFault method is how every
+// caller that judges a failure (a fan-out answer, a probe) knows it as
+// probegate's own without knowing this package.
+type budgetError struct{}
+
+func (budgetError) Error() string { return "the answers in flight fill fanout.max_buffered_bytes" }
+
+// LocalFault names the resource probegate ran out of.
+func (budgetError) LocalFault() string { return "memory budget (fanout.max_buffered_bytes)" }
 
 // ErrTooLarge is a body longer than the limit Read was given, which for
 // a backend's answer is fanout.max_response_bytes.

@@ -3,7 +3,10 @@ package membudget
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/probegate/probegate/collector/health"
 )
 
 // stallingReader yields its data, then fails as a stalled backend's body
@@ -94,5 +97,16 @@ func TestRoundsShareTheBudget(t *testing.T) {
 	second.Release()
 	if b.Used() != 0 {
 		t.Errorf("%d bytes used after both released", b.Used())
+	}
+}
+
+// TestBudgetIsLocal: a body past the budget is probegate's limit, and
+// whoever judges failures (a fan-out answer, a probe) knows it so.
+func TestBudgetIsLocal(t *testing.T) {
+	if _, local := health.LocalCause(fmt.Errorf("reading the answer: %w", ErrBudget)); !local {
+		t.Error("ErrBudget is not a local fault")
+	}
+	if _, local := health.LocalCause(ErrTooLarge); local {
+		t.Error("ErrTooLarge, the backend's answer, is a local fault")
 	}
 }
