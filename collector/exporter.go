@@ -89,6 +89,7 @@ const (
 	familyOutlierEjections
 	familyOutlierEjected
 	familyOutlierSuppressed
+	familyPassiveSuppressed
 	numFamilies
 )
 
@@ -158,6 +159,8 @@ func newExporter(backends *pool.Pool) *exporter {
 		"Whether outlier detection holds the backend out of service (1).")
 	e.define(familyOutlierSuppressed, "outlier_ejections_suppressed_total", counter, 0,
 		"Outlier ejections not made because the readiness budget allowed no disruption, by reason; counted once a window per backend.", "reason")
+	e.define(familyPassiveSuppressed, "passive_ejections_suppressed_total", counter, 0,
+		"Passive ejections not made because the readiness budget allowed no disruption; counted once a window per backend.")
 	e.define(familyBackendsByState, "backends", gauge, 0,
 		"Backends in the pool, static and discovered, per health state.", "state")
 	e.define(familyConfigured, "backends_configured", gauge, 0,
@@ -298,6 +301,9 @@ func (e *exporter) build(snap snapshot.Pool) *exportScrape {
 		for _, r := range outlier.Reasons() {
 			s.add(familyOutlierSuppressed, float64(snap.Suppressed[r]), s.labels(e.outlierReasonPairs[r]))
 		}
+	}
+	if snap.PassiveHealth {
+		s.add(familyPassiveSuppressed, float64(snap.PassiveSuppressed), nil)
 	}
 	s.add(familyConfigured, float64(len(snap.Backends)), nil)
 	s.add(familyPoolInService, float64(snap.InService), nil)

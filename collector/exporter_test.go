@@ -433,9 +433,9 @@ probegate_probes_total{backend="keep"} 1
 }
 
 // poolSeries is the number of pool-wide series: one per state
-// plus configured, in service, fail-open, desired healthy and disruptions
-// allowed.
-const poolSeries = 5 + 5
+// plus configured, in service, fail-open, desired healthy, disruptions
+// allowed and, passive health being on, its suppressed ejections.
+const poolSeries = 5 + 5 + 1
 
 // exportedStates is the number of states exported with outlier
 // detection off: all but ejected.

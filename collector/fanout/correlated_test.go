@@ -46,7 +46,13 @@ func TestCorrelatedFailuresChargeNobody(t *testing.T) {
 		t.Errorf("correlated failures %v; want 0", got)
 	}
 
-	only := setup(t, options{passive: passive}, serve(t, answer(500, ``)))
+	// The budget must allow the only backend out for passive health to
+	// eject it (min_available 0): the readiness floor binds every ejector.
+	none, err := config.ParseIntOrPercent("0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	only := setup(t, options{passive: passive, readiness: config.Readiness{MinAvailable: &none}}, serve(t, answer(500, ``)))
 	for range 3 {
 		only.do("GET", "/fanout/q", "", nil)
 	}

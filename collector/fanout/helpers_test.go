@@ -217,6 +217,8 @@ type options struct {
 	disabled bool
 	// clientConfig, when set, is every backend's http_client_config.
 	clientConfig *config.HTTPClientConfig
+	// readiness is the readiness budget's settings.
+	readiness config.Readiness
 }
 
 func setup(t *testing.T, o options, backends ...*backend) *rig {
@@ -235,6 +237,7 @@ func setup(t *testing.T, o options, backends ...*backend) *rig {
 	cfg := enabledConfig()
 	cfg.HealthProbe.Successes = o.successes
 	cfg.PassiveHealth = o.passive
+	cfg.Readiness = o.readiness
 	for i, b := range backends {
 		bc := config.Backend{Name: fmt.Sprintf("b%d", i), URL: b.URL}
 		if u, ok := o.urls[i]; ok {
@@ -337,6 +340,13 @@ func (r *rig) window(t *testing.T, i int) windowCounts {
 	if s.Passive.Window == 0 {
 		s.Passive.Window = model.Duration(time.Minute)
 	}
+	// A budget that allows every backend out, so that the readiness
+	// floor never suppresses the ejection that reads the window.
+	everyone, err := config.ParseIntOrPercent("100%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Readiness = config.Readiness{MaxUnavailable: &everyone}
 	// The same targets keep their backends, and the same window their
 	// outcomes.
 	if err := r.pool.Apply(r.targets, s); err != nil {

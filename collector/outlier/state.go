@@ -1,6 +1,10 @@
 package outlier
 
-import "time"
+import (
+	"time"
+
+	"github.com/probegate/probegate/collector/budget"
+)
 
 // State is what one backend keeps for outlier detection: its window of
 // rounds, its ejection with the back-off, the ok probes its readmission
@@ -15,9 +19,9 @@ type State struct {
 	enforced bool
 	// good counts the consecutive ok probes since the ejection began.
 	good int
-	// suppressedAt is when an ejection of the backend was last
+	// suppressed is when an ejection of the backend was last
 	// suppressed, so that a lasting outlier is counted once a window.
-	suppressedAt time.Time
+	suppressed budget.Suppression
 	// ejections counts ejections by reason, enforced ([1]) or not ([0]).
 	ejections [NumReasons][2]uint64
 }
@@ -76,12 +80,7 @@ func (s *State) Enforced() bool { return s.ejection.Ejected && s.enforced }
 // Suppress reports whether an ejection the readiness budget does not
 // allow at now is the first in a window, and so to be counted and logged.
 func (s *State) Suppress(now time.Time, window time.Duration) (first bool) {
-	last := s.suppressedAt
-	first = last.IsZero() || now.Sub(last) >= window || now.Before(last)
-	if first {
-		s.suppressedAt = now
-	}
-	return first
+	return s.suppressed.First(now, window)
 }
 
 // Probe counts a probe result toward the readmission of an ejected

@@ -3,6 +3,7 @@ package passive
 import (
 	"time"
 
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
@@ -16,6 +17,10 @@ type State struct {
 	window    Window
 	ejectedAt time.Time
 	ejections uint64
+	// suppressed is when an ejection the readiness budget did not allow
+	// was last reported, so that a backend failing for a whole window is
+	// counted and logged once a window.
+	suppressed budget.Suppression
 }
 
 // Record adds the outcome o at now to the window and reports whether the
@@ -44,6 +49,12 @@ func (s *State) Eject(now time.Time, window time.Duration) Counts {
 	s.ejectedAt = now
 	s.window.Reset()
 	return counts
+}
+
+// Suppress reports whether an ejection the readiness budget does not
+// allow at now is the first in a window, and so to be counted and logged.
+func (s *State) Suppress(now time.Time, window time.Duration) (first bool) {
+	return s.suppressed.First(now, window)
 }
 
 // ReadmitAt is when the elapsed window readmits a backend that probes

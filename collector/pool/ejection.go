@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-kit/log/level"
 
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
@@ -36,16 +37,22 @@ func (b *Backend) RecordTraffic(o traffic.Outcome) {
 }
 
 // eject ejects a backend whose window calls for it, unless that would put
-// more than max_ejected_percent of the pool out, and logs the ejection.
+// more than max_ejected_percent of the pool out or take the pool below
+// the readiness budget's desired_healthy, and logs the ejection or its
+// suppression.
 func (p *Pool) eject(b *Backend, rules config.PassiveHealth) {
 	p.judgeMu.Lock()
 	defer p.judgeMu.Unlock()
-	ejected, configured, member := p.ejectedCount(b)
-	if !member || !passive.EjectionAllowed(ejected, configured, rules.MaxEjectedPercent) {
+	c := p.census(b)
+	if !c.member || !c.ejectable || !passive.EjectionAllowed(c.ejected, c.configured, rules.MaxEjectedPercent) {
 		return
 	}
 	now := p.now()
 	window := time.Duration(rules.Window)
+	if floor, ok := floorAllows(c.readiness, c.configured, c.inService); !ok {
+		p.suppressPassive(b, now, window, floor)
+		return
+	}
 	counts, before, ok := b.ejectPassively(now, window)
 	if !ok {
 		return
@@ -63,21 +70,48 @@ func (p *Pool) eject(b *Backend, rules config.PassiveHealth) {
 	p.failOpenLocked()
 }
 
-// ejectedCount counts the passively ejected backends of the pool and its
-// size, and reports whether b is still one of its backends (a reload may
-// have replaced it).
-func (p *Pool) ejectedCount(b *Backend) (ejected, configured int, member bool) {
+// census is what a passive ejection of one backend is judged by: the
+// pool's size, its backends in service (counted as /ready counts them)
+// and passively ejected, its readiness settings, and whether b is still
+// one of its backends (a reload may have replaced it) and one passive
+// health may eject.
+type census struct {
+	configured, inService, ejected int
+	readiness                      config.Readiness
+	member, ejectable              bool
+}
+
+// census counts the pool for a passive ejection of b.
+func (p *Pool) census(b *Backend) census {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	for _, o := range p.backends {
+	c := census{configured: len(p.backends), readiness: p.settings.Readiness}
+	c.inService = p.budgetLocked(p.inMaintenanceLocked, func(o *Backend, _ bool) {
 		if o == b {
-			member = true
+			c.member = true
+			c.ejectable = b.passivelyEjectable()
 		}
 		if o.Health().Ejected {
-			ejected++
+			c.ejected++
 		}
+	}).CurrentHealthy
+	return c
+}
+
+// suppressPassive records a passive ejection the readiness budget did not
+// allow: counted and logged once a window per backend.
+func (p *Pool) suppressPassive(b *Backend, now time.Time, window time.Duration, floor budget.Budget) {
+	b.mu.Lock()
+	first := b.passive.Suppress(now, window)
+	counts := b.passive.Counts(now, window)
+	b.mu.Unlock()
+	if !first {
+		return
 	}
-	return ejected, len(p.backends), member
+	p.passiveSuppressed.Add(1)
+	level.Warn(p.logger).Log("msg", "Passive health did not eject the backend: the readiness budget allows no disruption",
+		"backend", b.Name, "url", b.URL, "failures", counts.Failures, "requests", counts.Requests(), "window", window,
+		"in_service", floor.CurrentHealthy, "desired_healthy", floor.DesiredHealthy)
 }
 
 // readmitElapsed readmits the ejected backends that probes cannot readmit

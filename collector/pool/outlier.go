@@ -90,14 +90,13 @@ func (p *Pool) RecordRound(samples []RoundSample) {
 	}
 	o.verdicts = o.verdicts[:len(o.summaries)]
 	o.judge.Run(o.summaries, s, o.verdicts)
-	desired := budget.Compute(readiness, len(backends), inService).DesiredHealthy
 	for i, v := range o.verdicts {
 		if !v.Outlier {
 			continue
 		}
 		b := o.judged[i]
-		if cfg.Enforcing && inService-1 < desired {
-			p.suppressOutlier(b, v, now, s, inService, desired)
+		if floor, ok := floorAllows(readiness, len(backends), inService); cfg.Enforcing && !ok {
+			p.suppressOutlier(b, v, now, s, floor)
 			continue
 		}
 		if p.ejectOutlier(b, v, now, s, cfg.Enforcing) && cfg.Enforcing {
@@ -132,7 +131,7 @@ func (p *Pool) ejectOutlier(b *Backend, v outlier.Verdict, now time.Time, s outl
 
 // suppressOutlier records an ejection the readiness budget did not allow,
 // once a window per backend.
-func (p *Pool) suppressOutlier(b *Backend, v outlier.Verdict, now time.Time, s outlier.Settings, inService, desired int) {
+func (p *Pool) suppressOutlier(b *Backend, v outlier.Verdict, now time.Time, s outlier.Settings, floor budget.Budget) {
 	b.mu.Lock()
 	first := b.outlier.Suppress(now, s.Window)
 	b.mu.Unlock()
@@ -142,7 +141,7 @@ func (p *Pool) suppressOutlier(b *Backend, v outlier.Verdict, now time.Time, s o
 	p.outliers.suppressed[v.Reason].Add(1)
 	level.Warn(p.logger).Log("msg", "Outlier detection did not eject the backend: the readiness budget allows no disruption",
 		"backend", b.Name, "url", b.URL, "reason", v.Reason, "value", v.Value, "peer_median", v.PeerMedian,
-		"in_service", inService, "desired_healthy", desired)
+		"in_service", floor.CurrentHealthy, "desired_healthy", floor.DesiredHealthy)
 }
 
 // scheduleOutlierReadmission makes sure a readmission scan runs at until.

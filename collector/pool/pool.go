@@ -76,6 +76,9 @@ type Pool struct {
 	transitionLog *history.Log
 	// outliers is outlier detection's part (outlier.go).
 	outliers outlierPool
+	// passiveSuppressed counts the passive ejections the readiness
+	// budget did not allow (ejection.go).
+	passiveSuppressed atomic.Uint64
 	// localFaults are the causes of local probe failures logged so far
 	// (localfault.go).
 	localFaults localFaults
@@ -286,7 +289,8 @@ func (p *Pool) snapshot(withHistory bool) snapshot.Pool {
 	s := snapshot.Pool{Backends: make([]snapshot.Backend, len(p.backends)), Time: now,
 		PanicThreshold: p.settings.PanicThreshold, PassiveHealth: p.settings.Passive.Enabled,
 		OutlierDetection: p.settings.Outlier.Enabled, OutlierEnforcing: p.settings.Outlier.Enforcing, Suppressed: p.suppressed(),
-		Fanout: p.settings.Fanout, Maintenance: p.maintenanceInUseLocked()}
+		PassiveSuppressed: p.passiveSuppressed.Load(),
+		Fanout:            p.settings.Fanout, Maintenance: p.maintenanceInUseLocked()}
 	for i, b := range p.backends {
 		if withHistory {
 			s.Backends[i] = b.snapshotWithHistory()

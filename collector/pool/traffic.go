@@ -38,6 +38,14 @@ func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts pa
 	return counts, before, true
 }
 
+// passivelyEjectable reports whether passive health may eject the backend
+// now (passive.Ejectable).
+func (b *Backend) passivelyEjectable() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return passive.Ejectable(b.health, b.maintenance != nil)
+}
+
 // readmittedByProbes reports whether only probes can end a passive
 // ejection of a backend with this health: it is probed, and its probe path
 // has shown that it tells health apart. Any other backend will never see

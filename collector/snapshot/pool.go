@@ -19,8 +19,11 @@ type Pool struct {
 	Time time.Time
 	// PanicThreshold is the configured fail-open threshold in percent.
 	PanicThreshold float64
-	// PassiveHealth is whether passive health judges fan-out traffic.
-	PassiveHealth bool
+	// PassiveHealth is whether passive health judges fan-out traffic;
+	// PassiveSuppressed counts the passive ejections the readiness budget
+	// did not allow.
+	PassiveHealth     bool
+	PassiveSuppressed uint64
 	// Transitions is the pool's last state changes, newest first; only
 	// the pool's SnapshotWithHistory fills it.
 	Transitions []history.Transition
