@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/config"
 )
@@ -26,7 +27,7 @@ import (
 func checkConfig(o *options, stdout, stderr io.Writer) int {
 	if path, explicit := o.configPath(); !explicit && !o.overrides.AddsBackends() {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintf(stderr, "%s: not found, and no --backend given: nothing to probe. "+
+			termsafe.Fprintf(stderr, "%s: not found, and no --backend given: nothing to probe. "+
 				"Name the configuration file with --config.file, or give backends with --backend NAME=URL\n", path)
 			return 1
 		}
@@ -39,22 +40,23 @@ func checkConfig(o *options, stdout, stderr io.Writer) int {
 		err = staticBudget(cfg)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		// A configuration's problems come one a line.
+		io.WriteString(stderr, termsafe.Lines(err.Error())+"\n")
 		return 1
 	}
 	if err := web.Validate(o.WebConfigFile); err != nil {
-		fmt.Fprintf(stderr, "--web.config.file %s: %v\n", o.WebConfigFile, err)
+		termsafe.Fprintf(stderr, "--web.config.file %s: %v\n", o.WebConfigFile, err)
 		return 1
 	}
 	warnings := cfg.Warnings()
 	for _, w := range warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
+		termsafe.Fprintf(stderr, "warning: %s\n", w)
 	}
 	source := cfg.File()
 	if source == "" {
 		source = "defaults and flags (" + defaultConfigFile + " not found)"
 	}
-	fmt.Fprintf(stdout, "%s: ok, %s%s%s\n", source, countBackends(len(cfg.Backends)), countDiscovery(cfg), countWarnings(len(warnings)))
+	termsafe.Fprintf(stdout, "%s: ok, %s%s%s\n", source, countBackends(len(cfg.Backends)), countDiscovery(cfg), countWarnings(len(warnings)))
 	return 0
 }
 

@@ -143,3 +143,15 @@ func TestCheckConfigWithAMissingNamedFile(t *testing.T) {
 		t.Errorf("PROBEGATE_CONFIG_FILE: exit %d, stderr %q; want 1 naming %s", code, stderr, missing)
 	}
 }
+
+// TestCheckConfigEscapesControlCharacters: a key with an escape sequence
+// (YAML's "\e") shows escaped in the problem naming it, never as the raw
+// ESC that would clear the terminal, and each problem keeps its own line.
+func TestCheckConfigEscapesControlCharacters(t *testing.T) {
+	isolateEnv(t)
+	file := writeFile(t, "\"bogus\\e[2J\": 1\nbackends:\n  - name: a\n    url: ftp://127.0.0.1:1\n")
+	code, _, stderr := runCheckConfig(t, "--config.file="+file)
+	if code != 1 || strings.ContainsAny(stderr, "\x1b\r") || !strings.Contains(stderr, `bogus\x1b[2J`) {
+		t.Errorf("exit %d, stderr %q; want 1, the key escaped and no raw control character", code, stderr)
+	}
+}

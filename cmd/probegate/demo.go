@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/probegate/probegate/cmd/probegate/internal/demo"
 	"github.com/probegate/probegate/cmd/probegate/internal/logging"
+	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
 	"github.com/probegate/probegate/config"
 )
 
@@ -17,7 +17,7 @@ import (
 func runDemo(opts *options, stdout, stderr io.Writer) int {
 	logger, err := logging.New(opts.LogLevel, opts.LogFormat, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "probegate: %v\n", err)
+		termsafe.Fprintf(stderr, "probegate: %v\n", err)
 		return 2
 	}
 	cfg := demo.Config(opts.overrides.Apply)

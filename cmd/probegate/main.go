@@ -14,6 +14,7 @@ import (
 
 	"github.com/probegate/probegate"
 	"github.com/probegate/probegate/cmd/probegate/internal/maintcli"
+	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
 )
 
 func main() {
@@ -53,7 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	command, err := app.Parse(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "probegate: %v\n", err)
+		termsafe.Fprintf(stderr, "probegate: %v\n", err)
 		if slices.Contains(args, checkCmd.FullCommand()) {
 			// check-config promises 1 for any invalid setting, flags included.
 			return 1
@@ -68,11 +69,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return checkConfig(checkOpts, stdout, stderr)
 	case simulateCmd.FullCommand():
 		if err := sim.load(); err != nil {
-			fmt.Fprintf(stderr, "probegate simulate: %v\n", err)
+			termsafe.Fprintf(stderr, "probegate simulate: %v\n", err)
 			return 2
 		}
 		if err := sim.run(stdout); err != nil {
-			fmt.Fprintf(stderr, "probegate simulate: %v\n", err)
+			termsafe.Fprintf(stderr, "probegate simulate: %v\n", err)
 			return 2
 		}
 		return 0

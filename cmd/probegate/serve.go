@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/probegate/probegate/cmd/probegate/internal/logging"
+	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
 	"github.com/probegate/probegate/collector"
 	"github.com/probegate/probegate/collector/discovery"
 	"github.com/probegate/probegate/collector/fanout"
@@ -40,7 +41,7 @@ import (
 func serve(opts *options, stderr io.Writer) int {
 	logger, err := logging.New(opts.LogLevel, opts.LogFormat, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "probegate: %v\n", err)
+		termsafe.Fprintf(stderr, "probegate: %v\n", err)
 		return 2
 	}
 	cfg, err := opts.loadConfig()

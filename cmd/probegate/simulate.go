@@ -8,6 +8,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/probegate/probegate/cmd/probegate/internal/flagconfig"
+	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/probe"
 	"github.com/probegate/probegate/config"
@@ -99,7 +100,7 @@ func (s simulation) run(stdout io.Writer) error {
 			}
 			continue
 		}
-		fmt.Fprintf(stdout, "probe %-3d %-8s class=%-7s reason=%-9s state=%-17s in_service=%-5v verified=%-5v reachable=%v\n",
+		termsafe.Fprintf(stdout, "probe %-3d %-8s class=%-7s reason=%-9s state=%-17s in_service=%-5v verified=%-5v reachable=%v\n",
 			p.Probe, p.Input, p.Class, orDash(p.Reason), p.State, p.InService, p.Verified, p.Reachable)
 	}
 	return nil

@@ -23,6 +23,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
+	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
 	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/maintenance"
@@ -95,10 +96,10 @@ func (c *CLI) Run(command string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "probegate %s: %v\n", command, err)
+		termsafe.Fprintf(stderr, "probegate %s: %v\n", command, err)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "probegate %s: %v\n", command, err)
+		termsafe.Fprintf(stderr, "probegate %s: %v\n", command, err)
 		return 1
 	}
 }
@@ -162,9 +163,9 @@ func (c *CLI) doStart(ctx context.Context, api apiClient, stdout io.Writer) erro
 		if !got.Maintenance.Until.IsZero() {
 			until = "until " + got.Maintenance.Until.Local().Format(time.RFC3339)
 		}
-		fmt.Fprintf(stdout, "%s is in maintenance %s (reason: %s)\n", c.name, until, got.Maintenance.Reason)
+		termsafe.Fprintf(stdout, "%s is in maintenance %s (reason: %s)\n", c.name, until, got.Maintenance.Reason)
 		if got.Forced {
-			fmt.Fprintf(stdout, "forced against the readiness budget: %s\n", budgetText(got.Readiness))
+			termsafe.Fprintf(stdout, "forced against the readiness budget: %s\n", budgetText(got.Readiness))
 		}
 		return nil
 	case http.StatusTooManyRequests:
@@ -199,15 +200,15 @@ func (c *CLI) doStop(ctx context.Context, api apiClient, stdout io.Writer) error
 func printEnded(stdout io.Writer, name string, got maintenance.Ended) error {
 	switch {
 	case !got.WasInMaintenance:
-		fmt.Fprintf(stdout, "%s was not in maintenance\n", name)
+		termsafe.Fprintf(stdout, "%s was not in maintenance\n", name)
 	case !got.Saved:
-		fmt.Fprintf(stdout, "%s left maintenance here, but the store has not recorded it yet; probegate retries\n", name)
+		termsafe.Fprintf(stdout, "%s left maintenance here, but the store has not recorded it yet; probegate retries\n", name)
 	case got.State == "unhealthy":
-		fmt.Fprintf(stdout, "%s left maintenance; it is unhealthy until its probes show it back\n", name)
+		termsafe.Fprintf(stdout, "%s left maintenance; it is unhealthy until its probes show it back\n", name)
 	case got.State == "":
-		fmt.Fprintf(stdout, "%s left maintenance (the backend is not configured now)\n", name)
+		termsafe.Fprintf(stdout, "%s left maintenance (the backend is not configured now)\n", name)
 	default:
-		fmt.Fprintf(stdout, "%s left maintenance; state %s\n", name, got.State)
+		termsafe.Fprintf(stdout, "%s left maintenance; state %s\n", name, got.State)
 	}
 	return nil
 }
@@ -239,7 +240,7 @@ func (c *CLI) doList(ctx context.Context, api apiClient, stdout io.Writer) error
 				until = m.Until.Local().Format(time.RFC3339)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, state, inService, reason, since, until, by)
+		termsafe.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, state, inService, reason, since, until, by)
 	}
 	for _, b := range got.Backends {
 		inService := "no"
@@ -256,7 +257,7 @@ func (c *CLI) doList(ctx context.Context, api apiClient, stdout io.Writer) error
 	}
 	tw.Flush()
 	if c.name == "" {
-		fmt.Fprintf(stdout, "\nreadiness: %s\n", budgetText(got.Readiness))
+		termsafe.Fprintf(stdout, "\nreadiness: %s\n", budgetText(got.Readiness))
 	}
 	return nil
 }
@@ -324,12 +325,12 @@ func (c *CLI) stopOffline(stdout io.Writer) error {
 	}
 	kept := slices.DeleteFunc(slices.Clone(st.Entries), func(e entries.Entry) bool { return e.Backend == c.name })
 	if len(kept) == len(st.Entries) {
-		fmt.Fprintf(stdout, "%s was not in maintenance\n", c.name)
+		termsafe.Fprintf(stdout, "%s was not in maintenance\n", c.name)
 		return nil
 	}
 	if _, err := fs.Swap(context.Background(), st, store.Write{Entries: kept}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s left maintenance in %s; probegate readmits it after its probes, once started\n", c.name, c.storagePath)
+	termsafe.Fprintf(stdout, "%s left maintenance in %s; probegate readmits it after its probes, once started\n", c.name, c.storagePath)
 	return nil
 }

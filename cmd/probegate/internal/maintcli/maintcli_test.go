@@ -74,3 +74,38 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("unreachable: exit %d, stderr %q; want 1", code, stderr)
 	}
 }
+
+// TestListEscapesControlCharacters reproduces the audit's finding: a
+// maintenance reason with escape sequences erased lines of `probegate
+// maintenance list` and forged a row. Every field from the server shows
+// escaped, and the output holds no control character but its own line
+// ends and the table's spaces.
+func TestListEscapesControlCharacters(t *testing.T) {
+	hostile := "disk\x1b[1A\x1b[2K\rb9  maintenance  yes\nforged\ttab \u009b2J \u202eevil"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(maintenance.List{
+			Backends: []maintenance.BackendView{{
+				Name: "b0\x1b]0;owned\a", State: "maintenance",
+				Maintenance: &entries.Entry{Backend: "b0", Reason: hostile, By: "op\x1b[8m"},
+			}},
+		})
+	}))
+	defer srv.Close()
+	code, stdout, stderr := run(t, "maintenance", "--url="+srv.URL, "list")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for i, r := range stdout {
+		if r != '\n' && (r < ' ' || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u202e') {
+			t.Fatalf("the output holds the control character %U at byte %d:\n%q", r, i, stdout)
+		}
+	}
+	for _, want := range []string{`b0\x1b]0;owned\a`, `disk\x1b[1A\x1b[2K\rb9  maintenance  yes\nforged\ttab \u009b2J \u202eevil`, `op\x1b[8m`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if lines := strings.Count(stdout, "\n"); lines != 4 {
+		t.Errorf("%d lines, want 4 (header, one row, blank, readiness):\n%s", lines, stdout)
+	}
+}
