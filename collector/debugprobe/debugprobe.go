@@ -158,7 +158,7 @@ type response struct {
 func probeOnce(ctx context.Context, b *pool.Backend) *report {
 	rep := &report{
 		Backend: b.Name, Kind: b.Probe.EffectiveKind(), ProbeEnabled: b.Probe.Enabled,
-		Time: time.Now(), probe: b.Probe, redact: newRedactor(b),
+		Time: time.Now(), probe: b.Probe, redact: newRedactor(b, nil),
 	}
 	rep.URL = rep.redact.text(redact.URL(b.URL + b.Probe.Path))
 	tr := newTrace(time.Now)
@@ -166,6 +166,9 @@ func probeOnce(ctx context.Context, b *pool.Backend) *report {
 
 	seen := probe.Inspect(ctx, b, tr.clientTrace())
 	rep.duration = time.Since(tr.start)
+	// The client may have sent credentials no configuration holds (an
+	// OAuth2 token): whatever it wrote is hidden too.
+	rep.redact = newRedactor(b, tr.sentCredentials())
 	r := seen.Result
 	if req := seen.Request; req != nil {
 		rep.Request = &request{Method: req.Method, URL: rep.URL, Header: rep.redact.header(req.Header)}

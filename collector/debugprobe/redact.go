@@ -1,8 +1,11 @@
 package debugprobe
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -42,27 +45,108 @@ type redactor struct {
 }
 
 // newRedactor collects the secrets of a backend: those of its
-// http_client_config, inline or read from their files, and the values of
-// its sensitive probe headers.
-func newRedactor(b *pool.Backend) redactor {
+// http_client_config, inline or read from their files, its basic auth
+// pair as the header carries it, the values of its sensitive probe
+// headers, and the credentials of sent, the sensitive header values the
+// client wrote on the wire (a bearer or OAuth2 token no configuration
+// holds). Each is hidden in every form an answer may echo it in.
+func newRedactor(b *pool.Backend, sent []string) redactor {
 	var secrets []string
 	cc := b.ClientConfig()
 	collectSecrets(reflect.ValueOf(&cc).Elem(), &secrets)
+	if pair, ok := basicAuthPair(cc.BasicAuth); ok {
+		secrets = append(secrets, pair)
+	}
 	for name, value := range b.Probe.Headers {
 		if sensitiveHeader(name) {
-			secrets = append(secrets, value)
+			secrets = append(secrets, credentialsOf(value)...)
+		}
+	}
+	for _, value := range sent {
+		secrets = append(secrets, credentialsOf(value)...)
+	}
+	var forms []string
+	for _, secret := range secrets {
+		if secret != "" {
+			forms = append(forms, encodings(secret)...)
 		}
 	}
 	// The longest first, so that a secret containing another is hidden whole.
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	secrets = slices.Compact(secrets)
-	var pairs []string
-	for _, s := range secrets {
-		if s != "" {
-			pairs = append(pairs, s, redactedValue)
-		}
+	sort.Slice(forms, func(i, j int) bool {
+		return len(forms[i]) > len(forms[j]) || len(forms[i]) == len(forms[j]) && forms[i] < forms[j]
+	})
+	forms = slices.Compact(forms)
+	pairs := make([]string, 0, 2*len(forms))
+	for _, form := range forms {
+		pairs = append(pairs, form, redactedValue)
 	}
 	return redactor{secrets: strings.NewReplacer(pairs...)}
+}
+
+// basicAuthPair is "user:password" as the Authorization header carries
+// it (base64-encoded), from the configuration or its files.
+func basicAuthPair(ba *commoncfg.BasicAuth) (string, bool) {
+	if ba == nil {
+		return "", false
+	}
+	user, password := ba.Username, string(ba.Password)
+	if ba.UsernameFile != "" {
+		user = readSecretFile(ba.UsernameFile)
+	}
+	if ba.PasswordFile != "" {
+		password = readSecretFile(ba.PasswordFile)
+	}
+	if password == "" {
+		return "", false
+	}
+	return user + ":" + password, true
+}
+
+// credentialsOf are the secrets of one credential header value: the value
+// itself and, after an authentication scheme ("Bearer abc", "Basic
+// dXNlcjpwYXNz"), the credentials alone; for basic auth also the decoded
+// "user:password" and the password.
+func credentialsOf(value string) []string {
+	out := []string{value}
+	scheme, credentials, ok := strings.Cut(strings.TrimSpace(value), " ")
+	if !ok {
+		return out
+	}
+	credentials = strings.TrimSpace(credentials)
+	out = append(out, credentials)
+	if strings.EqualFold(scheme, "Basic") {
+		if decoded, err := base64.StdEncoding.DecodeString(credentials); err == nil {
+			out = append(out, string(decoded))
+			if _, password, ok := strings.Cut(string(decoded), ":"); ok {
+				out = append(out, password)
+			}
+		}
+	}
+	return out
+}
+
+// encodings are the forms in which a backend may echo secret: as it is,
+// base64 (standard and URL alphabets, padded or not: an Authorization
+// header, a JWT), URL-encoded (in a query or a path) and JSON-escaped
+// (with and without HTML escaping).
+func encodings(secret string) []string {
+	raw := []byte(secret)
+	forms := []string{
+		secret,
+		base64.StdEncoding.EncodeToString(raw), base64.RawStdEncoding.EncodeToString(raw),
+		base64.URLEncoding.EncodeToString(raw), base64.RawURLEncoding.EncodeToString(raw),
+		url.QueryEscape(secret), url.PathEscape(secret),
+	}
+	for _, escapeHTML := range []bool{true, false} {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(escapeHTML)
+		if enc.Encode(secret) == nil {
+			quoted := strings.TrimSpace(b.String())
+			forms = append(forms, quoted[1:len(quoted)-1])
+		}
+	}
+	return forms
 }
 
 var secretType = reflect.TypeFor[commoncfg.Secret]()

@@ -3,6 +3,7 @@ package debugprobe
 import (
 	"crypto/tls"
 	"net/http/httptrace"
+	"slices"
 	"sync"
 	"time"
 )
@@ -23,6 +24,9 @@ type trace struct {
 	remoteAddr              string
 	dialErr, tlsErr         error
 	events                  []traceEvent
+	// credentials are the values of the sensitive headers the client
+	// wrote, for the redactor: never shown.
+	credentials []string
 }
 
 // traceEvent is one thing that happened during the probe, for the text
@@ -115,6 +119,14 @@ func (t *trace) clientTrace() *httptrace.ClientTrace {
 			}
 			t.note(t.gotConn, "Got a connection", "reused", info.Reused, "remote_addr", t.remoteAddr)
 		},
+		WroteHeaderField: func(key string, values []string) {
+			if !sensitiveHeader(key) {
+				return
+			}
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.credentials = append(t.credentials, values...)
+		},
 		GotFirstResponseByte: func() {
 			t.mu.Lock()
 			defer t.mu.Unlock()
@@ -122,6 +134,14 @@ func (t *trace) clientTrace() *httptrace.ClientTrace {
 			t.note(t.firstByte, "Received the first byte of the answer")
 		},
 	}
+}
+
+// sentCredentials are the values of the sensitive headers the client
+// wrote during the probe.
+func (t *trace) sentCredentials() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.credentials)
 }
 
 // timings are the phases of a probe in seconds. A phase the probe did
