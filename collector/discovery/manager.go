@@ -55,6 +55,9 @@ func New(ctx context.Context, logger log.Logger, slogger *slog.Logger, reg prome
 	if err != nil {
 		return nil, err
 	}
+	// A discovery file's parser quotes the file in its errors: they are
+	// logged without it.
+	slogger = slog.New(contentlessHandler{slogger.Handler()})
 	manager := sd.NewManager(ctx, slogger, reg, sdMetrics, append([]func(*sd.Manager){sd.Name("backends")}, options...)...)
 	if manager == nil {
 		return nil, errors.New("cannot create the service discovery manager (its metrics did not register)")
