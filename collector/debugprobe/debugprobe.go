@@ -169,7 +169,8 @@ func probeOnce(ctx context.Context, b *pool.Backend) *report {
 	// The client may have sent credentials no configuration holds (an
 	// OAuth2 token): whatever it wrote is hidden too.
 	rep.redact = newRedactor(b, tr.sentCredentials())
-	r := seen.Result
+	// A failure of probegate's own shows as the prober counts it: local.
+	r, _, _ := health.LocalResult(seen.Result)
 	if req := seen.Request; req != nil {
 		rep.Request = &request{Method: req.Method, URL: rep.URL, Header: rep.redact.header(req.Header)}
 		if req.Host != "" {
