@@ -210,6 +210,18 @@
             'Outlier detection keeps ejecting backends, or would but for the readiness budget.',
             'Outlier detection of probegate {{ $labels.instance }} ejected backends, or was held back by the readiness budget, {{ $value | humanize }} times over the last %(window)s: some backend keeps failing or answering much slower than its peers in the same fan-out rounds.' % { window: config.outlierEjectionsWindow },
           ),
+          // Per replica: the descriptors, ports and memory are its own.
+          alert(
+            'ProbegateLocalProbeFailures',
+            'warning',
+            |||
+              sum without (backend, reason) (
+                increase(probegate_probe_failures_total{%(sel)s, reason="local"}[%(window)s])
+              ) > 0
+            ||| % vars { window: config.localProbeFailuresWindow },
+            'Probes fail for a reason of probegate\'s own, so they judge no backend.',
+            'Probegate {{ $labels.instance }} had {{ $value | humanize }} probes fail over the last %(window)s because it ran out of file descriptors, local ports or memory: those probes changed no backend\'s state, so a backend that failed meanwhile was not taken out. Its log names the cause once.' % { window: config.localProbeFailuresWindow },
+          ),
           alert(
             'ProbegateNotReady',
             'warning',

@@ -41,6 +41,9 @@
       ProbegateBackendStraggling: '10m',
       // Ejections are events; the window below already asks for several.
       ProbegateOutlierEjectionsRepeated: '1m',
+      // One burst is in the log; failures that last mean probegate
+      // itself is short of descriptors or ports.
+      ProbegateLocalProbeFailures: '5m',
       ProbegateNotReady: '5m',
       // A budget that allows no disruption matters at the next maintenance,
       // so it waits long enough not to fire during a rolling restart.
@@ -91,6 +94,11 @@
     // backend (or a pool) in trouble.
     outlierEjectionsWindow: '30m',
     outlierEjectionsThreshold: 3,
+
+    // Probes that failed for a reason of probegate's own (out of
+    // descriptors, local ports or memory) over localProbeFailuresWindow:
+    // any at all means the probes of that window judged nobody.
+    localProbeFailuresWindow: '10m',
 
     // runbookURLPattern gets the alert name, lower-cased, for %s: the
     // anchors of mixin/runbook.md as GitHub renders them.

@@ -227,7 +227,7 @@ local lib = import 'lib.libsonnet';
           ) + lib.byNameColors({ ok: 'green', refused: 'orange', failed: 'red' }),
           lib.timeseries(
             'Probe failures and refusals by reason',
-            'Failed probes per second over 5m by reason (instance_backend_reason:probegate_probe_failures:rate5m: timeout, transport, http_5xx, http_429, body_mismatch, grpc_not_serving) and refused probes (instance_backend:probegate_probe_refusals:rate5m).',
+            'Failed probes per second over 5m by reason (instance_backend_reason:probegate_probe_failures:rate5m: timeout, transport, http_5xx, http_429, body_mismatch, grpc_not_serving, and local: probegate short of descriptors, ports or memory, which judges no backend) and refused probes (instance_backend:probegate_probe_refusals:rate5m).',
             'ops',
             [
               lib.target('sum by (reason) (instance_backend_reason:probegate_probe_failures:rate5m{%(sel)s})' % v, '{{reason}}'),
