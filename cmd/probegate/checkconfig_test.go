@@ -109,7 +109,7 @@ func TestCheckConfigWarnsOfBackendsProbingTheSame(t *testing.T) {
 	file := writeFile(t, "backends:\n  - name: a\n    url: http://127.0.0.1:1\n  - name: b\n    url: http://127.0.0.1:1/\n")
 	code, stdout, stderr := runCheckConfig(t, "--config.file="+file)
 	wantOut := file + ": ok, 2 backends, 1 warning\n"
-	wantErr := "warning: " + file + ":5: backends[1].url: the same url and health probe as backends[0] (a): " +
+	wantErr := "warning: " + file + ":5: backends[1].url: backend \"b\" has the same url and health probe as backend \"a\" (backends[0]): " +
 		"one server counted twice in the readiness budget and asked twice in every fan-out round\n"
 	if code != 0 || stdout != wantOut || stderr != wantErr {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0, %q and %q", code, stdout, stderr, wantOut, wantErr)
