@@ -144,14 +144,16 @@ func (o *options) loadConfig() (*config.Config, error) {
 	path, explicit := o.configPath()
 	cfg, err := config.DecodeFile(path)
 	switch {
-	case err == nil:
+	case cfg != nil:
+		// Decoded, perhaps with problems: the rest is validated too,
+		// so that every problem is named at once.
 	case !explicit && errors.Is(err, fs.ErrNotExist):
-		cfg = config.Default()
+		cfg, err = config.Default(), nil
 	default:
 		return nil, err
 	}
 	o.overrides.Apply(cfg)
-	if err := cfg.Validate(); err != nil {
+	if err := config.JoinErrors(err, cfg.Validate()); err != nil {
 		return nil, err
 	}
 	return cfg, nil
