@@ -1,52 +1,30 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
-
-	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/config"
 )
 
-// checkConfig is `probegate check-config`: it loads the configuration as
-// serve would (file, environment, flags), builds every HTTP client (which
-// reads the TLS files they name) and checks --web.config.file. It prints a
-// one-line summary and returns 0, or prints every problem and returns 1.
-//
-// Beyond what serve refuses, it refuses a configuration that can never be
-// ready (a budget the listed backends cannot meet, with no service
-// discovery to add more; no configuration file and no --backend at all),
-// and warns, on stderr, of what is valid but most likely a mistake.
+// checkConfig is `probegate check-config`: the judgement start-up and
+// reloads make (judge), of the same file with the same flags, listen
+// addresses included. It prints a one-line summary and returns 0, or
+// prints every problem and returns 1. Warnings, of what is valid but most
+// likely a mistake, go to stderr.
 func checkConfig(o *options, stdout, stderr io.Writer) int {
-	if path, explicit := o.configPath(); !explicit && !o.overrides.AddsBackends() {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintf(stderr, "%s: not found, and no --backend given: nothing to probe. "+
-				"Name the configuration file with --config.file, or give backends with --backend NAME=URL\n", path)
-			return 1
-		}
-	}
-	cfg, err := o.loadConfig()
-	if err == nil {
-		err = cfg.CheckHTTPClients()
-	}
-	if err == nil {
-		err = staticBudget(cfg)
-	}
+	listen, err := o.flagListenAddrs()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	if err := web.Validate(o.WebConfigFile); err != nil {
-		fmt.Fprintf(stderr, "--web.config.file %s: %v\n", o.WebConfigFile, err)
+	cfg, warnings, err := o.judge(listen)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	warnings := cfg.Warnings()
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}

@@ -143,3 +143,26 @@ func TestCheckConfigWithAMissingNamedFile(t *testing.T) {
 		t.Errorf("PROBEGATE_CONFIG_FILE: exit %d, stderr %q; want 1 naming %s", code, stderr, missing)
 	}
 }
+
+// TestCheckConfigFindsASelfLoop: a backend at probegate's own fan-out,
+// on the address --web.listen-address names (or on any address of this
+// host when it names none), is refused, as start-up and reload refuse it.
+func TestCheckConfigFindsASelfLoop(t *testing.T) {
+	isolateEnv(t)
+	for _, tc := range []struct {
+		listen, url string
+		code        int
+	}{
+		{"127.0.0.1:19797", "http://127.0.0.1:19797/fanout", 1},
+		{":19797", "http://localhost:19797/fanout/api", 1},
+		{"127.0.0.1:19797", "http://127.0.0.1:19798/fanout", 0},
+		{"127.0.0.1:19797", "http://127.0.0.1:19797/api", 0},
+	} {
+		file := writeFile(t, "backends:\n  - name: self\n    url: "+tc.url+"\n")
+		code, _, stderr := runCheckConfig(t, "--config.file="+file, "--web.listen-address="+tc.listen)
+		want := file + `:3: backends[0].url: backend "self": ` + tc.url + " points at probegate's own listener under /fanout"
+		if code != tc.code || (tc.code == 1 && !strings.HasPrefix(stderr, want)) {
+			t.Errorf("listen %s, url %s: exit %d, stderr %q; want %d and %q", tc.listen, tc.url, code, stderr, tc.code, want)
+		}
+	}
+}

@@ -57,7 +57,7 @@ func Register(app *kingpin.Application) *CLI {
 	cmd := app.Command("maintenance", "Take backends out of service for maintenance, under the readiness budget, through a running probegate's admin API.")
 	cmd.Flag("url", "Base URL of the probegate to talk to.").Default("http://localhost:9797").StringVar(&c.url)
 	cmd.Flag("http.config.file", "HTTP client configuration file (prometheus/common format) with the credentials and TLS settings for --url.").
-		PlaceHolder("http.yml").StringVar(&c.httpConfigFile)
+		PlaceHolder("FILE").StringVar(&c.httpConfigFile)
 	cmd.Flag("timeout", "Timeout of the request.").Default("30s").DurationVar(&c.timeout)
 
 	c.start = cmd.Command("start", "Put a backend in maintenance. Refused (exit 1) when the readiness budget allows no disruption, unless --force.")
