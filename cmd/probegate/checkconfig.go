@@ -40,7 +40,7 @@ func checkConfig(o *options, stdout, stderr io.Writer) int {
 // meet even all in service, when no service discovery can add more:
 // /ready would answer 503 for ever. It uses the pool's own arithmetic.
 func staticBudget(cfg *config.Config) error {
-	if len(cfg.FileSDConfigs) > 0 || len(cfg.DNSSDConfigs) > 0 {
+	if len(cfg.DiscoveryBlocks()) > 0 {
 		return nil
 	}
 	n := len(cfg.Backends)
@@ -59,7 +59,7 @@ func staticBudget(cfg *config.Config) error {
 		listed = "none"
 	}
 	return &config.Error{Problems: []config.Problem{cfg.ProblemAt("readiness.min_available",
-		"%s needs %s in service, but the list has %s and no file_sd_configs or dns_sd_configs add more: /ready would answer 503 for ever",
+		"%s needs %s in service, but the list has %s and no service discovery adds more: /ready would answer 503 for ever",
 		setting, countBackends(b.DesiredHealthy), listed)}}
 }
 
@@ -87,11 +87,8 @@ func countBackends(n int) string {
 // empty when there are none.
 func countDiscovery(cfg *config.Config) string {
 	var blocks []string
-	if n := len(cfg.FileSDConfigs); n > 0 {
-		blocks = append(blocks, fmt.Sprintf("%d file_sd_configs", n))
-	}
-	if n := len(cfg.DNSSDConfigs); n > 0 {
-		blocks = append(blocks, fmt.Sprintf("%d dns_sd_configs", n))
+	for _, k := range cfg.DiscoveryBlocks() {
+		blocks = append(blocks, fmt.Sprintf("%d %s", k.Blocks, k.Key))
 	}
 	if len(blocks) == 0 {
 		return ""

@@ -84,9 +84,9 @@ func TestCheckConfigRefusesABudgetTheBackendsCannotMeet(t *testing.T) {
 		stderr     string
 	}{
 		{"min_available 5 of 2", "readiness:\n  min_available: 5\n" + two, nil, 1,
-			":2: readiness.min_available: min_available 5 needs 5 backends in service, but the list has only 2 backends and no file_sd_configs or dns_sd_configs add more: /ready would answer 503 for ever\n"},
+			":2: readiness.min_available: min_available 5 needs 5 backends in service, but the list has only 2 backends and no service discovery adds more: /ready would answer 503 for ever\n"},
 		{"no backend", "gate:\n  drain: 5s\n", nil, 1,
-			": readiness.min_available: the default readiness.min_available 1 needs 1 backend in service, but the list has none and no file_sd_configs or dns_sd_configs add more: /ready would answer 503 for ever\n"},
+			": readiness.min_available: the default readiness.min_available 1 needs 1 backend in service, but the list has none and no service discovery adds more: /ready would answer 503 for ever\n"},
 		{"--backend flags count", "readiness:\n  min_available: 3\n" + two, []string{"--backend=c=http://127.0.0.1:3"}, 0, ""},
 		{"min_available 2 of 2", "readiness:\n  min_available: 2\n" + two, nil, 0, ""},
 		{"100% of 2", "readiness:\n  min_available: 100%\n" + two, nil, 0, ""},

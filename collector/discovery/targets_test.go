@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -238,4 +239,32 @@ func dropped(s *source) []*record {
 		out = append(out, t.dropped...)
 	}
 	return out
+}
+
+// TestEveryMechanismIsADiscoveryBlock: each mechanism's key is a field of
+// the configuration whose blocks the mechanism reads, and one that
+// config.DiscoveryBlocks counts, so that check-config and start-up know
+// that discovery may add backends without naming the mechanisms.
+func TestEveryMechanismIsADiscoveryBlock(t *testing.T) {
+	for _, m := range mechanisms {
+		cfg := config.Default()
+		v := reflect.ValueOf(cfg).Elem()
+		set := false
+		for i := range v.NumField() {
+			if name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); name == m.key {
+				f := v.Field(i)
+				one := reflect.MakeSlice(f.Type(), 1, 1)
+				one.Index(0).Set(reflect.New(f.Type().Elem().Elem()))
+				f.Set(one)
+				set = true
+			}
+		}
+		if !set {
+			t.Errorf("mechanism %s: the configuration has no key %s", m.name, m.key)
+			continue
+		}
+		if got := cfg.DiscoveryBlocks(); len(got) != 1 || got[0].Key != m.key || got[0].Blocks != 1 || len(m.configs(cfg)) != 1 {
+			t.Errorf("mechanism %s: DiscoveryBlocks %v and %d blocks read, want one %s block", m.name, got, len(m.configs(cfg)), m.key)
+		}
+	}
 }
