@@ -228,7 +228,9 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners [
 }
 
 // builtinRoutes are the paths probegate serves besides the telemetry path
-// and the landing page; a path ending in "/" is a subtree.
+// and the landing page; a path ending in "/" is a subtree. A route added to
+// the mux belongs here: the telemetry path may take none of them, and the
+// README's endpoint table is tested against this list.
 func builtinRoutes() []string {
 	return []string{"/health", "/ready", "/healthz", fanout.Path + "/", "/-/reload", "/status", configPath,
 		maintenance.BackendsPath, maintenance.BackendsPath + "/", maintenance.ReplicasPath, discoveryPath, discoveryPagePath}
