@@ -59,9 +59,12 @@ lint:
 	$(GO) vet ./...
 
 # unit runs every package's tests under the race detector; the fuzz
-# targets' seed corpora run as ordinary tests here.
+# targets' seed corpora run as ordinary tests here. Each package's tests
+# run under UNIT_TIMEOUT, long enough for a 2-core machine shared with
+# other work, so that a hung test fails its package with a stack trace.
+UNIT_TIMEOUT ?= 10m
 unit:
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) $$($(GO) list ./... | grep -v /e2e)
 
 # check-example: the example configuration at the top of the repository is
 # one the binary accepts as it is.
@@ -186,7 +189,8 @@ bench-replicas: deps
 
 # release cross-builds every platform into RELEASE_DIR, static and with
 # the version, revision, branch, build user and date stamped, and writes
-# their SHA-256 sums. deploy/release_test.go runs it into a scratch folder.
+# their SHA-256 sums. deploy/release_test.go runs it into a scratch folder:
+# in make test for this machine's platform only, in release-test for all.
 PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 RELEASE_DIR ?= dist
 BUILD_USER  ?= $(shell id -un 2>/dev/null)@$(shell uname -n 2>/dev/null)
@@ -204,6 +208,13 @@ release:
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(RELEASE_LDFLAGS)' -o $$out ./cmd/probegate; \
 	done
 	cd $(RELEASE_DIR) && sha256sum $(BINARY)-* > sha256sums.txt
+
+# release-test cross-builds every release platform, as make release does,
+# and checks each binary; make test builds only this machine's, since six
+# cross-builds take longer than a test should on a 2-core machine.
+.PHONY: release-test
+release-test:
+	PROBEGATE_RELEASE_TEST_ALL_PLATFORMS=1 $(GO) test -count=1 -timeout 30m -run '^TestMakeRelease$$' ./deploy/
 
 # bench-churn: 1,000 backends from a file_sd file, 10% replaced every 5 s,
 # for PROBEGATE_BENCH_CHURN_DURATION (default 10m): schedule lag p99 and RSS.

@@ -199,3 +199,49 @@ func TestInvalidEtcdEndpointHidesPassword(t *testing.T) {
 		t.Errorf("error %v, want one that names the endpoint without its password", err)
 	}
 }
+
+// TestDecodingProblemsHideNothing: an unknown key or a value that does not
+// decode (a bad duration or size, which stops the YAML decoder) is named
+// together with every problem after it, each on its own line.
+func TestDecodingProblemsHideNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		want       []string
+	}{
+		{"an unknown key and a bad url",
+			"health_probe:\n  intervall: 5s\nbackends:\n  - {name: a, url: ftp://x}\n",
+			[]string{
+				`probegate.yml:2: health_probe.intervall: unknown key "intervall" (did you mean "interval"?)`,
+				`probegate.yml:4: backends[0].url: "ftp://x": want an absolute http:// or https:// URL`,
+			}},
+		{"a bad duration and a bad size",
+			"health_probe:\n  interval: 5\nfanout:\n  max_response_bytes: 64 megabytes\nbackends:\n  - {name: a, url: http://x}\n",
+			[]string{
+				`probegate.yml:2: health_probe.interval: not a valid duration string: "5"`,
+				`probegate.yml:4: fanout.max_response_bytes: "64 megabytes" is not a size`,
+			}},
+		{"a bad duration, an unknown key after it and a bad value",
+			"gate:\n  drain: soon\n  drian: 5s\npool:\n  panic_threshold: 150\n",
+			[]string{
+				`probegate.yml:2: gate.drain: not a valid duration string: "soon"`,
+				`probegate.yml:3: gate.drian: unknown key "drian" (did you mean "drain"?)`,
+				`probegate.yml:5: pool.panic_threshold: 150 is not a percentage between 0 and 100`,
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parse([]byte(tc.data), "probegate.yml")
+			var cfgErr *Error
+			if !errors.As(err, &cfgErr) {
+				t.Fatalf("got %v, want a *config.Error", err)
+			}
+			if len(cfgErr.Problems) != len(tc.want) {
+				t.Fatalf("got %d problems, want %d:\n%v", len(cfgErr.Problems), len(tc.want), err)
+			}
+			for i, p := range cfgErr.Problems {
+				if !strings.HasPrefix(p.String(), tc.want[i]) {
+					t.Errorf("problem %d is %q, want it to start with %q", i, p, tc.want[i])
+				}
+			}
+		})
+	}
+}

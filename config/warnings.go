@@ -22,8 +22,8 @@ func (c *Config) Warnings() []Problem {
 		for _, j := range byURL[key] {
 			if reflect.DeepEqual(c.ProbeFor(c.Backends[j]), c.ProbeFor(b)) {
 				warnings = append(warnings, c.ProblemAt(yamlpos.Index("backends", i)+".url",
-					"the same url and health probe as backends[%d] (%s): one server counted twice in the readiness budget and asked twice in every fan-out round",
-					j, c.Backends[j].Name))
+					"backend %q has the same url and health probe as backend %q (backends[%d]): one server counted twice in the readiness budget and asked twice in every fan-out round",
+					b.Name, c.Backends[j].Name, j))
 				break
 			}
 		}

@@ -27,6 +27,7 @@ type discoveryAnswer struct {
 
 type targetView struct {
 	Source  string            `json:"source"`
+	Line    int               `json:"line"`
 	Labels  map[string]string `json:"discovered_labels"`
 	Backend string            `json:"backend"`
 	URL     string            `json:"url"`
@@ -73,6 +74,9 @@ relabel_configs: [{source_labels: [env], regex: test, action: drop}]
 		return len(answer.Data.Sources) > 0 && answer.Data.Sources[0].Targets == 4
 	})
 	file := answer.Data.Sources[0]
+	if len(answer.Data.Sources) != 1 {
+		t.Errorf("%d sources, want the file alone: no dns section without dns_sd_configs", len(answer.Data.Sources))
+	}
 	if answer.Status != "success" || file.Mechanism != "file" || file.Backends != 1 || len(file.Active) != 1 {
 		t.Fatalf("view %+v, want the file mechanism with one backend", answer)
 	}
@@ -89,6 +93,14 @@ relabel_configs: [{source_labels: [env], regex: test, action: drop}]
 	}
 	if file.DroppedCounts["relabel"] != 1 || file.DroppedCounts["invalid"] != 1 || file.DroppedCounts["name_clash"] != 1 || file.DroppedCounts["loop"] != 0 {
 		t.Errorf("dropped counts %v", file.DroppedCounts)
+	}
+	var found discoveryAnswer
+	if err := json.Unmarshal([]byte(getBody(t, p.base+"/api/v1/discovery?target=127.0.0.1:28003")), &found); err != nil {
+		t.Fatal(err)
+	}
+	if len(found.Data.Sources) != 1 || len(found.Data.Sources[0].Dropped) != 1 || found.Data.Sources[0].Dropped[0].Reason != "relabel" ||
+		len(found.Data.Sources[0].Active) != 0 || found.Data.Sources[0].Dropped[0].Line != 4 {
+		t.Errorf("?target=127.0.0.1:28003: %+v, want the one relabel drop, at line 4 of sd.yml", found.Data.Sources)
 	}
 	page := getBody(t, p.base+"/status/discovery")
 	for _, want := range []string{`data-backend="one"`, `data-reason="relabel"`, `data-reason="invalid"`, `data-reason="name_clash"`, "alice:xxxxx@"} {

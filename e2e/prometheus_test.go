@@ -84,10 +84,15 @@ func TestPrometheusAlertsOnTheDemo(t *testing.T) {
 	if i, ok := misconfigured.Labels["instance"]; ok {
 		t.Errorf("misconfiguration alert keeps instance %q; it should aggregate over replicas", i)
 	}
-	for _, want := range []string{"wrong-path", "/healthz", misconfigured.Labels["url"], misconfigured.Labels["job"]} {
+	// The description says why, from a query Prometheus runs as it
+	// writes the annotation: the status the probe path answers.
+	for _, want := range []string{"wrong-path", "/healthz", misconfigured.Labels["url"], misconfigured.Labels["job"], "last answering HTTP 404"} {
 		if want == "" || !strings.Contains(desc, want) {
 			t.Errorf("misconfiguration description %q does not name %q", desc, want)
 		}
+	}
+	if summary := misconfigured.Annotations["summary"]; !strings.HasPrefix(summary, "Backend wrong-path ") {
+		t.Errorf("misconfiguration summary %q does not name the backend", summary)
 	}
 
 	t.Run("every queried probegate metric is exposed", func(t *testing.T) {

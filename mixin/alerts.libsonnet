@@ -18,9 +18,11 @@
 {
   local config = self._config,
 
+  // A summary names at most the alert's own labels ({{ $labels.backend }}):
+  // it stays the same while the alert fires, whatever its value.
   local alert(name, severity, expr, summary, description) = {
     assert std.objectHas(config.alertFor, name) : 'mixin: _config.alertFor has no entry for ' + name,
-    assert std.length(std.findSubstr('{{', summary)) == 0 : 'mixin: the summary of ' + name + ' must be static',
+    assert std.length(std.findSubstr('{{', summary)) == std.length(std.findSubstr('{{ $labels.', summary)) : 'mixin: the summary of ' + name + ' may template only $labels',
     alert: name,
     expr: expr,
     'for': config.alertFor[name],
@@ -55,6 +57,30 @@
   local vars = {
     sel: config.probegateSelector,
   },
+
+  // backendQuery is a template that runs the PromQL query (a printf
+  // format whose one %q is the alert's backend) and, when it answers,
+  // writes before, the first sample's value or label, and after. An
+  // annotation says with it why a backend is in trouble, from the series
+  // the alert's expression does not carry.
+  local backendQuery(query, before, shown, after='') =
+    '{{ with printf `' + query + '` $labels.backend | query }}{{ with first . }}' + before + shown + after + '{{ end }}{{ end }}',
+
+  // failureReason is ", mostly <reason>" for the reason most of a
+  // backend's failed probes had over the last window, across replicas;
+  // lastStatus is ", last answering HTTP <code>" when its last probe got
+  // an HTTP answer.
+  local failureReason(window) = backendQuery(
+    'topk(1, sum by (reason) (increase(probegate_probe_failures_total{' + config.probegateSelector + ', backend=%q}[' + window + '])) > 0)',
+    ', mostly ', '{{ .Labels.reason }}'
+  ),
+  local lastStatus = backendQuery(
+    'max(probegate_backend_last_probe_status_code{' + config.probegateSelector + ', backend=%q}) > 0',
+    ', last answering HTTP ', '{{ value . }}'
+  ),
+
+  // whatToCheck says, for each reason a probe fails with, where to look.
+  local whatToCheck = 'Check by reason: timeout, the backend\'s load or a health_probe.timeout too short for it; transport, whether it runs and listens at {{ $labels.url }}; http_5xx and http_429, its own logs and load; body_mismatch, its answer against health_probe.expect_body_regexp.',
 
   // durationSeconds is a Prometheus duration of whole units (14d, 1w2d,
   // 36h) in seconds, for comparisons PromQL cannot write with a duration.
@@ -96,8 +122,10 @@
             'ProbegateProbePathMisconfigured',
             'warning',
             acrossReplicas('count', withBackendInfo('probegate_backend_state{%(sel)s, state="probe_unsupported"} == 1' % vars)),
-            'A backend refuses its probe path, so probegate keeps it in service without a health signal.',
-            'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate job {{ $labels.job }} has refused probes of {{ $labels.probe_path }} for %(for)s, as {{ $value }} replica(s) see it: it stays in service unverified, and probegate cannot take it out when it fails. Set the backend\'s health_probe.path to a path it answers.' % { 'for': config.alertFor.ProbegateProbePathMisconfigured },
+            'Backend {{ $labels.backend }} refuses its probe path, so probegate keeps it in service without a health signal.',
+            ('Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate job {{ $labels.job }} has refused probes of {{ $labels.probe_path }} for %(for)s, as {{ $value }} replica(s) see it' % { 'for': config.alertFor.ProbegateProbePathMisconfigured })
+            + lastStatus
+            + ': it stays in service unverified, and probegate cannot take it out when it fails. Check which path the backend serves its health on, and set its health_probe.path to it.',
           ),
           alert(
             'ProbegatePoolProbePathMisconfigured',
@@ -115,26 +143,45 @@
             'ProbegateBackendUnhealthy',
             'warning',
             acrossReplicas('count', withBackendInfo('probegate_backend_state{%(sel)s, state="unhealthy"} == 1' % vars)),
-            'A backend is out of service.',
-            'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate job {{ $labels.job }} has been unhealthy and out of service for %(for)s, as {{ $value }} replica(s) see it: their probes of {{ $labels.probe_path }} fail. If other replicas still keep it in service, look at the network between these replicas and the backend.' % { 'for': config.alertFor.ProbegateBackendUnhealthy },
+            'Backend {{ $labels.backend }} is out of service: its health probes fail.',
+            ('Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate job {{ $labels.job }} has been unhealthy and out of service for %(for)s, as {{ $value }} replica(s) see it: their probes of {{ $labels.probe_path }} fail' % { 'for': config.alertFor.ProbegateBackendUnhealthy })
+            + failureReason(config.alertFor.ProbegateBackendUnhealthy)
+            + lastStatus
+            + '. ' + whatToCheck + ' If other replicas still keep it in service, look at the network between these replicas and the backend.',
           ),
-          // Entering maintenance is an operator's doing, not flapping, and
-          // nothing fires for a backend in maintenance. Each replica counts
-          // the changes it saw; summing them would make three replicas
-          // that each saw two changes one flapping backend, so the alert
-          // takes the replica that saw the most.
+          // Entering and leaving maintenance is an operator's doing, not
+          // flapping, and nothing fires for a backend in maintenance. The
+          // counter says only which state a change entered, so a change
+          // out of maintenance is taken off as one per change into it.
+          // Each replica counts the changes it saw; summing them would
+          // make three replicas that each saw two changes one flapping
+          // backend, so the alert takes the replica that saw the most.
           alert(
             'ProbegateBackendFlapping',
             'warning',
             acrossReplicas('max', |||
-              sum without (to) (
-                increase(probegate_backend_transitions_total{%(sel)s, to!="maintenance"}[%(window)s])
+              (
+                sum without (to) (
+                  increase(probegate_backend_transitions_total{%(sel)s, to!="maintenance"}[%(window)s])
+                )
+                -
+                (
+                  sum without (to) (
+                    increase(probegate_backend_transitions_total{%(sel)s, to="maintenance"}[%(window)s])
+                  )
+                  or
+                  sum without (to) (
+                    increase(probegate_backend_transitions_total{%(sel)s, to!="maintenance"}[%(window)s])
+                  ) * 0
+                )
               ) >= %(threshold)d
               unless ignoring (state)
                 probegate_backend_state{%(sel)s, state="maintenance"} == 1
             ||| % vars { window: config.backendFlappingWindow, threshold: config.backendFlappingTransitions }),
-            'A backend keeps changing state.',
-            'Backend {{ $labels.backend }} of probegate job {{ $labels.job }} changed state {{ printf "%%.0f" $value }} times in the last %(window)s, as the replica that saw the most changes counts them: it keeps entering and leaving service.' % { window: config.backendFlappingWindow },
+            'Backend {{ $labels.backend }} keeps entering and leaving service.',
+            ('Backend {{ $labels.backend }} of probegate job {{ $labels.job }} changed state {{ printf "%%.0f" $value }} times in the last %(window)s, not counting planned maintenance, as the replica that saw the most changes counts them: it keeps entering and leaving service' % { window: config.backendFlappingWindow })
+            + failureReason(config.backendFlappingWindow)
+            + '. ' + whatToCheck + ' A backend that fails only some probes may also need more health_probe.failures.',
           ),
           alert(
             'ProbegatePoolFailOpen',
@@ -188,8 +235,8 @@
                 rate(probegate_fanout_backend_duration_seconds_count{%(sel)s}[%(window)s])
               ) > %(ratio)g
             ||| % vars { window: config.stragglersWindow, ratio: config.stragglersRatio }),
-            'A backend is cut from many fan-out rounds as a straggler.',
-            'Backend {{ $labels.backend }} of probegate job {{ $labels.job }} was cut as a straggler from {{ $value | humanizePercentage }} of its fan-out rounds over the last %(window)s, on the replica that cut it most: it answers much slower than its peers in the same rounds, and clients get answers without it.' % { window: config.stragglersWindow },
+            'Backend {{ $labels.backend }} is cut from many fan-out rounds as a straggler.',
+            'Backend {{ $labels.backend }} of probegate job {{ $labels.job }} was cut as a straggler from {{ $value | humanizePercentage }} of its fan-out rounds over the last %(window)s, on the replica that cut it most: it answers much slower than its peers in the same rounds, and clients get answers without it. Check its load and its fan-out latency against its peers\' (the Backend dashboard), and whether fanout.stragglers cuts too early for the queries it serves.' % { window: config.stragglersWindow },
           ),
           alert(
             'ProbegateOutlierEjectionsRepeated',
@@ -264,7 +311,7 @@
             'ProbegateBackendMaintenanceLong',
             'info',
             acrossReplicas('count', withBackendInfo('probegate_backend_state{%(sel)s, state="maintenance"} == 1' % vars)),
-            'A backend has been in maintenance for a long time.',
+            'Backend {{ $labels.backend }} has been in maintenance for a long time.',
             'Backend {{ $labels.backend }} ({{ $labels.url }}) of probegate job {{ $labels.job }} has been in maintenance, out of service, for %(for)s, as {{ $value }} replica(s) see it. If the work is done, end it with probegate maintenance stop {{ $labels.backend }}; give the next one a --ttl.' % { 'for': config.alertFor.ProbegateBackendMaintenanceLong },
           ),
           // Per replica: each one talks to the store on its own, and the
@@ -293,7 +340,7 @@
             'ProbegateBackendCertExpiringSoon',
             'warning',
             acrossReplicas('min', withBackendInfo('probegate_backend_tls_cert_expiry_timestamp_seconds{%(sel)s} - time() < %(warning)d' % vars { warning: durationSeconds(config.certExpiryWarning) })),
-            'The TLS certificate a backend presents expires soon.',
+            'The TLS certificate backend {{ $labels.backend }} presents expires soon.',
             'The certificate chain backend {{ $labels.backend }} ({{ $labels.url }}) of probegate job {{ $labels.job }} presents to its probes expires in {{ $value | humanizeDuration }} (the soonest any replica saw), less than %(warning)s: renew it before its probes, and its clients, fail the handshake.' % { warning: config.certExpiryWarning },
           ),
         ],

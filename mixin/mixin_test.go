@@ -1,6 +1,7 @@
 package mixin
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -201,6 +202,58 @@ func TestCertExpiryWarningIsADuration(t *testing.T) {
 			filepath.Join("mixin", "build", "rules.jsonnet"))
 		if err == nil || !strings.Contains(out, "is not a duration of whole units") {
 			t.Errorf("certExpiryWarning %s: want an error naming the value, got %v\n%s", bad, err, out)
+		}
+	}
+}
+
+// TestReadmeListsEveryAlertAndConfigKey: mixin/README.md's alert table
+// names every alert the rules hold, and its _config table every key of
+// config.libsonnet, and neither names one that does not exist.
+func TestReadmeListsEveryAlertAndConfigKey(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]map[string]bool{"alert": {}, "`_config` key": {}}
+	for _, table := range markdown.Tables(string(data)) {
+		if len(table.Header) == 0 || listed[table.Header[0]] == nil {
+			continue
+		}
+		for _, cell := range table.Column(table.Header[0]) {
+			for _, name := range markdown.CodeSpans(cell) {
+				listed[table.Header[0]][name] = true
+			}
+		}
+	}
+
+	out, err := jsonnet(t, "-e", `std.objectFields((import 'mixin/config.libsonnet')._config)`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var keys []string
+	if err := json.Unmarshal([]byte(out), &keys); err != nil {
+		t.Fatal(err)
+	}
+	out, err = jsonnet(t, "-e", `[r.alert for g in (import 'mixin/mixin.libsonnet').prometheusAlerts.groups for r in g.rules if std.objectHas(r, 'alert')]`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var alerts []string
+	if err := json.Unmarshal([]byte(out), &alerts); err != nil {
+		t.Fatal(err)
+	}
+	for table, names := range map[string][]string{"alert": alerts, "`_config` key": keys} {
+		want := map[string]bool{}
+		for _, n := range names {
+			want[n] = true
+			if !listed[table][n] {
+				t.Errorf("README.md's %s table lacks %s", table, n)
+			}
+		}
+		for n := range listed[table] {
+			if !want[n] {
+				t.Errorf("README.md's %s table names %s, which the mixin does not have", table, n)
+			}
 		}
 	}
 }

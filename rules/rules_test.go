@@ -34,6 +34,7 @@ var promisedAlerts = map[string]struct{ backend, probePath, acrossReplicas bool 
 	"ProbegatePoolFailOpen":                     {},
 	"ProbegatePartialFanout":                    {},
 	"ProbegateBackendStraggling":                {backend: true, acrossReplicas: true},
+	"ProbegateOutlierEjectionsRepeated":         {},
 	"ProbegateNotReady":                         {},
 	"ProbegateReadinessBudgetBlocksMaintenance": {},
 	"ProbegateReadinessBudgetGuardsNothing":     {},
@@ -152,10 +153,16 @@ func TestAlertsFollowConventions(t *testing.T) {
 			t.Errorf("%s: for %q is not a positive duration", name, r.For)
 		}
 		summary, description := r.Annotations["summary"], r.Annotations["description"]
-		if summary == "" || strings.Contains(summary, "{{") || !strings.HasSuffix(summary, ".") {
-			t.Errorf("%s: summary %q is not one static sentence", name, summary)
-		}
 		wants := promisedAlerts[name]
+		// A summary stays the same while its alert fires: it may name the
+		// alert's own labels, never its value; a per-backend alert's names
+		// the backend.
+		if summary == "" || strings.Count(summary, "{{") != strings.Count(summary, "{{ $labels.") || !strings.HasSuffix(summary, ".") {
+			t.Errorf("%s: summary %q is not one sentence that templates at most $labels", name, summary)
+		}
+		if wants.backend && !strings.Contains(summary, "{{ $labels.backend }}") {
+			t.Errorf("%s: summary %q does not name the backend", name, summary)
+		}
 		mustName := []string{"{{ $labels.instance }}"}
 		if wants.acrossReplicas {
 			mustName = []string{"{{ $labels.job }}", "$value"}

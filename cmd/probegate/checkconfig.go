@@ -1,54 +1,32 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
-
-	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/config"
 )
 
-// checkConfig is `probegate check-config`: it loads the configuration as
-// serve would (file, environment, flags), builds every HTTP client (which
-// reads the TLS files they name) and checks --web.config.file. It prints a
-// one-line summary and returns 0, or prints every problem and returns 1.
-//
-// Beyond what serve refuses, it refuses a configuration that can never be
-// ready (a budget the listed backends cannot meet, with no service
-// discovery to add more; no configuration file and no --backend at all),
-// and warns, on stderr, of what is valid but most likely a mistake.
+// checkConfig is `probegate check-config`: the judgement start-up and
+// reloads make (judge), of the same file with the same flags, listen
+// addresses included. It prints a one-line summary and returns 0, or
+// prints every problem and returns 1. Warnings, of what is valid but most
+// likely a mistake, go to stderr.
 func checkConfig(o *options, stdout, stderr io.Writer) int {
-	if path, explicit := o.configPath(); !explicit && !o.overrides.AddsBackends() {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			termsafe.Fprintf(stderr, "%s: not found, and no --backend given: nothing to probe. "+
-				"Name the configuration file with --config.file, or give backends with --backend NAME=URL\n", path)
-			return 1
-		}
+	listen, err := o.flagListenAddrs()
+	if err != nil {
+		io.WriteString(stderr, termsafe.Lines(err.Error())+"\n")
+		return 1
 	}
-	cfg, err := o.loadConfig()
-	if err == nil {
-		err = cfg.CheckHTTPClients()
-	}
-	if err == nil {
-		err = staticBudget(cfg)
-	}
+	cfg, warnings, err := o.judge(listen)
 	if err != nil {
 		// A configuration's problems come one a line.
 		io.WriteString(stderr, termsafe.Lines(err.Error())+"\n")
 		return 1
 	}
-	if err := web.Validate(o.WebConfigFile); err != nil {
-		termsafe.Fprintf(stderr, "--web.config.file %s: %v\n", o.WebConfigFile, err)
-		return 1
-	}
-	warnings := cfg.Warnings()
 	for _, w := range warnings {
 		termsafe.Fprintf(stderr, "warning: %s\n", w)
 	}
@@ -64,7 +42,7 @@ func checkConfig(o *options, stdout, stderr io.Writer) int {
 // meet even all in service, when no service discovery can add more:
 // /ready would answer 503 for ever. It uses the pool's own arithmetic.
 func staticBudget(cfg *config.Config) error {
-	if len(cfg.FileSDConfigs) > 0 || len(cfg.DNSSDConfigs) > 0 {
+	if len(cfg.DiscoveryBlocks()) > 0 {
 		return nil
 	}
 	n := len(cfg.Backends)
@@ -83,7 +61,7 @@ func staticBudget(cfg *config.Config) error {
 		listed = "none"
 	}
 	return &config.Error{Problems: []config.Problem{cfg.ProblemAt("readiness.min_available",
-		"%s needs %s in service, but the list has %s and no file_sd_configs or dns_sd_configs add more: /ready would answer 503 for ever",
+		"%s needs %s in service, but the list has %s and no service discovery adds more: /ready would answer 503 for ever",
 		setting, countBackends(b.DesiredHealthy), listed)}}
 }
 
@@ -111,11 +89,8 @@ func countBackends(n int) string {
 // empty when there are none.
 func countDiscovery(cfg *config.Config) string {
 	var blocks []string
-	if n := len(cfg.FileSDConfigs); n > 0 {
-		blocks = append(blocks, fmt.Sprintf("%d file_sd_configs", n))
-	}
-	if n := len(cfg.DNSSDConfigs); n > 0 {
-		blocks = append(blocks, fmt.Sprintf("%d dns_sd_configs", n))
+	for _, k := range cfg.DiscoveryBlocks() {
+		blocks = append(blocks, fmt.Sprintf("%d %s", k.Blocks, k.Key))
 	}
 	if len(blocks) == 0 {
 		return ""

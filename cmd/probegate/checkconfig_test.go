@@ -84,9 +84,9 @@ func TestCheckConfigRefusesABudgetTheBackendsCannotMeet(t *testing.T) {
 		stderr     string
 	}{
 		{"min_available 5 of 2", "readiness:\n  min_available: 5\n" + two, nil, 1,
-			":2: readiness.min_available: min_available 5 needs 5 backends in service, but the list has only 2 backends and no file_sd_configs or dns_sd_configs add more: /ready would answer 503 for ever\n"},
+			":2: readiness.min_available: min_available 5 needs 5 backends in service, but the list has only 2 backends and no service discovery adds more: /ready would answer 503 for ever\n"},
 		{"no backend", "gate:\n  drain: 5s\n", nil, 1,
-			": readiness.min_available: the default readiness.min_available 1 needs 1 backend in service, but the list has none and no file_sd_configs or dns_sd_configs add more: /ready would answer 503 for ever\n"},
+			": readiness.min_available: the default readiness.min_available 1 needs 1 backend in service, but the list has none and no service discovery adds more: /ready would answer 503 for ever\n"},
 		{"--backend flags count", "readiness:\n  min_available: 3\n" + two, []string{"--backend=c=http://127.0.0.1:3"}, 0, ""},
 		{"min_available 2 of 2", "readiness:\n  min_available: 2\n" + two, nil, 0, ""},
 		{"100% of 2", "readiness:\n  min_available: 100%\n" + two, nil, 0, ""},
@@ -109,7 +109,7 @@ func TestCheckConfigWarnsOfBackendsProbingTheSame(t *testing.T) {
 	file := writeFile(t, "backends:\n  - name: a\n    url: http://127.0.0.1:1\n  - name: b\n    url: http://127.0.0.1:1/\n")
 	code, stdout, stderr := runCheckConfig(t, "--config.file="+file)
 	wantOut := file + ": ok, 2 backends, 1 warning\n"
-	wantErr := "warning: " + file + ":5: backends[1].url: the same url and health probe as backends[0] (a): " +
+	wantErr := "warning: " + file + ":5: backends[1].url: backend \"b\" has the same url and health probe as backend \"a\" (backends[0]): " +
 		"one server counted twice in the readiness budget and asked twice in every fan-out round\n"
 	if code != 0 || stdout != wantOut || stderr != wantErr {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0, %q and %q", code, stdout, stderr, wantOut, wantErr)
@@ -153,5 +153,28 @@ func TestCheckConfigEscapesControlCharacters(t *testing.T) {
 	code, _, stderr := runCheckConfig(t, "--config.file="+file)
 	if code != 1 || strings.ContainsAny(stderr, "\x1b\r") || !strings.Contains(stderr, `bogus\x1b[2J`) {
 		t.Errorf("exit %d, stderr %q; want 1, the key escaped and no raw control character", code, stderr)
+	}
+}
+
+// TestCheckConfigFindsASelfLoop: a backend at probegate's own fan-out,
+// on the address --web.listen-address names (or on any address of this
+// host when it names none), is refused, as start-up and reload refuse it.
+func TestCheckConfigFindsASelfLoop(t *testing.T) {
+	isolateEnv(t)
+	for _, tc := range []struct {
+		listen, url string
+		code        int
+	}{
+		{"127.0.0.1:19797", "http://127.0.0.1:19797/fanout", 1},
+		{":19797", "http://localhost:19797/fanout/api", 1},
+		{"127.0.0.1:19797", "http://127.0.0.1:19798/fanout", 0},
+		{"127.0.0.1:19797", "http://127.0.0.1:19797/api", 0},
+	} {
+		file := writeFile(t, "backends:\n  - name: self\n    url: "+tc.url+"\n")
+		code, _, stderr := runCheckConfig(t, "--config.file="+file, "--web.listen-address="+tc.listen)
+		want := file + `:3: backends[0].url: backend "self": ` + tc.url + " points at probegate's own listener under /fanout"
+		if code != tc.code || (tc.code == 1 && !strings.HasPrefix(stderr, want)) {
+			t.Errorf("listen %s, url %s: exit %d, stderr %q; want %d and %q", tc.listen, tc.url, code, stderr, tc.code, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"net"
 	"os"
 
 	"github.com/go-kit/log/level"
@@ -37,10 +38,16 @@ func runDemo(opts *options, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer cleanup()
+	listeners, err := opts.mainListeners()
+	if err != nil {
+		level.Error(logger).Log("msg", "Cannot listen", "err", err)
+		return 1
+	}
+	defer closeAll(listeners)
 	// A reload in the demo has no file to read: it re-applies the demo pool.
-	load := func() (*config.Config, error) { return cfg, nil }
+	judge := func([]net.Addr) (*config.Config, []config.Problem, error) { return cfg, nil, nil }
 	announce := func() { world.PrintBanner(stdout, opts.ListenAddresses[0], opts.TelemetryPath, os.Args[0]) }
-	return runServer(opts, logger, cfg, load, announce)
+	return runServer(opts, logger, cfg, listeners, judge, announce)
 }
 
 // demoMaintenance has the demo show maintenance: the admin API is on, for

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/exporter-toolkit/web"
 
@@ -65,6 +66,28 @@ type options struct {
 // registerFlags adds every shared flag to the application or a command;
 // the values are in place once app.Parse returned.
 func registerFlags(app flagconfig.Adder) *options {
+	return registerFlagsFor(app, app)
+}
+
+// registerCheckFlags adds the shared flags to check-config: the ones the
+// judgement of a configuration reads as they are, and the others hidden,
+// so that its help lists only the flags it reads while a command line
+// written for serve is still accepted as it is.
+func registerCheckFlags(cmd flagconfig.Adder) *options {
+	return registerFlagsFor(cmd, hiddenFlags{cmd})
+}
+
+// hiddenFlags adds flags that are accepted but not listed in the help.
+type hiddenFlags struct{ flagconfig.Adder }
+
+func (h hiddenFlags) Flag(name, help string) *kingpin.FlagClause {
+	return h.Adder.Flag(name, help).Hidden()
+}
+
+// registerFlagsFor adds the shared flags: those the judgement of a
+// configuration reads (judge.go) to app, the others, which only a
+// running server reads, to serveOnly.
+func registerFlagsFor(app, serveOnly flagconfig.Adder) *options {
 	o := &options{}
 
 	o.configFile = flagconfig.NewValue(new(string), flagconfig.String)
@@ -77,22 +100,22 @@ func registerFlags(app flagconfig.Adder) *options {
 	app.Flag("web.systemd-socket", "Use systemd socket activation listeners instead of port listeners (Linux only).").
 		Envar(flagconfig.Envar("web.systemd-socket")).BoolVar(&o.SystemdSocket)
 	app.Flag("web.config.file", "exporter-toolkit web configuration file enabling TLS or basic authentication.").
-		Envar(flagconfig.Envar("web.config.file")).PlaceHolder("web.yml").StringVar(&o.WebConfigFile)
-	app.Flag("web.health-listen-address", "Address of a second listener serving only /health and /ready, plain HTTP and never behind --web.config.file, for balancers and kubelets that cannot authenticate, such as :9798. Empty: off.").
-		Envar(flagconfig.Envar("web.health-listen-address")).PlaceHolder(":9798").StringVar(&o.HealthListenAddress)
-	app.Flag("web.enable-lifecycle", "Enable POST /-/reload. SIGHUP reloads either way.").
+		Envar(flagconfig.Envar("web.config.file")).PlaceHolder("FILE").StringVar(&o.WebConfigFile)
+	serveOnly.Flag("web.health-listen-address", "Address of a second listener serving only /health and /ready, plain HTTP and never behind --web.config.file, for balancers and kubelets that cannot authenticate, such as :9798. Empty: off.").
+		Envar(flagconfig.Envar("web.health-listen-address")).PlaceHolder("ADDRESS").StringVar(&o.HealthListenAddress)
+	serveOnly.Flag("web.enable-lifecycle", "Enable POST /-/reload. SIGHUP reloads either way.").
 		Envar(flagconfig.Envar("web.enable-lifecycle")).BoolVar(&o.EnableLifecycle)
-	app.Flag("web.max-connections", "Maximum number of simultaneous connections on each main listener.").
+	serveOnly.Flag("web.max-connections", "Maximum number of simultaneous connections on each main listener.").
 		Envar(flagconfig.Envar("web.max-connections")).Default("512").IntVar(&o.MaxConnections)
-	flagconfig.NewValue(&o.ReadTimeout, flagconfig.Duration).Register(app, "web.read-timeout",
+	flagconfig.NewValue(&o.ReadTimeout, flagconfig.Duration).Register(serveOnly, "web.read-timeout",
 		"Maximum duration before timing out reading a request, head and body; idle keep-alive connections are closed after it too.").Default("1m")
-	flagconfig.NewValue(&o.TelemetryPath, parseTelemetryPath).Register(app, "web.telemetry-path", "Path of the Prometheus metrics.").Default("/metrics")
+	flagconfig.NewValue(&o.TelemetryPath, parseTelemetryPath).Register(serveOnly, "web.telemetry-path", "Path of the Prometheus metrics.").Default("/metrics")
 	flagconfig.NewValue(&o.LogLevel, flagconfig.Choice("debug", "info", "warn", "error")).
-		Register(app, "log.level", "Least severe log level to print: one of debug, info, warn, error.").Default("info")
+		Register(serveOnly, "log.level", "Least severe log level to print: one of debug, info, warn, error.").Default("info")
 	flagconfig.NewValue(&o.LogFormat, flagconfig.Choice("logfmt", "json")).
-		Register(app, "log.format", "Log format: one of logfmt, json.").Default("logfmt")
+		Register(serveOnly, "log.format", "Log format: one of logfmt, json.").Default("logfmt")
 
-	app.Flag("discovery.update-interval", "Longest time between two rebuilds of the pool from service discovery changes.").
+	serveOnly.Flag("discovery.update-interval", "Longest time between two rebuilds of the pool from service discovery changes.").
 		Envar(flagconfig.Envar("discovery.update-interval")).Default("5s").DurationVar(&o.DiscoveryUpdateInterval)
 
 	o.probeEnabled(app)
@@ -113,9 +136,9 @@ func registerFlags(app flagconfig.Adder) *options {
 
 	o.overrides.Backends(app, "backend",
 		"A backend as name=url, added after the file's backends. Repeatable; in the environment variable, one per line.").PlaceHolder("NAME=URL")
-	o.maintenanceFlags(app)
-	o.replicaFlag(app)
-	o.testingFlags(app)
+	o.maintenanceFlags(serveOnly)
+	o.replicaFlag(serveOnly)
+	o.testingFlags(serveOnly)
 	return o
 }
 
@@ -144,14 +167,16 @@ func (o *options) loadConfig() (*config.Config, error) {
 	path, explicit := o.configPath()
 	cfg, err := config.DecodeFile(path)
 	switch {
-	case err == nil:
+	case cfg != nil:
+		// Decoded, perhaps with problems: the rest is validated too,
+		// so that every problem is named at once.
 	case !explicit && errors.Is(err, fs.ErrNotExist):
-		cfg = config.Default()
+		cfg, err = config.Default(), nil
 	default:
 		return nil, err
 	}
 	o.overrides.Apply(cfg)
-	if err := cfg.Validate(); err != nil {
+	if err := config.JoinErrors(err, cfg.Validate()); err != nil {
 		return nil, err
 	}
 	return cfg, nil

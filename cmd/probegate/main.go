@@ -46,7 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	demoCmd := app.Command("demo", "Start built-in loopback backends in every state and serve probegate against them.")
 	demoOpts := registerFlags(demoCmd)
 	checkCmd := app.Command("check-config", "Validate the configuration and exit.")
-	checkOpts := registerFlags(checkCmd)
+	checkOpts := registerCheckFlags(checkCmd)
 	simulateCmd := app.Command("simulate", "Feed probe results through the state machine and print each step.")
 	sim := registerSimulateFlags(simulateCmd)
 	versionCmd := app.Command("version", "Print the version and build information.")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -12,13 +11,10 @@ import (
 	"github.com/probegate/probegate/internal/redact"
 )
 
-// selfPredicate recognises the backend URLs that lead back to one of
-// listeners under the fan-out's path, on this host's addresses and names.
-func selfPredicate(listeners []net.Listener) *fanout.Self {
-	addrs := make([]net.Addr, len(listeners))
-	for i, l := range listeners {
-		addrs[i] = l.Addr()
-	}
+// selfPredicate recognises the backend URLs that lead back to one of the
+// listen addresses under the fan-out's path, on this host's addresses and
+// names.
+func selfPredicate(addrs []net.Addr) *fanout.Self {
 	var local []netip.Addr
 	if ifaddrs, err := net.InterfaceAddrs(); err == nil {
 		for _, a := range ifaddrs {
@@ -36,16 +32,20 @@ func selfPredicate(listeners []net.Listener) *fanout.Self {
 	return fanout.NewSelf(addrs, local, names)
 }
 
-// refuseSelfTargets names every static backend of cfg whose URL leads
-// back to probegate's own fan-out: each round would ask probegate itself,
-// and that round would ask it again.
-func refuseSelfTargets(self *fanout.Self, cfg *config.Config) error {
-	var errs []error
-	for _, b := range cfg.Backends {
+// selfTargets names every static backend of cfg whose URL leads back to
+// probegate's own fan-out: each round would ask probegate itself, and that
+// round would ask it again.
+func selfTargets(self *fanout.Self, cfg *config.Config) error {
+	var problems []config.Problem
+	for i, b := range cfg.Backends {
 		if self.Targets(b.URL) {
-			errs = append(errs, fmt.Errorf("backend %q: %s points at probegate's own listener under %s: every fan-out round would ask probegate itself",
+			problems = append(problems, cfg.ProblemAt(fmt.Sprintf("backends[%d].url", i),
+				"backend %q: %s points at probegate's own listener under %s: every fan-out round would ask probegate itself",
 				b.Name, redact.URL(b.URL), fanout.Path))
 		}
 	}
-	return errors.Join(errs...)
+	if len(problems) == 0 {
+		return nil
+	}
+	return &config.Error{Problems: problems}
 }

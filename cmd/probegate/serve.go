@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,20 +44,45 @@ func serve(opts *options, stderr io.Writer) int {
 		termsafe.Fprintf(stderr, "probegate: %v\n", err)
 		return 2
 	}
-	cfg, err := opts.loadConfig()
+	// The listeners open first: the configuration is judged with their
+	// addresses, as check-config judges it with the flags' and a reload
+	// with the same listeners'.
+	listeners, err := opts.mainListeners()
+	if err != nil {
+		level.Error(logger).Log("msg", "Cannot listen", "err", err)
+		return 1
+	}
+	defer closeAll(listeners)
+	cfg, warnings, err := opts.judge(listenerAddrs(listeners))
 	if err != nil {
 		level.Error(logger).Log("msg", "Invalid configuration", "err", err)
 		return 1
 	}
-	return runServer(opts, logger, cfg, opts.loadConfig, nil)
+	logWarnings(logger, warnings)
+	return runServer(opts, logger, cfg, listeners, opts.judge, nil)
 }
+
+// logWarnings logs what is valid in a configuration but most likely a
+// mistake, one line each.
+func logWarnings(logger log.Logger, warnings []config.Problem) {
+	for _, w := range warnings {
+		level.Warn(logger).Log("msg", "Configuration warning", "warning", w)
+	}
+}
+
+// judgement judges a configuration for the listeners at the given
+// addresses: options.judge, or for the demo its own configuration.
+type judgement func(listen []net.Addr) (*config.Config, []config.Problem, error)
 
 // server is one running probegate: the pool, its prober and fan-out, the
 // metrics, and the loader a reload calls.
 type server struct {
-	opts    *options
-	logger  log.Logger
-	load    func() (*config.Config, error)
+	opts   *options
+	logger log.Logger
+	// judge judges the configuration a reload reads, for listen, the
+	// addresses of the main listeners.
+	judge   judgement
+	listen  []net.Addr
 	metrics *collector.Metrics
 	pool    *pool.Pool
 	prober  *probe.Prober
@@ -70,10 +95,6 @@ type server struct {
 	sd *discovery.Discovery
 	// maint is maintenance, its store and the replica views.
 	maint *maintenanceService
-	// self recognises a backend that leads back to probegate's own
-	// fan-out; nil until the listeners are open.
-	self atomic.Pointer[fanout.Self]
-
 	// reloads makes SIGHUP and POST /-/reload one reload at a time: a
 	// request that arrives while one runs shares its result, so a storm of
 	// reloads costs one. The reconciler orders them with discovery
@@ -81,9 +102,11 @@ type server struct {
 	reloads singleflight.Group
 }
 
-// runServer wires everything and serves until the gate's lifecycle ends.
-// announce, when set, is called once the listener is about to start.
-func runServer(opts *options, logger log.Logger, cfg *config.Config, load func() (*config.Config, error), announce func()) int {
+// runServer wires everything and serves on listeners until the gate's
+// lifecycle ends. cfg was judged for the listeners; reloads judge theirs
+// with judge. announce, when set, is called once the listener is about
+// to start.
+func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners []net.Listener, judge judgement, announce func()) int {
 	started := time.Now()
 	level.Info(logger).Log("msg", "Starting probegate", "version", version.Info(), "backends", len(cfg.Backends))
 
@@ -93,7 +116,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	s := &server{opts: opts, logger: logger, load: load, metrics: collector.NewMetrics(reg)}
+	s := &server{opts: opts, logger: logger, judge: judge, listen: listenerAddrs(listeners), metrics: collector.NewMetrics(reg)}
 	now := opts.clock()
 	backends := pool.New(logger, now)
 	if err := backends.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
@@ -151,24 +174,12 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		return 1
 	}
 
-	listeners, err := opts.mainListeners()
-	if err != nil {
-		level.Error(logger).Log("msg", "Cannot listen", "err", err)
-		return 1
-	}
-	s.self.Store(selfPredicate(listeners))
-	if err := refuseSelfTargets(s.self.Load(), cfg); err != nil {
-		closeAll(listeners)
-		level.Error(logger).Log("msg", "Invalid configuration", "err", err)
-		return 1
-	}
 	// Discovered backends that lead back to the fan-out are dropped; an
-	// update discovery delivered before the listeners were open is
-	// applied again under the rule.
-	s.targets.DetectLoops(s.self.Load().Targets)
+	// update discovery delivered before the rule was set is applied again
+	// under it.
+	s.targets.DetectLoops(selfPredicate(s.listen).Targets)
 	healthSrv, healthListener, err := opts.healthServer(g.Wrap(g.HealthHandler()), g.Wrap(g.ReadyHandler()))
 	if err != nil {
-		closeAll(listeners)
 		level.Error(logger).Log("msg", "Cannot listen", "err", err)
 		return 1
 	}
@@ -218,7 +229,9 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 }
 
 // builtinRoutes are the paths probegate serves besides the telemetry path
-// and the landing page; a path ending in "/" is a subtree.
+// and the landing page; a path ending in "/" is a subtree. A route added to
+// the mux belongs here: the telemetry path may take none of them, and the
+// README's endpoint table is tested against this list.
 func builtinRoutes() []string {
 	return []string{"/health", "/ready", "/healthz", fanout.Path + "/", "/-/reload", "/status", configPath,
 		maintenance.BackendsPath, maintenance.BackendsPath + "/", maintenance.ReplicasPath, discoveryPath, discoveryPagePath}
@@ -316,16 +329,14 @@ func (s *server) reload() error {
 }
 
 func (s *server) apply() error {
-	cfg, err := s.load()
+	cfg, warnings, err := s.judge(s.listen)
 	if err != nil {
 		return err
 	}
 	if err := s.maint.checkReload(cfg); err != nil {
 		return err
 	}
-	if err := refuseSelfTargets(s.self.Load(), cfg); err != nil {
-		return err
-	}
+	logWarnings(s.logger, warnings)
 	if err := s.targets.Apply(cfg); err != nil {
 		return err
 	}

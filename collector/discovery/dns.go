@@ -8,5 +8,6 @@ import (
 // refresh_interval through the resolvers of /etc/resolv.conf.
 var dnsSD = mechanism{
 	name:    "dns",
+	key:     "dns_sd_configs",
 	configs: func(cfg *config.Config) []sdConfig { return configsOf(cfg.DNSSDConfigs) },
 }

@@ -28,7 +28,9 @@ type Discovery struct {
 	clashes  prometheus.Counter
 	dropped  *prometheus.CounterVec
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// groups are the manager's last update: the groups of each target
+	// set, one set per discovery block (sdConfigs).
 	groups map[string][]*targetgroup.Group
 	// update counts the manager's updates; reported is the update and the
 	// configuration whose drops were last logged and counted, so that
@@ -36,8 +38,14 @@ type Discovery struct {
 	update, reportedUpdate uint64
 	reportedCfg            *config.Config
 	// sources are what the last call of Targets made of each mechanism's
-	// targets, for the discovery view.
+	// targets, and cfg the configuration it was made under, for the
+	// discovery view.
 	sources []*source
+	cfg     *config.Config
+	// prev is the configuration before cfg while cfg is new: until the
+	// manager has reported every block of cfg, the blocks prev had and
+	// cfg has not stand in for them (groupsOf).
+	prev *config.Config
 	// clashed are the name clashes of the last call of Targets: a clash
 	// is logged and counted once while it lasts. There are at most as
 	// many as discovered backends, which the limit bounds.
@@ -135,9 +143,13 @@ func (d *Discovery) Run(updated func()) {
 func (d *Discovery) Targets(cfg *config.Config) []pool.Target {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if cfg != d.cfg {
+		d.prev, d.cfg = d.cfg, cfg
+	}
+	groups := d.groupsOf(cfg)
 	sources := make([]*source, len(mechanisms))
 	for i, m := range mechanisms {
-		sources[i] = evaluate(m.name, d.groups[m.name], cfg, d.isLoop)
+		sources[i] = evaluateGroups(m.name, groups[i], cfg, d.isLoop)
 	}
 	targets, clashes := merge(Static(cfg), sources)
 	d.reportClashes(clashes)
@@ -152,6 +164,95 @@ func (d *Discovery) Targets(cfg *config.Config) []pool.Target {
 		d.backends.WithLabelValues(s.mechanism).Set(float64(len(s.backends)))
 	}
 	return targets
+}
+
+// groupsOf are the last discovery results of cfg's blocks, mechanism by
+// mechanism, each group with the block (and file) it came from. Only the
+// blocks cfg holds count: the targets of a block that a reload removed or
+// changed are not cfg's, even while the manager has not yet stopped it,
+// so that a reload changes the discovery blocks and relabel_configs
+// together and never admits a target of a removed block under the new
+// rules alone.
+//
+// A block the reload changed is a new set, which the manager reports
+// only at its next update. Until every block of cfg has been reported,
+// the blocks of the configuration before (prev) that cfg no longer has
+// stand in for them, their targets admitted only where both
+// configurations keep them: the backends of a block whose refresh
+// interval changed keep their state, and no target either configuration
+// drops is admitted in between. Call it with mu held.
+func (d *Discovery) groupsOf(cfg *config.Config) []mechanismGroups {
+	out := make([]mechanismGroups, len(mechanisms))
+	seen := map[string]bool{}
+	pending := false
+	for _, e := range entries(cfg) {
+		if _, reported := d.groups[e.set]; !reported {
+			pending = true
+		}
+	}
+	if !pending {
+		d.prev = nil
+	}
+	var standIns []entry
+	if d.prev != nil {
+		standIns = entries(d.prev)
+	}
+	for _, e := range entries(cfg) {
+		mg := &out[e.mechanism]
+		o := origin{field: e.field, index: len(mg.blocks)}
+		mg.blocks = append(mg.blocks, o)
+		if seen[e.set] {
+			// A block repeated word for word shares the first one's set.
+			continue
+		}
+		seen[e.set] = true
+		if mg.origins == nil {
+			mg.origins = map[*targetgroup.Group]origin{}
+		}
+		fileOf := mechanisms[e.mechanism].fileOf
+		for _, g := range d.groups[e.set] {
+			if g == nil {
+				continue
+			}
+			from := o
+			if fileOf != nil {
+				if file, _, ok := fileOf(g.Source); ok {
+					from.file = file
+				}
+			}
+			mg.origins[g] = from
+			mg.groups = append(mg.groups, g)
+		}
+	}
+	for _, e := range standIns {
+		if seen[e.set] {
+			continue
+		}
+		seen[e.set] = true
+		mg := &out[e.mechanism]
+		if mg.origins == nil {
+			mg.origins = map[*targetgroup.Group]origin{}
+		}
+		if mg.alsoKeptBy == nil {
+			mg.alsoKeptBy = map[*targetgroup.Group]*config.Config{}
+		}
+		fileOf := mechanisms[e.mechanism].fileOf
+		for _, g := range d.groups[e.set] {
+			if g == nil {
+				continue
+			}
+			from := origin{field: e.field, index: len(mg.blocks)}
+			if fileOf != nil {
+				if file, _, ok := fileOf(g.Source); ok {
+					from.file = file
+				}
+			}
+			mg.origins[g] = from
+			mg.alsoKeptBy[g] = d.prev
+			mg.groups = append(mg.groups, g)
+		}
+	}
+	return out
 }
 
 // report counts one mechanism's dropped targets and logs the invalid

@@ -19,6 +19,7 @@ import (
 // than copying them: they are built for the view only when asked for.
 type record struct {
 	source     string
+	tally      *tally
 	group, own model.LabelSet
 	target     pool.Target // the backend, when not dropped
 	reason     string      // why it was dropped, or ""
@@ -39,52 +40,128 @@ func (r *record) labels() map[string]string {
 }
 
 // source is what one mechanism's targets came to at one update: the
-// backends (at most max_discovered_backends, sorted by name), the first
-// maxShownDropped dropped targets, and how many were dropped for each
-// reason. Its size is bounded whatever the number of targets.
+// backends (at most max_discovered_backends, sorted by name), how many
+// were dropped for each reason, and each source's share (tallies). Its
+// size is bounded whatever the number of targets.
 type source struct {
 	mechanism string
 	total     int
 	backends  []*record
-	dropped   []*record
 	counts    map[string]int
 	// examples are the reports of the first invalid targets.
 	examples []string
+	// tallies are the mechanism's sources, in the order of the
+	// configuration, then of their files.
+	tallies []*tally
 }
 
 // drop records r as dropped for reason.
 func (s *source) drop(r *record, reason string) {
 	r.reason = reason
 	s.counts[reason]++
-	if len(s.dropped) < maxShownDropped {
-		s.dropped = append(s.dropped, r)
+	r.tally.drop(r)
+}
+
+// origin is where a target group came from: a block of the configuration
+// (its field, such as file_sd_configs[0], and its place among the blocks)
+// and, for a mechanism that reads files, the file.
+type origin struct {
+	field string
+	index int
+	file  string
+}
+
+// tally is one source's share of a mechanism's targets, for the view. A
+// source is one *_sd_configs block, or one file of a block for a mechanism
+// that reads files, so that a source dropping thousands of targets crowds
+// out no other's.
+type tally struct {
+	origin
+	total  int
+	counts map[string]int
+	// dropped are the first maxShownDropped dropped targets, and beyond
+	// them the first of every other reason: each reason present keeps an
+	// example.
+	dropped []*record
+}
+
+// drop records r, dropped, in the tally.
+func (t *tally) drop(r *record) {
+	t.counts[r.reason]++
+	if len(t.dropped) < maxShownDropped || t.counts[r.reason] == 1 {
+		t.dropped = append(t.dropped, r)
 	}
 }
 
-// evaluate relabels every target of a mechanism's groups and makes what
-// it can a backend. A target that relabelling drops, that is not a
+// mechanismGroups are a mechanism's target groups and where each came
+// from, and the blocks of it the configuration holds, each a source even
+// before it finds a target.
+type mechanismGroups struct {
+	groups []*targetgroup.Group
+	// origins are the groups' origins; a group without one is the
+	// mechanism's as a whole.
+	origins map[*targetgroup.Group]origin
+	blocks  []origin
+	// alsoKeptBy are groups that stand in for a block not yet reported
+	// (Discovery.groupsOf): each of their targets must be kept by this
+	// configuration too.
+	alsoKeptBy map[*targetgroup.Group]*config.Config
+}
+
+// evaluate is evaluateGroups for groups of no particular origin.
+func evaluate(mechanism string, groups []*targetgroup.Group, cfg *config.Config, isLoop func(string) bool) *source {
+	return evaluateGroups(mechanism, mechanismGroups{groups: groups}, cfg, isLoop)
+}
+
+// evaluateGroups relabels every target of a mechanism's groups and makes
+// what it can a backend. A target that relabelling drops, that is not a
 // backend, or that isLoop (when set) reports as pointing at probegate
 // itself, is dropped; of the rest the limit first by name become
 // backends and the others are dropped too. Memory stays bounded by the
-// limit and maxShownDropped, however many targets the groups hold.
-func evaluate(mechanism string, groups []*targetgroup.Group, cfg *config.Config, isLoop func(string) bool) *source {
-	groups = slices.DeleteFunc(slices.Clone(groups), func(g *targetgroup.Group) bool { return g == nil })
+// limit and maxShownDropped per source, however many targets the groups
+// hold.
+func evaluateGroups(mechanism string, in mechanismGroups, cfg *config.Config, isLoop func(string) bool) *source {
+	groups := slices.DeleteFunc(slices.Clone(in.groups), func(g *targetgroup.Group) bool { return g == nil })
 	slices.SortFunc(groups, func(a, b *targetgroup.Group) int { return cmp.Compare(a.Source, b.Source) })
 	s := &source{mechanism: mechanism, counts: make(map[string]int, len(dropReasons))}
+	tallies := map[origin]*tally{}
+	tallyOf := func(o origin) *tally {
+		t := tallies[o]
+		if t == nil {
+			t = &tally{origin: o, counts: make(map[string]int, len(dropReasons))}
+			tallies[o] = t
+			s.tallies = append(s.tallies, t)
+		}
+		return t
+	}
+	for _, o := range in.blocks {
+		tallyOf(o)
+	}
 	limit := max(cfg.MaxDiscoveredBackends, 0)
 	kept := &byNameDesc{}
 	lb := labels.NewBuilder(labels.EmptyLabels())
 	for _, g := range groups {
-		for _, t := range g.Targets {
+		o, ok := in.origins[g]
+		if !ok {
+			o = origin{field: mechanism}
+		}
+		t := tallyOf(o)
+		for _, own := range g.Targets {
 			s.total++
-			r := &record{source: g.Source, group: g.Labels, own: t}
-			target, keep, err := makeTarget(lb, g.Labels, t, cfg)
+			t.total++
+			r := &record{source: g.Source, tally: t, group: g.Labels, own: own}
+			target, keep, err := makeTarget(lb, g.Labels, own, cfg)
+			if other := in.alsoKeptBy[g]; other != nil && err == nil && keep {
+				if _, keptToo, errToo := makeTarget(lb, g.Labels, own, other); errToo != nil || !keptToo {
+					keep = false
+				}
+			}
 			switch {
 			case err != nil:
 				// Only a report that is kept is written: formatting a
 				// million would cost more than the rest.
-				if len(s.examples) < maxExamples || len(s.dropped) < maxShownDropped {
-					r.err = invalidTarget(t, g.Source, err).Error()
+				if len(s.examples) < maxExamples || len(t.dropped) < maxShownDropped || t.counts[dropInvalid] == 0 {
+					r.err = invalidTarget(own, g.Source, err).Error()
 				}
 				if len(s.examples) < maxExamples {
 					s.examples = append(s.examples, r.err)
@@ -105,6 +182,13 @@ func evaluate(mechanism string, groups []*targetgroup.Group, cfg *config.Config,
 	}
 	s.backends = *kept
 	slices.SortFunc(s.backends, compareRecords)
+	// A block stands for itself only until its files list targets.
+	s.tallies = slices.DeleteFunc(s.tallies, func(t *tally) bool {
+		return t.file == "" && t.total == 0 && slices.ContainsFunc(s.tallies, func(other *tally) bool { return other.field == t.field && other.file != "" })
+	})
+	slices.SortFunc(s.tallies, func(a, b *tally) int {
+		return cmp.Or(cmp.Compare(a.index, b.index), cmp.Compare(a.file, b.file))
+	})
 	return s
 }
 

@@ -1,6 +1,8 @@
 package discovery
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +14,7 @@ import (
 	sd "github.com/prometheus/prometheus/discovery"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/relabel"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
@@ -33,12 +36,19 @@ const (
 type sdConfig = sd.Config
 
 // mechanism is one service discovery mechanism: the name its backends are
-// counted under and the blocks of it a configuration holds. A new
-// mechanism is a file of its own with one of these, a line in mechanisms
-// and a key in the configuration.
+// counted under, the configuration key of its blocks and the blocks of it
+// a configuration holds. A new mechanism is a file of its own with one of
+// these, a line in mechanisms and a key in the configuration.
 type mechanism struct {
-	name    string
+	name string
+	// key is the configuration key of its list of blocks, such as
+	// file_sd_configs.
+	key     string
 	configs func(*config.Config) []sdConfig
+	// fileOf, for a mechanism that reads its targets from files, is the
+	// file a target group came from and the group's index in it, by the
+	// group's Source; nil for the others.
+	fileOf func(groupSource string) (file string, index int, ok bool)
 }
 
 // mechanisms are the supported mechanisms, in the order their backends
@@ -53,13 +63,51 @@ func configsOf[T sdConfig](list []T) []sdConfig {
 	return out
 }
 
+// entry is one block of a *_sd_configs list of a configuration, and the
+// discovery manager's target set that holds what it finds.
+type entry struct {
+	// mechanism is the index of its mechanism in mechanisms.
+	mechanism int
+	// field is the block in the configuration, such as
+	// file_sd_configs[1].
+	field string
+	// set names the manager's target set after the mechanism and the
+	// block's content: a block a reload leaves alone keeps its set and its
+	// targets, and a removed or changed block's set, and every target it
+	// held, is no longer the configuration's.
+	set    string
+	config sdConfig
+}
+
+// entries are cfg's discovery blocks, mechanism by mechanism.
+func entries(cfg *config.Config) []entry {
+	var list []entry
+	for i, m := range mechanisms {
+		for j, c := range m.configs(cfg) {
+			list = append(list, entry{mechanism: i, field: fmt.Sprintf("%s[%d]", m.key, j), set: setName(m.name, c), config: c})
+		}
+	}
+	return list
+}
+
+// setName is the target set of a block: the mechanism and a digest of
+// the block's settings.
+func setName(mechanism string, c sdConfig) string {
+	data, err := yaml.Marshal(c)
+	if err != nil {
+		data = fmt.Appendf(nil, "%#v", c)
+	}
+	sum := sha256.Sum256(data)
+	return mechanism + "/" + hex.EncodeToString(sum[:8])
+}
+
 // sdConfigs are the discovery manager's target sets for cfg: one per
-// mechanism, named after it. A mechanism the configuration does not use
-// has an empty set, so that a reload that removes it stops it.
+// discovery block. A set the configuration no longer has is stopped by
+// the manager, and its targets forgotten.
 func sdConfigs(cfg *config.Config) map[string]sd.Configs {
-	sets := make(map[string]sd.Configs, len(mechanisms))
-	for _, m := range mechanisms {
-		sets[m.name] = m.configs(cfg)
+	sets := map[string]sd.Configs{}
+	for _, e := range entries(cfg) {
+		sets[e.set] = append(sets[e.set], e.config)
 	}
 	return sets
 }

@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -112,10 +113,10 @@ func TestEvaluateSortsAndReports(t *testing.T) {
 	if names := backendNames(s); names != "h:1 h:2" {
 		t.Errorf("backends %s, want h:1 h:2", names)
 	}
-	if s.total != 3 || s.counts[dropInvalid] != 1 || len(s.dropped) != 1 || len(s.examples) != 1 {
-		t.Fatalf("total %d, counts %v, dropped %d, examples %v; want 3 targets, one invalid", s.total, s.counts, len(s.dropped), s.examples)
+	if s.total != 3 || s.counts[dropInvalid] != 1 || len(dropped(s)) != 1 || len(s.examples) != 1 {
+		t.Fatalf("total %d, counts %v, dropped %d, examples %v; want 3 targets, one invalid", s.total, s.counts, len(dropped(s)), s.examples)
 	}
-	if e := s.examples[0]; !strings.Contains(e, `"bad" is not host:port`) || !strings.Contains(e, "from b") || s.dropped[0].err != e {
+	if e := s.examples[0]; !strings.Contains(e, `"bad" is not host:port`) || !strings.Contains(e, "from b") || dropped(s)[0].err != e {
 		t.Errorf("report %q, want one naming the bad target and its source", e)
 	}
 }
@@ -154,11 +155,11 @@ func TestEvaluateIsBoundedByTheLimit(t *testing.T) {
 	if fmt.Sprint(s.counts) != fmt.Sprint(want) || s.total != len(targets) {
 		t.Errorf("counts %v of %d, want %v of %d", s.counts, s.total, want, len(targets))
 	}
-	if len(s.dropped) != maxShownDropped || len(s.examples) != maxExamples {
-		t.Errorf("kept %d dropped targets and %d examples, want %d and %d", len(s.dropped), len(s.examples), maxShownDropped, maxExamples)
+	if len(dropped(s)) != maxShownDropped || len(s.examples) != maxExamples {
+		t.Errorf("kept %d dropped targets and %d examples, want %d and %d", len(dropped(s)), len(s.examples), maxShownDropped, maxExamples)
 	}
 	limited := map[string]bool{}
-	for _, r := range s.dropped {
+	for _, r := range dropped(s) {
 		if r.reason == dropLimit {
 			limited[r.target.Name] = true
 		}
@@ -174,9 +175,10 @@ func TestEvaluateIsBoundedByTheLimit(t *testing.T) {
 func TestMergeStaticWins(t *testing.T) {
 	static := []pool.Target{{Name: "pdb-1", URL: "http://static:1"}}
 	sourceOf := func(mechanism string, targets ...pool.Target) *source {
-		s := &source{mechanism: mechanism, counts: map[string]int{}}
+		one := &tally{origin: origin{field: mechanism}, counts: map[string]int{}}
+		s := &source{mechanism: mechanism, counts: map[string]int{}, tallies: []*tally{one}}
 		for _, t := range targets {
-			s.backends = append(s.backends, &record{target: t})
+			s.backends = append(s.backends, &record{target: t, tally: one})
 		}
 		return s
 	}
@@ -194,8 +196,8 @@ func TestMergeStaticWins(t *testing.T) {
 		t.Errorf("backends left %q and %q, want pdb-2 and pdb-3", backendNames(file), backendNames(dns))
 	}
 	for _, s := range []*source{file, dns} {
-		if s.counts[dropNameClash] != 1 || len(s.dropped) != 1 || s.dropped[0].reason != dropNameClash {
-			t.Errorf("%s: counts %v, dropped %d; want one name clash shown", s.mechanism, s.counts, len(s.dropped))
+		if s.counts[dropNameClash] != 1 || len(dropped(s)) != 1 || dropped(s)[0].reason != dropNameClash {
+			t.Errorf("%s: counts %v, dropped %d; want one name clash shown", s.mechanism, s.counts, len(dropped(s)))
 		}
 	}
 	want := []clash{{"pdb-1", "file", "static"}, {"pdb-2", "dns", "file"}}
@@ -214,11 +216,11 @@ func TestEvaluateRedactsUserinfo(t *testing.T) {
 		{"__address__": "h:2", "backend": "dave:letmein@h"},
 	}}}
 	s := evaluate("file", groups, relabelled(t, ""), nil)
-	if len(s.dropped) != 3 {
-		t.Fatalf("dropped %d targets, want three", len(s.dropped))
+	if len(dropped(s)) != 3 {
+		t.Fatalf("dropped %d targets, want three", len(dropped(s)))
 	}
-	for _, r := range s.dropped {
-		shown := r.err + fmt.Sprint(r.view().Labels)
+	for _, r := range dropped(s) {
+		shown := r.err + fmt.Sprint(r.view(groupLines{}).Labels)
 		for _, secret := range []string{"hunter2", "s3cret", "pa55", "letmein"} {
 			if strings.Contains(shown, secret) {
 				t.Errorf("report %q shows the password %s", shown, secret)
@@ -226,6 +228,43 @@ func TestEvaluateRedactsUserinfo(t *testing.T) {
 		}
 		if !strings.Contains(r.err, "xxxxx") {
 			t.Errorf("report %q does not show where the password was", r.err)
+		}
+	}
+}
+
+// dropped are the dropped targets every source of s keeps for the view.
+func dropped(s *source) []*record {
+	var out []*record
+	for _, t := range s.tallies {
+		out = append(out, t.dropped...)
+	}
+	return out
+}
+
+// TestEveryMechanismIsADiscoveryBlock: each mechanism's key is a field of
+// the configuration whose blocks the mechanism reads, and one that
+// config.DiscoveryBlocks counts, so that check-config and start-up know
+// that discovery may add backends without naming the mechanisms.
+func TestEveryMechanismIsADiscoveryBlock(t *testing.T) {
+	for _, m := range mechanisms {
+		cfg := config.Default()
+		v := reflect.ValueOf(cfg).Elem()
+		set := false
+		for i := range v.NumField() {
+			if name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); name == m.key {
+				f := v.Field(i)
+				one := reflect.MakeSlice(f.Type(), 1, 1)
+				one.Index(0).Set(reflect.New(f.Type().Elem().Elem()))
+				f.Set(one)
+				set = true
+			}
+		}
+		if !set {
+			t.Errorf("mechanism %s: the configuration has no key %s", m.name, m.key)
+			continue
+		}
+		if got := cfg.DiscoveryBlocks(); len(got) != 1 || got[0].Key != m.key || got[0].Blocks != 1 || len(m.configs(cfg)) != 1 {
+			t.Errorf("mechanism %s: DiscoveryBlocks %v and %d blocks read, want one %s block", m.name, got, len(m.configs(cfg)), m.key)
 		}
 	}
 }

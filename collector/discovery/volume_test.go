@@ -17,7 +17,8 @@ import (
 // of invalid targets and more valid ones than max_discovered_backends is
 // logged as one line per kind and update, with a count and at most three
 // examples; the pool gets the limit of backends; every drop is counted by
-// reason; the view keeps at most maxShownDropped dropped targets. Asking
+// reason; the view keeps at most maxShownDropped dropped targets, and an
+// example of every reason beyond them. Asking
 // for the targets again without a new update logs and counts nothing
 // more.
 func TestHostileVolumeIsOneLineAndBounded(t *testing.T) {
@@ -69,12 +70,15 @@ func TestHostileVolumeIsOneLineAndBounded(t *testing.T) {
 			t.Errorf("probegate_discovery_dropped_targets_total{reason=%q} = %v, want %v", reason, got, want)
 		}
 	}
-	v := r.View()
-	if len(v.Sources) != len(mechanisms) || v.Sources[0].Mechanism != "file" {
-		t.Fatalf("view sources %+v, want one per mechanism, file first", v.Sources)
+	v := r.View("")
+	if len(v.Sources) != 1 || v.Sources[0].Mechanism != "file" || v.Sources[0].File != path || v.Sources[0].Config != "file_sd_configs[0]" {
+		t.Fatalf("%d view sources, the first %s %s %s; want the one file of file_sd_configs[0]", len(v.Sources), v.Sources[0].Mechanism, v.Sources[0].Config, v.Sources[0].File)
 	}
 	file := v.Sources[0]
-	if file.Targets != invalid+valid || file.Backends != limit || len(file.Active) != limit || len(file.Dropped) != maxShownDropped ||
+	// The first maxShownDropped, all invalid, and the first dropped for
+	// the limit, its reason's example.
+	if file.Targets != invalid+valid || file.Backends != limit || len(file.Active) != limit || len(file.Dropped) != maxShownDropped+1 ||
+		file.Dropped[maxShownDropped].Reason != dropLimit ||
 		file.DroppedCounts[dropInvalid] != invalid || file.DroppedCounts[dropLimit] != valid-limit {
 		t.Errorf("view: %d targets, %d backends, %d active, %d dropped shown, counts %v", file.Targets, file.Backends, len(file.Active), len(file.Dropped), file.DroppedCounts)
 	}

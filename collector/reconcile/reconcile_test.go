@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/prometheus/common/model"
 	sd "github.com/prometheus/prometheus/discovery"
 	"github.com/prometheus/prometheus/discovery/file"
+	"github.com/prometheus/prometheus/model/relabel"
 
 	"github.com/probegate/probegate/collector/discovery"
 	"github.com/probegate/probegate/collector/pool"
@@ -167,5 +169,102 @@ func TestDetectLoopsDropsWhatWasAlreadyApplied(t *testing.T) {
 	r.DetectLoops(func(url string) bool { return url == self.URL })
 	if got := r.names(); len(got) != 0 {
 		t.Errorf("after DetectLoops the pool is %v, want the loop dropped", got)
+	}
+}
+
+// TestReloadChangesDiscoveryAndRelabellingTogether: a reload that removes
+// a file_sd block together with the relabelling rule that dropped its
+// target never admits that target: not when the reload is applied, while
+// discovery still holds the removed block's last targets, and not at the
+// discovery updates after it.
+func TestReloadChangesDiscoveryAndRelabellingTogether(t *testing.T) {
+	// The other block either stays as it is, or changes too, which has
+	// the removed block stand in until the manager reports the new one.
+	for _, changeTheOther := range []bool{false, true} {
+		t.Run(fmt.Sprintf("the other block changed: %v", changeTheOther), func(t *testing.T) {
+			reloadDroppingABlockAndItsRule(t, changeTheOther)
+		})
+	}
+}
+
+func reloadDroppingABlockAndItsRule(t *testing.T, changeTheOther bool) {
+	dir := t.TempDir()
+	kept, dropped := serve(t), serve(t)
+	old := filepath.Join(dir, "old.yml")
+	content := `[{targets: ["` + strings.TrimPrefix(dropped.URL, "http://") + `"], labels: {backend: dropped, env: old}}]`
+	if err := os.WriteFile(old, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := baseConfig(dir)
+	before.FileSDConfigs = append(before.FileSDConfigs, &file.SDConfig{Files: []string{old}, RefreshInterval: file.DefaultSDConfig.RefreshInterval})
+	rule := &relabel.Config{SourceLabels: model.LabelNames{"env"}, Regex: relabel.MustNewRegexp("old"), Action: relabel.Drop,
+		Separator: relabel.DefaultRelabelConfig.Separator, Replacement: relabel.DefaultRelabelConfig.Replacement, NameValidationScheme: model.UTF8Validation}
+	before.RelabelConfigs = []*relabel.Config{rule}
+	r := start(t, before)
+	r.discover(t, "kept", kept.URL)
+	waitFor(t, "the old file's target discovered and dropped", func() bool {
+		r.refresh()
+		for _, s := range r.sd.View("").Sources {
+			if s.File == old && s.DroppedCounts["relabel"] == 1 {
+				return slices.Equal(r.names(), []string{"kept"})
+			}
+		}
+		return false
+	})
+
+	after := baseConfig(dir)
+	if changeTheOther {
+		after.FileSDConfigs[0].RefreshInterval = model.Duration(time.Minute)
+	}
+	if err := r.Apply(after); err != nil {
+		t.Fatal(err)
+	}
+	if names := r.names(); !slices.Equal(names, []string{"kept"}) {
+		t.Fatalf("backends %v as the reload is applied, want kept alone: the removed block's target was admitted under the new rules", names)
+	}
+	// The updates after the reload: the removed block's set is gone.
+	for range 3 {
+		r.refresh()
+		if names := r.names(); slices.Contains(names, "dropped") {
+			t.Fatalf("backends %v after the reload, want no dropped", names)
+		}
+		time.Sleep(60 * time.Millisecond)
+	}
+	if n := dropped.probes.Load(); n != 0 {
+		t.Errorf("the dropped target was probed %d times", n)
+	}
+}
+
+// TestReloadThatChangesABlockKeepsItsBackends: a reload that changes a
+// discovery block (its refresh interval) makes it a new target set, which
+// the manager reports only at its next update; meanwhile the old block
+// stands in for it, so its backends stay in the pool with their state,
+// as the same backends.
+func TestReloadThatChangesABlockKeepsItsBackends(t *testing.T) {
+	dir := t.TempDir()
+	kept := serve(t)
+	before := baseConfig(dir)
+	r := start(t, before)
+	r.discover(t, "kept", kept.URL)
+	waitFor(t, "the discovered backend", func() bool {
+		r.refresh()
+		return slices.Equal(r.names(), []string{"kept"})
+	})
+	first := r.pool.Backends()[0]
+
+	after := baseConfig(dir)
+	after.FileSDConfigs[0].RefreshInterval = model.Duration(time.Minute)
+	if err := r.Apply(after); err != nil {
+		t.Fatal(err)
+	}
+	if b := r.pool.Backends(); len(b) != 1 || b[0] != first {
+		t.Fatalf("backends %v as the reload is applied, want the same kept backend", r.names())
+	}
+	waitFor(t, "the changed block reported", func() bool {
+		r.refresh()
+		return r.sd.View("").Sources[0].Backends == 1 && len(r.sd.View("").Sources) == 1
+	})
+	if b := r.pool.Backends(); len(b) != 1 || b[0] != first {
+		t.Errorf("backends %v after the update, want the same kept backend", r.names())
 	}
 }

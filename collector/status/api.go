@@ -41,13 +41,19 @@ func ConfigHandler(running func() *config.Config) http.Handler {
 // DiscoveryAPIHandler answers GET (and HEAD) with every discovered target
 // of the last update as JSON: its labels before relabelling, every
 // password redacted, and the backend it became or why it was dropped.
-// DiscoveryHandler serves the same as a page.
-func DiscoveryAPIHandler(view func() discovery.View) http.Handler {
+// ?target=ADDR answers only the targets with that address or backend,
+// found whatever the caps. DiscoveryHandler serves the same as a page.
+func DiscoveryAPIHandler(view func(target string) discovery.View) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !readOnly(w, r) {
 			return
 		}
-		writeAPIAnswer(w, r, http.StatusOK, apiAnswer{Status: "success", Data: view()})
+		target, err := targetParam(r)
+		if err != nil {
+			writeAPIAnswer(w, r, http.StatusBadRequest, apiAnswer{Status: "error", ErrorType: "bad_data", Error: err.Error()})
+			return
+		}
+		writeAPIAnswer(w, r, http.StatusOK, apiAnswer{Status: "success", Data: view(target)})
 	})
 }
 

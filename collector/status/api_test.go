@@ -19,7 +19,7 @@ func TestAPIAnswersAsPrometheusDoes(t *testing.T) {
 	cfg.Backends = []config.Backend{{Name: "a", URL: "http://user:hunter2@127.0.0.1:1"}}
 	for name, h := range map[string]http.Handler{
 		"config":    ConfigHandler(func() *config.Config { return cfg }),
-		"discovery": DiscoveryAPIHandler(func() discovery.View { return discovery.View{} }),
+		"discovery": DiscoveryAPIHandler(func(string) discovery.View { return discovery.View{} }),
 	} {
 		get := httptest.NewRecorder()
 		h.ServeHTTP(get, httptest.NewRequest(http.MethodGet, "/", nil))

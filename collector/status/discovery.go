@@ -3,9 +3,11 @@ package status
 import (
 	"bytes"
 	_ "embed"
+	"fmt"
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/probegate/probegate/collector/discovery"
 )
@@ -25,18 +27,38 @@ func total(counts map[string]int) int {
 }
 
 // DiscoveryHandler serves /status/discovery to GET and HEAD: per
-// discovery mechanism, every target of the last update with the labels
-// it was discovered with, and the backend it became or why it was
-// dropped. view is read once per render.
-func DiscoveryHandler(view func() discovery.View) http.Handler {
+// discovery source, every target of the last update with the labels it
+// was discovered with, and the backend it became or why it was dropped.
+// ?target=ADDR shows only the targets with that address or backend, found
+// whatever the caps; the page's search form asks for it. view is read
+// once per render.
+func DiscoveryHandler(view func(target string) discovery.View) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed: use GET", http.StatusMethodNotAllowed)
 			return
 		}
-		render(w, r, discoveryPage, view())
+		target, err := targetParam(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		render(w, r, discoveryPage, view(target))
 	})
+}
+
+// maxTargetParam bounds the target a client may search for: an address
+// or a backend name, never more.
+const maxTargetParam = 1024
+
+// targetParam is the ?target= of a discovery request, trimmed.
+func targetParam(r *http.Request) (string, error) {
+	target := strings.TrimSpace(r.URL.Query().Get("target"))
+	if len(target) > maxTargetParam {
+		return "", fmt.Errorf("target: at most %d bytes, an address such as 10.0.0.1:8080 or a backend name", maxTargetParam)
+	}
+	return target, nil
 }
 
 // render writes the page t renders from data, or a 500 naming what

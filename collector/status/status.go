@@ -42,7 +42,10 @@ type Options struct {
 	LastRound func() *fanout.RoundSummary
 	// Draining reports whether the gate is draining; nil is never.
 	Draining func() bool
-	// Instance names this probegate (its host name); Version is the build.
+	// Replica is the name this replica goes by (--replica.name), the one
+	// its peers and the Via of what it forwards know it by; Instance is
+	// its host name; Version is the build.
+	Replica  string
 	Instance string
 	Version  string
 	// Started is when the process started, for the uptime.
@@ -97,11 +100,11 @@ func (e *refreshError) Error() string {
 
 // view is what the template renders.
 type view struct {
-	Instance, Version string
-	MetricsPath       string
-	Now               string
-	Uptime            string
-	Draining          bool
+	Replica, Instance, Version string
+	MetricsPath                string
+	Now                        string
+	Uptime                     string
+	Draining                   bool
 	// Refresh is the reload period in seconds, 0 when paused.
 	Refresh int
 	// DefaultRefresh is the period the resume link sets.
@@ -174,7 +177,7 @@ func newView(o Options, refresh time.Duration) view {
 	s := o.Pool.SnapshotWithHistory()
 	now := s.Time
 	v := view{
-		Instance: o.Instance, Version: o.Version, MetricsPath: o.MetricsPath,
+		Replica: o.Replica, Instance: o.Instance, Version: o.Version, MetricsPath: o.MetricsPath,
 		Now:            now.UTC().Format(time.RFC3339),
 		Uptime:         human(now.Sub(o.Started)),
 		Draining:       o.Draining != nil && o.Draining(),

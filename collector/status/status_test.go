@@ -55,7 +55,7 @@ func TestPageShowsEveryBackendWithStateSinceAndDowntime(t *testing.T) {
 		{Name: "b", Outcome: fanout.OutcomeContributed, Status: 200},
 		{Name: "a", Outcome: fanout.OutcomeSkipped, Reason: "skipped"},
 	}}
-	h := Handler(Options{Pool: p, LastRound: func() *fanout.RoundSummary { return round }, Instance: "host-1",
+	h := Handler(Options{Pool: p, LastRound: func() *fanout.RoundSummary { return round }, Replica: "pg-eu-1", Instance: "host-1",
 		Version: "1.2.3", Started: start, MetricsPath: "/metrics"})
 	rec := get(t, h, "/status")
 	body := rec.Body.String()
@@ -73,7 +73,7 @@ func TestPageShowsEveryBackendWithStateSinceAndDowntime(t *testing.T) {
 		`<tr data-round-backend="b" data-outcome="contributed">`,
 		`<meta http-equiv="refresh" content="5">`,
 		`href="?refresh=0"`,
-		`host-1`, `1.2.3`,
+		`Replica <strong data-field="replica">pg-eu-1</strong> on host <span data-field="instance">host-1</span>`, `<title>probegate status — pg-eu-1</title>`, `1.2.3`,
 		`<td data-field="maintenance">—</td>`,
 	} {
 		if !strings.Contains(body, want) {

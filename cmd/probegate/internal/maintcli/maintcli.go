@@ -35,7 +35,8 @@ import (
 // CLI is `probegate maintenance`, the command-line client of the admin
 // API. It exits 0 when the request did what it asked, 1 when probegate
 // refused it (the readiness budget, an unknown backend) or could not be
-// reached, and 2 for a usage error.
+// reached, 2 for a usage error, and 3 when list answered from a store it
+// cannot vouch for (see staleStore).
 type CLI struct {
 	start, stop, list *kingpin.CmdClause
 
@@ -57,7 +58,7 @@ func Register(app *kingpin.Application) *CLI {
 	cmd := app.Command("maintenance", "Take backends out of service for maintenance, under the readiness budget, through a running probegate's admin API.")
 	cmd.Flag("url", "Base URL of the probegate to talk to.").Default("http://localhost:9797").StringVar(&c.url)
 	cmd.Flag("http.config.file", "HTTP client configuration file (prometheus/common format) with the credentials and TLS settings for --url.").
-		PlaceHolder("http.yml").StringVar(&c.httpConfigFile)
+		PlaceHolder("FILE").StringVar(&c.httpConfigFile)
 	cmd.Flag("timeout", "Timeout of the request.").Default("30s").DurationVar(&c.timeout)
 
 	c.start = cmd.Command("start", "Put a backend in maintenance. Refused (exit 1) when the readiness budget allows no disruption, unless --force.")
@@ -82,6 +83,13 @@ var errRefused = errors.New("refused")
 // usageError is a mistake in the command line.
 type usageError struct{ error }
 
+// staleStore is a list that was printed, but from a maintenance store
+// probegate cannot reach, or from the state it saved before: another
+// replica may have started or ended a maintenance since. A script that
+// decides from the list must not take it for the truth, so the command
+// warns and exits 3.
+type staleStore struct{ error }
+
 // Handles reports whether command, as app.Parse returned it, is one of
 // the maintenance commands.
 func (c *CLI) Handles(command string) bool {
@@ -92,12 +100,16 @@ func (c *CLI) Handles(command string) bool {
 func (c *CLI) Run(command string, stdout, stderr io.Writer) int {
 	err := c.do(command, stdout)
 	var usage usageError
+	var stale staleStore
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &usage):
 		termsafe.Fprintf(stderr, "probegate %s: %v\n", command, err)
 		return 2
+	case errors.As(err, &stale):
+		termsafe.Fprintf(stderr, "probegate %s: warning: %v\n", command, err)
+		return 3
 	default:
 		termsafe.Fprintf(stderr, "probegate %s: %v\n", command, err)
 		return 1
@@ -140,8 +152,8 @@ func (c *CLI) doStart(ctx context.Context, api apiClient, stdout io.Writer) erro
 		return usageError{errors.New("--reason must say why the backend goes out")}
 	}
 	if c.ttl != "" {
-		if d, err := model.ParseDuration(c.ttl); err != nil || d <= 0 {
-			return usageError{fmt.Errorf("--ttl %q: want a positive duration such as 30m, 2h or 1d", c.ttl)}
+		if err := checkTTL(c.ttl); err != nil {
+			return usageError{err}
 		}
 	}
 	body, _ := json.Marshal(maintenance.Request{Reason: c.reason, TTL: c.ttl})
@@ -225,6 +237,7 @@ func (c *CLI) doList(ctx context.Context, api apiClient, stdout io.Writer) error
 	if err := json.Unmarshal(data, &got); err != nil {
 		return fmt.Errorf("unexpected answer from %s: %w", api.base, err)
 	}
+	stale := storeWarning(got.Store)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATE\tIN SERVICE\tREASON\tSINCE\tUNTIL\tBY")
 	found := false
@@ -258,6 +271,46 @@ func (c *CLI) doList(ctx context.Context, api apiClient, stdout io.Writer) error
 	tw.Flush()
 	if c.name == "" {
 		termsafe.Fprintf(stdout, "\nreadiness: %s\n", budgetText(got.Readiness))
+	}
+	return stale
+}
+
+// storeWarning is a staleStore error when the list's store status says
+// the answer may be out of date: the store is unhealthy, or the entries
+// are from the state probegate saved (stale); nil otherwise.
+func storeWarning(st maintenance.StoreStatus) error {
+	switch {
+	case !st.Healthy && st.Error != "":
+		return staleStore{fmt.Errorf("the %s maintenance store is unhealthy (%s): this list is the last state probegate knew and may be out of date", st.Kind, st.Error)}
+	case !st.Healthy:
+		return staleStore{fmt.Errorf("the %s maintenance store is unhealthy: this list is the last state probegate knew and may be out of date", st.Kind)}
+	case st.Stale:
+		return staleStore{fmt.Errorf("this list is from the state probegate saved, not from the %s maintenance store: it may be out of date", st.Kind)}
+	}
+	return nil
+}
+
+// longestTTL is the longest --ttl the client sends. No maintenance lasts
+// ten years: a ttl this long is a slipped unit, and one that ends beyond
+// Go's time range would not end at all.
+const longestTTL = 10 * 365 * 24 * time.Hour
+
+// checkTTL says what is wrong with a --ttl value, or nil.
+func checkTTL(ttl string) error {
+	const want = "want a positive duration such as 30m, 2h or 1d"
+	if strings.HasPrefix(ttl, "-") {
+		return fmt.Errorf("--ttl %q is negative: %s; a maintenance until stopped takes no --ttl", ttl, want)
+	}
+	d, err := model.ParseDuration(ttl)
+	switch {
+	case err != nil && strings.Contains(err.Error(), "out of range"):
+		return fmt.Errorf("--ttl %q is too long: at most 10y", ttl)
+	case err != nil:
+		return fmt.Errorf("--ttl %q: %s", ttl, want)
+	case d == 0:
+		return fmt.Errorf("--ttl %q is zero: %s; a maintenance until stopped takes no --ttl", ttl, want)
+	case time.Duration(d) > longestTTL:
+		return fmt.Errorf("--ttl %q is longer than 10y: no maintenance lasts that long; %s", ttl, want)
 	}
 	return nil
 }

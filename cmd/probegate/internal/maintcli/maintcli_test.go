@@ -88,6 +88,7 @@ func TestListEscapesControlCharacters(t *testing.T) {
 				Name: "b0\x1b]0;owned\a", State: "maintenance",
 				Maintenance: &entries.Entry{Backend: "b0", Reason: hostile, By: "op\x1b[8m"},
 			}},
+			Store: maintenance.StoreStatus{Kind: "file", Healthy: true},
 		})
 	}))
 	defer srv.Close()
@@ -107,5 +108,53 @@ func TestListEscapesControlCharacters(t *testing.T) {
 	}
 	if lines := strings.Count(stdout, "\n"); lines != 4 {
 		t.Errorf("%d lines, want 4 (header, one row, blank, readiness):\n%s", lines, stdout)
+	}
+}
+
+// TestListWarnsOfAStaleStore: the table is printed, but an unhealthy
+// store, or an answer from saved state, is a warning on stderr and exit
+// 3, so that a script cannot take an old list for the truth.
+func TestListWarnsOfAStaleStore(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		store string
+		code  int
+		warn  string
+	}{
+		{"healthy", `{"kind":"etcd","healthy":true}`, 0, ""},
+		{"unhealthy", `{"kind":"etcd","healthy":false,"error":"context deadline exceeded"}`, 3,
+			"probegate maintenance list: warning: the etcd maintenance store is unhealthy (context deadline exceeded): this list is the last state probegate knew and may be out of date\n"},
+		{"from saved state", `{"kind":"etcd","healthy":true,"stale":true}`, 3,
+			"probegate maintenance list: warning: this list is from the state probegate saved, not from the etcd maintenance store: it may be out of date\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`{"backends":[{"name":"a","url":"http://127.0.0.1:1","state":"healthy","in_service":true}],"absent":[],` +
+					`"readiness":{},"store":` + tc.store + `}`))
+			}))
+			defer srv.Close()
+			code, stdout, stderr := run(t, "maintenance", "--url="+srv.URL, "list")
+			if code != tc.code || stderr != tc.warn || !strings.Contains(stdout, "a     healthy  yes") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, the table and %q", code, stdout, stderr, tc.code, tc.warn)
+			}
+		})
+	}
+}
+
+// TestStartNamesWhatIsWrongWithTheTTL: a negative, zero or absurdly long
+// ttl is refused before any request, saying which.
+func TestStartNamesWhatIsWrongWithTheTTL(t *testing.T) {
+	for ttl, want := range map[string]string{
+		"-5m":      `--ttl "-5m" is negative`,
+		"0s":       `--ttl "0s" is zero`,
+		"11y":      `--ttl "11y" is longer than 10y`,
+		"1000000y": `--ttl "1000000y" is too long`,
+		"soon":     `--ttl "soon": want a positive duration such as 30m, 2h or 1d`,
+	} {
+		code, _, stderr := run(t, "maintenance", "--url=http://127.0.0.1:1", "start", "a", "--reason=disk", "--ttl="+ttl)
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("--ttl=%s: exit %d, stderr %q; want 2 and %q", ttl, code, stderr, want)
+		}
 	}
 }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/probegate/probegate/config"
+)
+
+// judge is the one judgement of a configuration, which check-config,
+// start-up and every reload make alike, so that what check-config calls
+// an error no replica starts with or reloads into. It reads the file and
+// the flags that override it and validates the result, then refuses what
+// validation alone cannot see: an HTTP client that cannot be built (a TLS
+// file missing), a readiness budget the listed backends can never meet, a
+// static backend that leads back to one of probegate's own listeners,
+// listen, and a --web.config.file that does not load. Every problem is
+// named at once. It returns the configuration and its warnings (valid,
+// but most likely a mistake), or an error and no configuration.
+func (o *options) judge(listen []net.Addr) (*config.Config, []config.Problem, error) {
+	if path, explicit := o.configPath(); !explicit && !o.overrides.AddsBackends() {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%s: not found, and no --backend given: nothing to probe. "+
+				"Name the configuration file with --config.file, or give backends with --backend NAME=URL", path)
+		}
+	}
+	cfg, err := o.loadConfig()
+	if cfg == nil {
+		return nil, nil, err
+	}
+	err = config.JoinErrors(cfg.CheckHTTPClients(), staticBudget(cfg), selfTargets(selfPredicate(listen), cfg), o.checkWebConfig())
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, cfg.Warnings(), nil
+}
+
+// checkWebConfig loads --web.config.file as the listeners will.
+func (o *options) checkWebConfig() error {
+	if err := web.Validate(o.WebConfigFile); err != nil {
+		return fmt.Errorf("--web.config.file %s: %v", o.WebConfigFile, err)
+	}
+	return nil
+}
+
+// flagListenAddrs are the addresses the --web.listen-address flags name,
+// for check-config, which opens no listener: an address without a host is
+// every address of the host, as the listener on it would be. With
+// --web.systemd-socket the sockets are the service manager's, and only
+// start-up knows them.
+func (o *options) flagListenAddrs() ([]net.Addr, error) {
+	if o.SystemdSocket {
+		return nil, nil
+	}
+	addrs := make([]net.Addr, 0, len(o.ListenAddresses))
+	for _, a := range o.ListenAddresses {
+		tcp, err := net.ResolveTCPAddr("tcp", a)
+		if err != nil {
+			return nil, fmt.Errorf("--web.listen-address=%s: %w", a, err)
+		}
+		if tcp.IP == nil {
+			tcp.IP = net.IPv6unspecified
+		}
+		addrs = append(addrs, tcp)
+	}
+	return addrs, nil
+}
+
+// listenerAddrs are the addresses of open listeners.
+func listenerAddrs(listeners []net.Listener) []net.Addr {
+	addrs := make([]net.Addr, len(listeners))
+	for i, l := range listeners {
+		addrs[i] = l.Addr()
+	}
+	return addrs
+}
