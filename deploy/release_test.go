@@ -206,7 +206,8 @@ func TestMakeReleaseStampsTheVersionFile(t *testing.T) {
 }
 
 // TestChangelogHasTheVersion: CHANGELOG.md is kept as the Prometheus
-// repositories keep theirs, and its newest section is the VERSION file's.
+// repositories keep theirs, and its newest released section is the VERSION
+// file's; a "main / unreleased" section may stand above it.
 func TestChangelogHasTheVersion(t *testing.T) {
 	v := releaseVersion(t)
 	data, err := os.ReadFile(filepath.Join(deploytest.RepoRoot(t), "CHANGELOG.md"))
@@ -218,6 +219,9 @@ func TestChangelogHasTheVersion(t *testing.T) {
 	var sections []string
 	for i, line := range strings.Split(string(data), "\n") {
 		switch {
+		case line == "## main / unreleased" && len(sections) == 0:
+			// Prometheus's convention: what main holds beyond the last
+			// release is gathered above it until the next one.
 		case strings.HasPrefix(line, "## "):
 			m := heading.FindStringSubmatch(line)
 			if m == nil {
