@@ -68,17 +68,23 @@ func (f *Fanout) await(done <-chan int, answers []backendAnswer, start time.Time
 // promptly once cancelled, and must not outlive the round's buffers), and
 // makes each a straggler's answer: no contribution, with the time the
 // round gave it as its latency, counted per backend.
+//
+// A contribution that reached done together with the cut (the round's
+// select picks either when both are ready) was whole before its backend
+// was cancelled, so it is kept as an answer, not cut.
 func (f *Fanout) cutStragglers(answered []bool, selected []*pool.Backend, answers []backendAnswer, done <-chan int, cancels []context.CancelFunc, start time.Time) {
 	waited := f.now().Sub(start)
 	running := 0
 	for i, ok := range answered {
-		if !ok {
+		if !ok && cancels != nil {
 			cancels[i]()
 			running++
 		}
 	}
 	for range running {
-		<-done
+		if i := <-done; answers[i].contributed {
+			answered[i] = true
+		}
 	}
 	for i, ok := range answered {
 		if cancels != nil {

@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -323,4 +324,40 @@ func histogramSum(t *testing.T, o prometheus.Observer) float64 {
 		t.Fatal(err)
 	}
 	return m.GetHistogram().GetSampleSum()
+}
+
+// TestCutKeepsAContributionThatArrivedWithTheCut: when the cut and a
+// backend's whole answer are ready at once, the answer already waiting on
+// done is kept, neither overwritten as a straggler's nor counted as one.
+func TestCutKeepsAContributionThatArrivedWithTheCut(t *testing.T) {
+	r, _ := delayedRig(t, options{fanout: stragglersOn()}, 5*time.Millisecond, 50*time.Millisecond, 2*time.Second)
+	selected := r.pool.Backends()
+	answers := make([]backendAnswer, len(selected))
+	for i, b := range selected {
+		answers[i] = backendAnswer{backend: b}
+	}
+	answers[0].contributed = true
+	answers[1].contributed, answers[1].latency = true, 50*time.Millisecond
+	cancelled := make([]bool, len(selected))
+	cancels := make([]context.CancelFunc, len(selected))
+	for i := range cancels {
+		cancels[i] = func() { cancelled[i] = true }
+	}
+	// b1 reported before the cut was acted on; b2 reports once cancelled.
+	done := make(chan int, len(selected))
+	done <- 1
+	done <- 2
+	r.fanout.cutStragglers([]bool{true, false, false}, selected, answers, done, cancels, time.Now())
+	if answers[1].outcome.Reason == traffic.Straggler || !answers[1].contributed || answers[1].latency != 50*time.Millisecond {
+		t.Errorf("b1's answer, whole before the cut, became %+v", answers[1])
+	}
+	if answers[2].outcome.Reason != traffic.Straggler || !cancelled[2] {
+		t.Errorf("b2 was not cut: %+v, cancelled %v", answers[2], cancelled[2])
+	}
+	if got := testutil.ToFloat64(r.metrics.stragglers.child(selected[1].Name)); got != 0 {
+		t.Errorf("b1 counted as a straggler %v times", got)
+	}
+	if got := testutil.ToFloat64(r.metrics.stragglers.child(selected[2].Name)); got != 1 {
+		t.Errorf("b2 counted as a straggler %v times, want 1", got)
+	}
 }
