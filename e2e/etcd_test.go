@@ -107,9 +107,16 @@ func (c *etcdCluster) waitHealthy(deadline time.Duration) {
 // prefix.
 func replicaConfig(t testing.TB, c *etcdCluster, prefix, readiness, extra string, backends []string) string {
 	t.Helper()
+	return endpointsConfig(t, c.endpoints(), prefix, readiness, extra, backends)
+}
+
+// endpointsConfig is replicaConfig with the etcd endpoints given as a
+// YAML flow list.
+func endpointsConfig(t testing.TB, endpoints, prefix, readiness, extra string, backends []string) string {
+	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "readiness: %s\n", readiness)
-	fmt.Fprintf(&b, "maintenance:\n  store: etcd\n  etcd: {endpoints: %s, prefix: %s, request_timeout: 2s, dial_timeout: 2s}\n", c.endpoints(), prefix)
+	fmt.Fprintf(&b, "maintenance:\n  store: etcd\n  etcd: {endpoints: %s, prefix: %s, request_timeout: 2s, dial_timeout: 2s}\n", endpoints, prefix)
 	b.WriteString(extra)
 	b.WriteString("backends:\n")
 	for i, u := range backends {
