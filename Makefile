@@ -187,6 +187,20 @@ bench-stragglers:
 bench-replicas: deps
 	$(GO) test -run '^$$' -bench '^BenchmarkReplicaMaintenance$$' -benchtime 200x ./e2e/
 
+# bench-nemesis: one nemesis run (random faults and writes over three
+# replicas on three etcd members, docs/faults.md) prints its operations,
+# faults, grants, refusals, violations (must be 0) and the convergence
+# after each heal (p99). PROBEGATE_NEMESIS_SEED replays a seed.
+.PHONY: bench-nemesis chaos
+bench: bench-nemesis
+bench-nemesis: deps
+	$(GO) test -run '^$$' -bench '^BenchmarkNemesis$$' -benchtime 1x -timeout 20m ./e2e/
+
+# chaos: the nemesis of `make test`, for PROBEGATE_NEMESIS_DURATION
+# (default here 10m).
+chaos: deps
+	PROBEGATE_NEMESIS_DURATION=$${PROBEGATE_NEMESIS_DURATION:-10m} $(GO) test -count=1 -run '^TestNemesis$$' -v -timeout 30m ./e2e/
+
 # release cross-builds every platform into RELEASE_DIR, static and with
 # the version, revision, branch, build user and date stamped, and writes
 # their SHA-256 sums. deploy/release_test.go runs it into a scratch folder:
