@@ -115,6 +115,7 @@ func (f *Fanout) LastRound() *RoundSummary {
 // ServeHTTP runs one fan-out round.
 func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := f.now()
+	sandbox(w.Header())
 	s := f.settings.Load()
 	if !s.fanout.Enabled {
 		writeFanoutError(w, http.StatusNotFound, fanoutError{Error: "the fan-out is not enabled: set fanout.enabled: true in the configuration"})
