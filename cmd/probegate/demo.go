@@ -39,7 +39,9 @@ func runDemo(opts *options, stdout, stderr io.Writer) int {
 	defer cleanup()
 	// A reload in the demo has no file to read: it re-applies the demo pool.
 	load := func() (*config.Config, error) { return cfg, nil }
-	announce := func() { world.PrintBanner(stdout, opts.ListenAddresses[0], opts.TelemetryPath, os.Args[0]) }
+	announce := func() {
+		world.PrintBanner(stdout, opts.ListenAddresses[0], opts.AdminListenAddress, opts.TelemetryPath, os.Args[0])
+	}
 	return runServer(opts, logger, cfg, load, announce)
 }
 

@@ -46,6 +46,8 @@ type options struct {
 	DiscoveryUpdateInterval time.Duration
 	// ReplicaName names this replica (flags_replica.go).
 	ReplicaName string
+	// webLimits are the admin listener and the request bounds (flags_web.go).
+	webLimits
 
 	configFile *flagconfig.Value[string]
 	// overrides are the flags that replace a configuration key, and
@@ -113,6 +115,7 @@ func registerFlags(app flagconfig.Adder) *options {
 		"A backend as name=url, added after the file's backends. Repeatable; in the environment variable, one per line.").PlaceHolder("NAME=URL")
 	o.maintenanceFlags(app)
 	o.replicaFlag(app)
+	o.webLimitFlags(app)
 	return o
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/activation"
@@ -78,11 +79,23 @@ func (o *options) healthServer(health, ready http.Handler) (*http.Server, net.Li
 	mux.Handle("/ready", ready)
 	srv := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
+		ReadHeaderTimeout: min(5*time.Second, time.Duration(o.ReadHeaderTimeout)),
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10 * time.Second,
 		IdleTimeout:       time.Minute,
-		MaxHeaderBytes:    8 << 10,
+		MaxHeaderBytes:    min(8<<10, o.MaxHeaderBytes),
 	}
 	return srv, netutil.LimitListener(l, healthMaxConnections), nil
+}
+
+// ownListeners are every listener of probegate's: the main ones, and the
+// health and admin listeners when they are on (nil when off).
+func ownListeners(main []net.Listener, health, admin net.Listener) []net.Listener {
+	own := slices.Clone(main)
+	for _, l := range []net.Listener{health, admin} {
+		if l != nil {
+			own = append(own, l)
+		}
+	}
+	return own
 }

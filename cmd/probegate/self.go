@@ -13,7 +13,8 @@ import (
 )
 
 // selfPredicate recognises the backend URLs that lead back to one of
-// listeners under the fan-out's path, on this host's addresses and names.
+// listeners, at any path, on this host's addresses and names. listeners
+// are every listener of probegate's: main, health and admin.
 func selfPredicate(listeners []net.Listener) *fanout.Self {
 	addrs := make([]net.Addr, len(listeners))
 	for i, l := range listeners {
@@ -37,14 +38,15 @@ func selfPredicate(listeners []net.Listener) *fanout.Self {
 }
 
 // refuseSelfTargets names every static backend of cfg whose URL leads
-// back to probegate's own fan-out: each round would ask probegate itself,
-// and that round would ask it again.
+// back to one of probegate's own listeners: probegate would probe and
+// fan out to itself, a round to its own fan-out asking it again, and a
+// request at any other path reaching its own pages and admin API.
 func refuseSelfTargets(self *fanout.Self, cfg *config.Config) error {
 	var errs []error
 	for _, b := range cfg.Backends {
 		if self.Targets(b.URL) {
-			errs = append(errs, fmt.Errorf("backend %q: %s points at probegate's own listener under %s: every fan-out round would ask probegate itself",
-				b.Name, redact.URL(b.URL), fanout.Path))
+			errs = append(errs, fmt.Errorf("backend %q: %s points at one of probegate's own listeners: probegate would probe and fan out to itself",
+				b.Name, redact.URL(b.URL)))
 		}
 	}
 	return errors.Join(errs...)

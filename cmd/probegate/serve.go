@@ -132,49 +132,61 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	// time and merged with the registry's: at 10,000 backends the registry's
 	// per-series checks would cost more than the whole budget.
 	gatherer := collector.NewGatherer(backends, reg)
-	mux.Handle(opts.TelemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{Registry: reg, ErrorLog: logging.Printer(logger)}))
+	mux.Handle(opts.TelemetryPath, promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
+		Registry: reg, ErrorLog: logging.Printer(logger), MaxRequestsInFlight: opts.MaxRequestsInFlight})))
 	mux.Handle("/healthz", collector.HealthzHandler(backends, s.fanout.LastRound))
-	mux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
 	s.mountIntrospection(mux, started)
+	if err := s.mountLandingPage(mux); err != nil {
+		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
+		return 1
+	}
+	// The admin interface is served on its own listener only.
+	adminMux := http.NewServeMux()
+	adminMux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
 	api, err := maint.api(opts, cfg, logger)
 	if err != nil {
 		level.Error(logger).Log("msg", "Cannot serve the admin API", "err", err)
 		return 1
 	}
-	api.Register(mux)
-	mountDebugProbe(mux, opts, backends)
-	if err := s.mountLandingPage(mux); err != nil {
-		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
-		return 1
-	}
+	api.Register(adminMux)
+	mountDebugProbe(adminMux, opts, backends)
+	rejected := newRejectedCounter(reg)
 
 	listeners, err := opts.mainListeners()
 	if err != nil {
 		level.Error(logger).Log("msg", "Cannot listen", "err", err)
 		return 1
 	}
-	s.self.Store(selfPredicate(listeners))
-	if err := refuseSelfTargets(s.self.Load(), cfg); err != nil {
-		closeAll(listeners)
-		level.Error(logger).Log("msg", "Invalid configuration", "err", err)
-		return 1
-	}
-	// Discovered backends that lead back to the fan-out are dropped; an
-	// update discovery delivered before the listeners were open is
-	// applied again under the rule.
-	s.targets.DetectLoops(s.self.Load().Targets)
 	healthSrv, healthListener, err := opts.healthServer(g.Wrap(g.HealthHandler()), g.Wrap(g.ReadyHandler()))
 	if err != nil {
 		closeAll(listeners)
 		level.Error(logger).Log("msg", "Cannot listen", "err", err)
 		return 1
 	}
+	adminSrv, adminListener, err := opts.adminServer(g.Wrap(limitInFlight(adminMux, opts.MaxRequestsInFlight, rejected)))
+	if err != nil {
+		closeAll(ownListeners(listeners, healthListener, nil))
+		level.Error(logger).Log("msg", "Cannot listen", "err", err)
+		return 1
+	}
+	own := ownListeners(listeners, healthListener, adminListener)
+	s.self.Store(selfPredicate(own))
+	if err := refuseSelfTargets(s.self.Load(), cfg); err != nil {
+		closeAll(own)
+		level.Error(logger).Log("msg", "Invalid configuration", "err", err)
+		return 1
+	}
+	// Discovered backends that lead back to probegate are dropped; an
+	// update discovery delivered before the listeners were open is
+	// applied again under the rule.
+	s.targets.DetectLoops(s.self.Load().Targets)
 	readTimeout := time.Duration(opts.ReadTimeout)
 	srv := &http.Server{
-		Handler:           routeFanout(http.NewCrossOriginProtection().Handler(s.fanout), mux),
-		ReadHeaderTimeout: min(10*time.Second, readTimeout),
+		Handler:           routeFanout(http.NewCrossOriginProtection().Handler(s.fanout), limitInFlight(mux, opts.MaxRequestsInFlight, rejected)),
+		ReadHeaderTimeout: min(time.Duration(opts.ReadHeaderTimeout), readTimeout),
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       readTimeout,
+		MaxHeaderBytes:    opts.MaxHeaderBytes,
 	}
 	if healthSrv != nil {
 		// Registered first, so it runs last: /ready keeps answering
@@ -198,12 +210,16 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		announce()
 	}
 	flags, slogger := opts.webFlagConfig(), logging.Slog(logger)
+	if adminSrv != nil {
+		g.OnShutdown(func(ctx context.Context) { adminSrv.Shutdown(ctx) })
+	}
 	err = g.Run(context.Background(), srv, func() error {
 		if healthSrv != nil {
 			level.Info(logger).Log("msg", "Serving /health and /ready", "address", healthListener.Addr())
 			go healthSrv.Serve(healthListener)
 		}
-		return web.ServeMultiple(listeners, srv, flags, slogger)
+		return serveWithAdmin(logger, adminSrv, adminListener, func() error { return web.ServeMultiple(listeners, srv, flags, slogger) },
+			func() error { return web.Serve(adminListener, adminSrv, flags, slogger) })
 	})
 	stopHUP()
 	if err != nil {
