@@ -10,6 +10,8 @@ import (
 
 	"github.com/coreos/go-systemd/v22/activation"
 	"golang.org/x/net/netutil"
+
+	"github.com/probegate/probegate/internal/framing"
 )
 
 // healthMaxConnections bounds the health listener. Balancers and kubelets
@@ -50,7 +52,7 @@ func (o *options) mainListeners() ([]net.Listener, error) {
 		}
 	}
 	for i, l := range listeners {
-		listeners[i] = netutil.LimitListener(l, o.MaxConnections)
+		listeners[i] = framing.Listener(netutil.LimitListener(l, o.MaxConnections))
 	}
 	return listeners, nil
 }
@@ -78,14 +80,15 @@ func (o *options) healthServer(health, ready http.Handler) (*http.Server, net.Li
 	mux.Handle("/health", health)
 	mux.Handle("/ready", ready)
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           framing.Handler(mux),
+		ConnContext:       framing.ConnContext,
 		ReadHeaderTimeout: min(5*time.Second, time.Duration(o.ReadHeaderTimeout)),
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10 * time.Second,
 		IdleTimeout:       time.Minute,
 		MaxHeaderBytes:    min(8<<10, o.MaxHeaderBytes),
 	}
-	return srv, netutil.LimitListener(l, healthMaxConnections), nil
+	return srv, framing.Listener(netutil.LimitListener(l, healthMaxConnections)), nil
 }
 
 // ownListeners are every listener of probegate's: the main ones, and the

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/net/netutil"
+
+	"github.com/probegate/probegate/internal/framing"
 )
 
 // adminMaxConnections bounds the admin listener. Operators and their
@@ -35,11 +37,12 @@ func (o *options) adminServer(handler http.Handler) (*http.Server, net.Listener,
 	}
 	readTimeout := time.Duration(o.ReadTimeout)
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           framing.Handler(handler),
+		ConnContext:       framing.ConnContext,
 		ReadHeaderTimeout: min(time.Duration(o.ReadHeaderTimeout), readTimeout),
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       readTimeout,
 		MaxHeaderBytes:    o.MaxHeaderBytes,
 	}
-	return srv, netutil.LimitListener(l, adminMaxConnections), nil
+	return srv, framing.Listener(netutil.LimitListener(l, adminMaxConnections)), nil
 }

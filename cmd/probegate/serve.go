@@ -34,6 +34,7 @@ import (
 	"github.com/probegate/probegate/collector/reconcile"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/gate"
+	"github.com/probegate/probegate/internal/framing"
 )
 
 // serve runs probegate against the configured backends until a signal ends it.
@@ -182,7 +183,8 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	s.targets.DetectLoops(s.self.Load().Targets)
 	readTimeout := time.Duration(opts.ReadTimeout)
 	srv := &http.Server{
-		Handler:           routeFanout(http.NewCrossOriginProtection().Handler(s.fanout), limitInFlight(mux, opts.MaxRequestsInFlight, rejected)),
+		Handler:           framing.Handler(routeFanout(http.NewCrossOriginProtection().Handler(s.fanout), limitInFlight(mux, opts.MaxRequestsInFlight, rejected))),
+		ConnContext:       framing.ConnContext,
 		ReadHeaderTimeout: min(time.Duration(opts.ReadHeaderTimeout), readTimeout),
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       readTimeout,
