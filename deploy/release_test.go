@@ -181,7 +181,8 @@ func TestMakeReleaseStampsTheVersionFile(t *testing.T) {
 }
 
 // TestChangelogHasTheVersion: CHANGELOG.md is kept as the Prometheus
-// repositories keep theirs, and its newest section is the VERSION file's.
+// repositories keep theirs, and its newest release section is the VERSION
+// file's; above it, "## main / unreleased" may gather what is to come.
 func TestChangelogHasTheVersion(t *testing.T) {
 	v := releaseVersion(t)
 	data, err := os.ReadFile(filepath.Join(deploytest.RepoRoot(t), "CHANGELOG.md"))
@@ -193,6 +194,7 @@ func TestChangelogHasTheVersion(t *testing.T) {
 	var sections []string
 	for i, line := range strings.Split(string(data), "\n") {
 		switch {
+		case line == "## main / unreleased" && len(sections) == 0:
 		case strings.HasPrefix(line, "## "):
 			m := heading.FindStringSubmatch(line)
 			if m == nil {
