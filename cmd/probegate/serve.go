@@ -132,7 +132,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	// The pool's series are built straight into metric families at scrape
 	// time and merged with the registry's: at 10,000 backends the registry's
 	// per-series checks would cost more than the whole budget.
-	gatherer := collector.NewGatherer(backends, reg)
+	gatherer := collector.SharedGatherer(collector.NewGatherer(backends, reg))
 	mux.Handle(opts.TelemetryPath, promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		Registry: reg, ErrorLog: logging.Printer(logger), MaxRequestsInFlight: opts.MaxRequestsInFlight})))
 	mux.Handle("/healthz", collector.HealthzHandler(backends, s.fanout.LastRound))
