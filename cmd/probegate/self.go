@@ -12,14 +12,12 @@ import (
 	"github.com/probegate/probegate/internal/redact"
 )
 
-// selfPredicate recognises the backend URLs that lead back to one of
-// listeners, at any path, on this host's addresses and names. listeners
-// are every listener of probegate's: main, health and admin.
-func selfPredicate(listeners []net.Listener) *fanout.Self {
-	addrs := make([]net.Addr, len(listeners))
-	for i, l := range listeners {
-		addrs[i] = l.Addr()
-	}
+// selfPredicate recognises the backend URLs that lead back to one of the
+// listen addresses, at any path, on this host's addresses and names.
+// addrs are every listener of probegate's: main, health and admin. It
+// takes addresses, not listeners, so that a configuration can be judged
+// against the flags' addresses without listening.
+func selfPredicate(addrs []net.Addr) *fanout.Self {
 	var local []netip.Addr
 	if ifaddrs, err := net.InterfaceAddrs(); err == nil {
 		for _, a := range ifaddrs {
@@ -35,6 +33,15 @@ func selfPredicate(listeners []net.Listener) *fanout.Self {
 		names = append(names, host)
 	}
 	return fanout.NewSelf(addrs, local, names)
+}
+
+// listenerAddrs are the addresses listeners listen on.
+func listenerAddrs(listeners []net.Listener) []net.Addr {
+	addrs := make([]net.Addr, len(listeners))
+	for i, l := range listeners {
+		addrs[i] = l.Addr()
+	}
+	return addrs
 }
 
 // refuseSelfTargets names every static backend of cfg whose URL leads

@@ -171,7 +171,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 		return 1
 	}
 	own := ownListeners(listeners, healthListener, adminListener)
-	s.self.Store(selfPredicate(own))
+	s.self.Store(selfPredicate(listenerAddrs(own)))
 	if err := refuseSelfTargets(s.self.Load(), cfg); err != nil {
 		closeAll(own)
 		level.Error(logger).Log("msg", "Invalid configuration", "err", err)
