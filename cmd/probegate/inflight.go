@@ -18,7 +18,9 @@ import (
 // listener alone with its own connection limit, and must not be refused
 // because someone reads a page; they pass unbounded here.
 
-// heavyPages are the groups of paths that share one in-flight bound.
+// heavyPages are the groups of paths that share one in-flight bound. The
+// metrics, whose path is a flag, are bounded where they are mounted, and
+// counted as "metrics".
 var heavyPages = []string{"healthz", "status", "api"}
 
 // heavyPage is the group of a request path, or "" for a light one.
@@ -40,7 +42,7 @@ func newRejectedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 		Name: "probegate_http_requests_rejected_total",
 		Help: "Requests to a heavy page answered 503 because --web.max-requests-in-flight of them were being served, by page group.",
 	}, []string{"handler"})
-	for _, page := range heavyPages {
+	for _, page := range append(heavyPages, "metrics") {
 		rejected.WithLabelValues(page)
 	}
 	reg.MustRegister(rejected)
@@ -52,25 +54,39 @@ func newRejectedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 // Retry-After and counted in rejected. Light paths and writes pass
 // through unbounded.
 func limitInFlight(next http.Handler, limit int, rejected *prometheus.CounterVec) http.Handler {
-	slots := make(map[string]chan struct{}, len(heavyPages))
+	bounded := make(map[string]http.Handler, len(heavyPages))
 	for _, page := range heavyPages {
-		slots[page] = make(chan struct{}, limit)
+		bounded[page] = limitPage(page, next, limit, rejected)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		page := heavyPage(r.URL.Path)
-		if page == "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		if h, ok := bounded[heavyPage(r.URL.Path)]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitPage serves next with at most limit of its reads in flight at once;
+// one more is answered 503 with Retry-After and counted under page. Writes
+// pass through.
+func limitPage(page string, next http.Handler, limit int, rejected *prometheus.CounterVec) http.Handler {
+	slots := make(chan struct{}, limit)
+	refused := rejected.WithLabelValues(page)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			next.ServeHTTP(w, r)
 			return
 		}
 		select {
-		case slots[page] <- struct{}{}:
+		case slots <- struct{}{}:
 		default:
-			rejected.WithLabelValues(page).Inc()
+			refused.Inc()
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, fmt.Sprintf("%d requests to the %s endpoints are being served, the most --web.max-requests-in-flight allows: retry shortly", limit, page), http.StatusServiceUnavailable)
 			return
 		}
-		defer func() { <-slots[page] }()
+		defer func() { <-slots }()
 		next.ServeHTTP(w, r)
 	})
 }

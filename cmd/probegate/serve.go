@@ -132,9 +132,16 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	// The pool's series are built straight into metric families at scrape
 	// time and merged with the registry's: at 10,000 backends the registry's
 	// per-series checks would cost more than the whole budget.
+	// Scrapes in flight together share one gathering and, when they ask
+	// for the same encoding, one encoding; at most
+	// --web.max-requests-in-flight are in flight, the excess refused as
+	// the other heavy pages' (promhttp's own bound stays behind, on the
+	// encodings).
+	rejected := newRejectedCounter(reg)
 	gatherer := collector.SharedGatherer(collector.NewGatherer(backends, reg))
-	mux.Handle(opts.TelemetryPath, promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
-		Registry: reg, ErrorLog: logging.Printer(logger), MaxRequestsInFlight: opts.MaxRequestsInFlight})))
+	metrics := shareScrapes(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
+		Registry: reg, ErrorLog: logging.Printer(logger), MaxRequestsInFlight: opts.MaxRequestsInFlight}))
+	mux.Handle(opts.TelemetryPath, limitPage("metrics", promhttp.InstrumentMetricHandler(reg, metrics), opts.MaxRequestsInFlight, rejected))
 	mux.Handle("/healthz", collector.HealthzHandler(backends, s.fanout.LastRound))
 	s.mountIntrospection(mux, started)
 	if err := s.mountLandingPage(mux); err != nil {
@@ -151,7 +158,6 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, load func()
 	}
 	api.Register(adminMux)
 	mountDebugProbe(adminMux, opts, backends)
-	rejected := newRejectedCounter(reg)
 
 	listeners, err := opts.mainListeners()
 	if err != nil {

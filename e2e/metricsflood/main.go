@@ -37,19 +37,21 @@ func run() int {
 	duration := flag.Duration("duration", 20*time.Second, "length of the flood")
 	maxInFlight := flag.Int("max-in-flight", 4, "--web.max-requests-in-flight")
 	budget := flag.Duration("budget", 50*time.Millisecond, "greatest acceptable /ready p99")
+	settle := flag.Duration("settle", 5*time.Second, "wait after start-up, for the first probes of every backend to be done, before the flood")
+	backOff := flag.Bool("retry-after", false, "scrapers wait the Retry-After of a 503 (1s) before the next scrape, as a polite client does; without it they ask again at once, as an attacker does")
 	legacy := flag.Bool("legacy", false, "measure a binary older than --web.max-requests-in-flight and --web.admin-listen-address: pass neither")
 	flag.Parse()
 	if *legacy {
 		*maxInFlight = 0
 	}
-	if err := bench(*binary, *backends, *scrapers, *duration, *maxInFlight, *budget); err != nil {
+	if err := bench(*binary, *backends, *scrapers, *duration, *settle, *maxInFlight, *budget, *backOff); err != nil {
 		fmt.Fprintln(os.Stderr, "metricsflood:", err)
 		return 1
 	}
 	return 0
 }
 
-func bench(binary string, backends, scrapers int, duration time.Duration, maxInFlight int, budget time.Duration) error {
+func bench(binary string, backends, scrapers int, duration, settle time.Duration, maxInFlight int, budget time.Duration, backOff bool) error {
 	backend, err := serveLoopback(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	if err != nil {
 		return err
@@ -59,11 +61,17 @@ func bench(binary string, backends, scrapers int, duration time.Duration, maxInF
 		return err
 	}
 	defer p.stop()
+	// Every backend is probed within a second of start-up: that burst is
+	// not what is measured.
+	time.Sleep(settle)
 	fmt.Printf("%d backends, %d scrapers without pause for %s, --web.max-requests-in-flight=%d (0: not passed)\n", backends, scrapers, duration, maxInFlight)
 
 	ctx, cancel := context.WithTimeout(context.Background(), duration)
 	defer cancel()
-	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: scrapers}}
+	// The scrapers ask for gzip, as Prometheus does, but leave the body
+	// compressed: decompressing it would spend the cores probegate is
+	// measured on.
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: scrapers, DisableCompression: true}}
 	var ok, rejected, failed atomic.Int64
 	var mu sync.Mutex
 	var scrapeTimes []time.Duration
@@ -85,6 +93,12 @@ func bench(binary string, backends, scrapers int, duration time.Duration, maxInF
 					mu.Unlock()
 				case code == http.StatusServiceUnavailable:
 					rejected.Add(1)
+					if backOff {
+						select {
+						case <-ctx.Done():
+						case <-time.After(time.Second):
+						}
+					}
 				default:
 					failed.Add(1)
 				}
@@ -125,6 +139,7 @@ func get(ctx context.Context, client *http.Client, url string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	req.Header.Set("Accept-Encoding", "gzip")
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
