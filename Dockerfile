@@ -32,7 +32,10 @@ COPY --from=build /out/probegate /bin/probegate
 # A numeric user, so that runAsNonRoot can check it without /etc/passwd.
 USER 65532:65532
 WORKDIR /var/lib/probegate
-# 9797: metrics, fan-out, the API; 9798: /health and /ready only.
+# 9797: metrics, fan-out, status pages; 9798: /health and /ready only.
+# The admin API and /-/reload listen on the container's loopback,
+# 127.0.0.1:9799 (--web.admin-listen-address), and are not exposed:
+#   docker exec CONTAINER /bin/probegate maintenance list
 EXPOSE 9797 9798
 ENTRYPOINT ["/bin/probegate"]
 CMD ["--config.file=/etc/probegate/probegate.yml", "--web.health-listen-address=:9798"]

@@ -20,7 +20,7 @@ DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
              kubectl:kubernetes-client systemd-analyze:systemd chromium:chromium \
              etcd:etcd-server
 
-.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-fanout bench-stragglers bench-replicas bench-churn bench-record fuzz clean release
+.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-metrics-flood bench-fanout bench-stragglers bench-replicas bench-churn bench-record fuzz clean release
 
 all: build
 
@@ -135,7 +135,7 @@ fuzz:
 
 # bench runs every performance budget (docs/design.md, "Budgets"); each part
 # prints its numbers.
-bench: bench-state bench-record bench-probe bench-metrics bench-ready bench-fanout bench-stragglers bench-replicas bench-churn
+bench: bench-state bench-record bench-probe bench-metrics bench-ready bench-metrics-flood bench-fanout bench-stragglers bench-replicas bench-churn
 
 bench-state:
 	$(GO) test -run '^$$' -bench 'BenchmarkStep' -benchmem ./collector/health/
@@ -162,6 +162,12 @@ bench-metrics:
 # handler, in alternating rounds; fails when the median round is below 0.8.
 bench-ready: build
 	$(GO) run ./e2e/readybench -binary ./$(BINARY)
+
+# bench-metrics-flood: 16 clients scraping the metrics of 10,000 backends
+# without pause; prints /ready's p99 on the health listener (budget 50 ms)
+# and the peak RSS, and fails over the budget.
+bench-metrics-flood: build
+	$(GO) run ./e2e/metricsflood -binary ./$(BINARY)
 
 # bench-fanout: the fan-out's added p50 latency and allocations against 3
 # HAProxy backends, passive health's ring window against the

@@ -68,6 +68,7 @@ func Default() *Config {
 			Timeout:               model.Duration(30 * time.Second),
 			Merge:                 DefaultMerge,
 			MaxRequestBytes:       1 << 20,
+			RequestReadTimeout:    model.Duration(10 * time.Second),
 			MaxResponseBytes:      64 << 20,
 			ForwardHeaders:        DefaultForwardHeaders(),
 			MaxRequestHeaderBytes: 16 << 10,
@@ -173,11 +174,15 @@ type Gate struct {
 type Fanout struct {
 	// Enabled serves /fanout/; off by default, since the fan-out forwards
 	// client requests with probegate's own backend credentials.
-	Enabled          bool           `yaml:"enabled"`
-	Timeout          model.Duration `yaml:"timeout"`
-	Merge            string         `yaml:"merge"`
-	MaxRequestBytes  Bytes          `yaml:"max_request_bytes"`
-	MaxResponseBytes Bytes          `yaml:"max_response_bytes"`
+	Enabled         bool           `yaml:"enabled"`
+	Timeout         model.Duration `yaml:"timeout"`
+	Merge           string         `yaml:"merge"`
+	MaxRequestBytes Bytes          `yaml:"max_request_bytes"`
+	// RequestReadTimeout bounds reading a request's body, which happens
+	// before its round takes one of max_concurrent slots: a client sending
+	// slowly holds no slot, and is answered 408 after it.
+	RequestReadTimeout model.Duration `yaml:"request_read_timeout"`
+	MaxResponseBytes   Bytes          `yaml:"max_response_bytes"`
 	// ForwardHeaders names the client request headers sent on to the
 	// backends; no other client header is.
 	ForwardHeaders []string `yaml:"forward_headers"`

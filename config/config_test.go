@@ -33,7 +33,7 @@ func TestDefaultIsTheDocumentedConfiguration(t *testing.T) {
 		HealthProbe: HealthProbe{Enabled: true, Path: "/healthz", Interval: seconds(5), Timeout: seconds(2), Failures: 3, Successes: 2, Kind: "http", Method: "GET", KeepAlive: new(true)},
 		Pool:        Pool{PanicThreshold: 0},
 		Gate:        Gate{Drain: 0, ShutdownTimeout: seconds(30), CheckInterval: seconds(1)},
-		Fanout: Fanout{Timeout: seconds(30), Merge: "json_array", MaxRequestBytes: 1 << 20, MaxResponseBytes: 64 << 20,
+		Fanout: Fanout{Timeout: seconds(30), Merge: "json_array", MaxRequestBytes: 1 << 20, RequestReadTimeout: seconds(10), MaxResponseBytes: 64 << 20,
 			ForwardHeaders: DefaultForwardHeaders(), MaxRequestHeaderBytes: 16 << 10, MaxConcurrent: 256,
 			MinContributors: IntOrPercent{Value: 1}, MaxHops: 3, MaxBufferedBytes: 256 << 20,
 			OutlierDetection: OutlierDetection{Enforcing: true, Window: seconds(30), MinRounds: 20, FailureGap: 0.5,
@@ -121,7 +121,7 @@ func TestLoadValidFull(t *testing.T) {
 	if want := (Gate{Drain: seconds(15), ShutdownTimeout: seconds(45), CheckInterval: seconds(0.5)}); c.Gate != want {
 		t.Errorf("gate = %+v, want %+v", c.Gate, want)
 	}
-	if want := (Fanout{Enabled: true, Timeout: seconds(20), Merge: "ndjson", MaxRequestBytes: 512 << 10, MaxResponseBytes: 32 << 20,
+	if want := (Fanout{Enabled: true, Timeout: seconds(20), Merge: "ndjson", MaxRequestBytes: 512 << 10, RequestReadTimeout: seconds(5), MaxResponseBytes: 32 << 20,
 		ForwardHeaders: []string{"Accept", "Authorization"}, MaxRequestHeaderBytes: 8 << 10, MaxConcurrent: 64,
 		MinContributors: IntOrPercent{Value: 50, Percent: true}, ExposeMissing: true, MaxHops: 2, MaxBufferedBytes: 128 << 20,
 		OutlierDetection: OutlierDetection{Enabled: true, Enforcing: false, Window: seconds(60), MinRounds: 10, FailureGap: 0.25,

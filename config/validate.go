@@ -154,6 +154,7 @@ func (v *validator) fanout() {
 		v.add("fanout.merge", "%q is not a merge format: want one of %s", f.Merge, strings.Join(formats, ", "))
 	}
 	v.positiveBytes("fanout.max_request_bytes", f.MaxRequestBytes)
+	v.positive("fanout.request_read_timeout", f.RequestReadTimeout)
 	v.positiveBytes("fanout.max_response_bytes", f.MaxResponseBytes)
 	v.positiveBytes("fanout.max_request_header_bytes", f.MaxRequestHeaderBytes)
 	v.atLeastOne("fanout.max_concurrent", f.MaxConcurrent)

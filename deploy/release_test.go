@@ -206,8 +206,8 @@ func TestMakeReleaseStampsTheVersionFile(t *testing.T) {
 }
 
 // TestChangelogHasTheVersion: CHANGELOG.md is kept as the Prometheus
-// repositories keep theirs, and its newest released section is the VERSION
-// file's; a "main / unreleased" section may stand above it.
+// repositories keep theirs, and its newest release section is the VERSION
+// file's; above it, "## main / unreleased" may gather what is to come.
 func TestChangelogHasTheVersion(t *testing.T) {
 	v := releaseVersion(t)
 	data, err := os.ReadFile(filepath.Join(deploytest.RepoRoot(t), "CHANGELOG.md"))
@@ -220,8 +220,6 @@ func TestChangelogHasTheVersion(t *testing.T) {
 	for i, line := range strings.Split(string(data), "\n") {
 		switch {
 		case line == "## main / unreleased" && len(sections) == 0:
-			// Prometheus's convention: what main holds beyond the last
-			// release is gathered above it until the next one.
 		case strings.HasPrefix(line, "## "):
 			m := heading.FindStringSubmatch(line)
 			if m == nil {

@@ -265,7 +265,7 @@ func TestPasswordsInURLsAreNeverShown(t *testing.T) {
 	p := startProbegate(t, "--config.file="+good, "--web.enable-lifecycle")
 	data, _ := os.ReadFile(bad)
 	writeFile(t, good, string(data))
-	resp, err := http.Post(p.base+"/-/reload", "", nil)
+	resp, err := http.Post(p.admin+"/-/reload", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ backends:
 	addr, healthAddr := freeAddr(t), freeAddr(t)
 	cmd := exec.Command("sh", "-c", fmt.Sprintf("ulimit -n %d && exec \"$0\" \"$@\"", fdLimit), binary(t),
 		"--config.file="+config, "--web.listen-address="+addr, "--web.health-listen-address="+healthAddr,
-		"--web.max-connections=64", "--web.read-timeout=10s")
+		"--web.max-connections=64", "--web.read-timeout=10s", "--web.admin-listen-address="+freeAddr(t))
 	output, done := startProcess(t, "probegate", cmd)
 	ready := "http://" + healthAddr + "/ready"
 	waitFor(t, 10*time.Second, "/ready on the health listener", func() bool {

@@ -13,12 +13,12 @@ import (
 func TestDebugProbeIsAdminAPI(t *testing.T) {
 	backend := okBackend(t)
 	off := startProbegate(t, "--backend", "a="+backend.URL, "--storage.path="+t.TempDir())
-	if code, _, body := apiCall(t, "GET", off.base+"/api/v1/backends/a/probe", ""); code != http.StatusForbidden || !strings.Contains(body, "--web.enable-admin-api") {
+	if code, _, body := apiCall(t, "GET", off.admin+"/api/v1/backends/a/probe", ""); code != http.StatusForbidden || !strings.Contains(body, "--web.enable-admin-api") {
 		t.Errorf("without the flag: %d %s", code, body)
 	}
 
 	on := startProbegate(t, "--backend", "a="+backend.URL, "--web.enable-admin-api", "--storage.path="+t.TempDir())
-	code, _, body := apiCall(t, "GET", on.base+"/api/v1/backends/a/probe", "")
+	code, _, body := apiCall(t, "GET", on.admin+"/api/v1/backends/a/probe", "")
 	var rep struct {
 		Class    string `json:"class"`
 		Status   int    `json:"status"`
@@ -29,7 +29,7 @@ func TestDebugProbeIsAdminAPI(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &rep); err != nil || code != http.StatusOK || rep.Class != "ok" || rep.Status != 200 || rep.Response.Body != "ok\n" {
 		t.Errorf("with the flag: %d %s (%v)", code, body, err)
 	}
-	if code, header, _ := apiCall(t, "GET", on.base+"/api/v1/backends/a/probe?format=text", ""); code != http.StatusTooManyRequests || header.Get("Retry-After") != "1" {
+	if code, header, _ := apiCall(t, "GET", on.admin+"/api/v1/backends/a/probe?format=text", ""); code != http.StatusTooManyRequests || header.Get("Retry-After") != "1" {
 		t.Errorf("a second debug probe at once: %d, Retry-After %q; want 429, 1", code, header.Get("Retry-After"))
 	}
 }

@@ -109,7 +109,7 @@ func TestDemoBannerWorksAsPrinted(t *testing.T) {
 	}
 	addr := freeAddr(t)
 	p := &probegateProcess{base: "http://" + addr}
-	p.cmd = exec.Command("./probegate", "demo", "--web.listen-address="+addr)
+	p.cmd = exec.Command("./probegate", append(withAdminListener(t, p, []string{"demo"}), "--web.listen-address="+addr)...)
 	p.cmd.Dir = dir
 	p.output, p.done = startProcess(t, "probegate", p.cmd)
 	p.waitServing(t)

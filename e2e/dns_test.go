@@ -113,6 +113,7 @@ func startProbegateWithResolver(t *testing.T, dnsIP string, args ...string) *pro
 	}
 	addr := freeAddr(t)
 	p := &probegateProcess{base: "http://" + addr}
+	args = withAdminListener(t, p, args)
 	script := `"$1" --bind "$2" /etc/resolv.conf || exit 1; shift 2; exec "$@"`
 	p.cmd = exec.Command(unshare, append([]string{"--mount", "sh", "-c", script, "sh", mount, conf, binary(t), "--web.listen-address=" + addr}, args...)...)
 	p.output, p.done = startProcess(t, "probegate", p.cmd)

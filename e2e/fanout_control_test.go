@@ -138,7 +138,7 @@ func TestFanoutStaticSelfLoopRefused(t *testing.T) {
 	if code := p.exitCode(t, 10*time.Second); code == 0 {
 		t.Fatalf("probegate with a self-pointing backend exited 0")
 	}
-	if out := p.output.String(); !strings.Contains(out, `backend \"b1\"`) || !strings.Contains(out, "points at probegate's own listener under /fanout") {
+	if out := p.output.String(); !strings.Contains(out, `backend \"b1\"`) || !strings.Contains(out, "points at one of probegate's own listeners") {
 		t.Errorf("the error does not name the backend:\n%s", out)
 	}
 }

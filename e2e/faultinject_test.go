@@ -153,9 +153,8 @@ type replica struct {
 	// base is the main listener's URL: /healthz, /ready, /metrics,
 	// /fanout/.
 	base string
-	// admin is the URL of the admin API (/api/v1/…), which the tests
-	// and the history use: the main listener's today, a field of its own
-	// so that a separate admin listener changes launch alone.
+	// admin is the URL of the admin listener (/api/v1/…), which the
+	// tests and the history use; each launch has its own.
 	admin string
 }
 
@@ -189,7 +188,7 @@ func (r *replica) launch() {
 		"--replica.name=" + r.name, "--storage.path=" + r.storage}, r.extra...)
 	r.proc = launchProbegate(r.t, r.addr, args...)
 	r.base = r.proc.base
-	r.admin = r.proc.base
+	r.admin = r.proc.admin
 }
 
 // start runs the replica and waits until it serves.

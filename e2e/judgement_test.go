@@ -22,9 +22,10 @@ type doorCase struct {
 }
 
 // invalidConfigurations are every invalid fixture of the config package,
-// a readiness budget the listed backends cannot meet, and a backend at
-// probegate's own fan-out on addr.
-func invalidConfigurations(t *testing.T, addr, backendURL string) []doorCase {
+// a readiness budget the listed backends cannot meet, a backend at
+// probegate's own fan-out on addr and one at the root of its admin
+// listener.
+func invalidConfigurations(t *testing.T, addr, admin, backendURL string) []doorCase {
 	t.Helper()
 	files, err := filepath.Glob("../config/testdata/invalid-*.yml")
 	if err != nil || len(files) == 0 {
@@ -42,15 +43,17 @@ func invalidConfigurations(t *testing.T, addr, backendURL string) []doorCase {
 	return append(cases,
 		doorCase{"min_available above the backends", "readiness:\n  min_available: 5\n" + three},
 		doorCase{"a backend at probegate's own fan-out", three + "  - {name: self, url: \"http://" + addr + "/fanout\"}\n"},
+		doorCase{"a backend at probegate's admin listener", three + "  - {name: self, url: \"http://" + admin + "/\"}\n"},
 		doorCase{"a problem after a bad duration", "health_probe:\n  interval: 5\n" + three + "  - {name: d, url: \"ftp://x\"}\n"},
 	)
 }
 
 // checkConfigDoor runs check-config on path with --web.listen-address=addr
-// and returns what it printed on stderr; it must exit 1.
-func checkConfigDoor(t *testing.T, path, addr string) string {
+// and --web.admin-listen-address=admin and returns what it printed on
+// stderr; it must exit 1.
+func checkConfigDoor(t *testing.T, path, addr, admin string) string {
 	t.Helper()
-	cmd := exec.Command(binary(t), "check-config", "--config.file="+path, "--web.listen-address="+addr)
+	cmd := exec.Command(binary(t), "check-config", "--config.file="+path, "--web.listen-address="+addr, "--web.admin-listen-address="+admin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -61,11 +64,12 @@ func checkConfigDoor(t *testing.T, path, addr string) string {
 	return strings.TrimSuffix(stderr.String(), "\n")
 }
 
-// startUpDoor starts probegate on addr with path and returns the error it
-// logged as it refused to start; it must exit 1 without serving.
-func startUpDoor(t *testing.T, path, addr string) string {
+// startUpDoor starts probegate on addr, its admin listener on admin, with
+// path and returns the error it logged as it refused to start; it must
+// exit 1 without serving.
+func startUpDoor(t *testing.T, path, addr, admin string) string {
 	t.Helper()
-	cmd := exec.Command(binary(t), "--config.file="+path, "--web.listen-address="+addr, "--log.format=json")
+	cmd := exec.Command(binary(t), "--config.file="+path, "--web.listen-address="+addr, "--web.admin-listen-address="+admin, "--log.format=json")
 	cmd.WaitDelay = 10 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -89,7 +93,7 @@ func startUpDoor(t *testing.T, path, addr string) string {
 	return ""
 }
 
-// reloadDoor asks the running probegate at base to reload, and returns
+// reloadDoor asks the running probegate whose admin listener is base to reload, and returns
 // the problems its refusal names; the refusal must be a 500.
 func reloadDoor(t *testing.T, base string) string {
 	t.Helper()
@@ -116,8 +120,8 @@ func TestEveryDoorJudgesAlike(t *testing.T) {
 	backend := okBackend(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "probegate.yml")
-	addr := freeAddr(t)
-	cases := invalidConfigurations(t, addr, backend.URL)
+	addr, admin := freeAddr(t), freeAddr(t)
+	cases := invalidConfigurations(t, addr, admin, backend.URL)
 
 	// Start-up first, on the address the reload's probegate will hold.
 	refused := make(map[string]string, len(cases))
@@ -125,11 +129,11 @@ func TestEveryDoorJudgesAlike(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.data), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		want := checkConfigDoor(t, path, addr)
+		want := checkConfigDoor(t, path, addr, admin)
 		if want == "" {
 			t.Errorf("%s: check-config named no problem", c.name)
 		}
-		if got := startUpDoor(t, path, addr); got != want {
+		if got := startUpDoor(t, path, addr, admin); got != want {
 			t.Errorf("%s: start-up refused with\n%s\ncheck-config with\n%s", c.name, got, want)
 		}
 		refused[c.name] = want
@@ -139,14 +143,14 @@ func TestEveryDoorJudgesAlike(t *testing.T) {
 	if err := os.WriteFile(path, []byte(valid), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := launchProbegate(t, addr, "--config.file="+path, "--web.enable-lifecycle")
+	p := launchProbegate(t, addr, "--config.file="+path, "--web.enable-lifecycle", "--web.admin-listen-address="+admin)
 	p.waitServing(t)
 	waitFor(t, 10*time.Second, "ready", func() bool { return statusOf(t, p.base+"/ready") == http.StatusOK })
 	for _, c := range cases {
 		if err := os.WriteFile(path, []byte(c.data), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if got := reloadDoor(t, p.base); got != refused[c.name] {
+		if got := reloadDoor(t, p.admin); got != refused[c.name] {
 			t.Errorf("%s: reload refused with\n%s\ncheck-config with\n%s", c.name, got, refused[c.name])
 		}
 		if code := statusOf(t, p.base+"/ready"); code != http.StatusOK {

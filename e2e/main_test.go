@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,6 +100,7 @@ func ephemeralLow(t testing.TB) int {
 type probegateProcess struct {
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:port
+	admin  string // the admin listener, http://127.0.0.1:port
 	output *syncBuffer
 	done   <-chan struct{} // closed when the process exited
 }
@@ -131,14 +134,32 @@ func (p *probegateProcess) waitServing(t testing.TB) {
 }
 
 // launchProbegate runs the binary with args plus --web.listen-address=addr
-// and stops it (SIGKILL if still running) when the test ends. It does not
-// wait for the listener.
+// and, unless args name one, an admin listener on a free loopback port
+// (never the default port, which another probegate on this host may
+// hold), and stops it (SIGKILL if still running) when the test ends. It
+// does not wait for the listener.
 func launchProbegate(t testing.TB, addr string, args ...string) *probegateProcess {
 	t.Helper()
 	p := &probegateProcess{base: "http://" + addr}
+	args = withAdminListener(t, p, args)
 	p.cmd = exec.Command(binary(t), append(args, "--web.listen-address="+addr)...)
 	p.output, p.done = startProcess(t, "probegate", p.cmd)
 	return p
+}
+
+// withAdminListener is args with an admin listener on a free loopback
+// port unless they name one, and records its URL in p.
+func withAdminListener(t testing.TB, p *probegateProcess, args []string) []string {
+	t.Helper()
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--web.admin-listen-address="); ok {
+			p.admin = "http://" + v
+			return args
+		}
+	}
+	addr := freeAddr(t)
+	p.admin = "http://" + addr
+	return append(slices.Clip(args), "--web.admin-listen-address="+addr)
 }
 
 // startProcess starts cmd with its stdout and stderr captured, and kills

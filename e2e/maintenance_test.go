@@ -74,7 +74,7 @@ func cli(t *testing.T, base string, args ...string) (int, string) {
 func TestMaintenanceAPIForbiddenWithoutFlag(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	p := startProbegate(t, "--config.file="+maintenanceConfig(t, 2, 1), "--storage.path="+dir)
-	code, _, body := apiCall(t, "POST", p.base+"/api/v1/backends/b0/maintenance", `{"reason":"x"}`)
+	code, _, body := apiCall(t, "POST", p.admin+"/api/v1/backends/b0/maintenance", `{"reason":"x"}`)
 	if code != http.StatusForbidden || !strings.Contains(body, "--web.enable-admin-api") {
 		t.Errorf("POST without the flag: %d %s", code, body)
 	}
@@ -96,11 +96,11 @@ func TestMaintenanceBudgetRestartAndCLI(t *testing.T) {
 	args := []string{"--config.file=" + cfg, "--web.enable-admin-api", "--storage.path=" + dir}
 	p := startProbegate(t, args...)
 
-	code, _, body := apiCall(t, "POST", p.base+"/api/v1/backends/b0/maintenance", `{"reason":"disk swap","ttl":"2h"}`)
+	code, _, body := apiCall(t, "POST", p.admin+"/api/v1/backends/b0/maintenance", `{"reason":"disk swap","ttl":"2h"}`)
 	if code != http.StatusOK {
 		t.Fatalf("POST b0: %d %s", code, body)
 	}
-	code, header, body := apiCall(t, "POST", p.base+"/api/v1/backends/b1/maintenance", `{"reason":"kernel"}`)
+	code, header, body := apiCall(t, "POST", p.admin+"/api/v1/backends/b1/maintenance", `{"reason":"kernel"}`)
 	var refused struct{ Expected, CurrentHealthy, DesiredHealthy, DisruptionsAllowed int }
 	if err := json.Unmarshal([]byte(body), &struct {
 		Expected           *int `json:"expected"`
@@ -129,10 +129,10 @@ func TestMaintenanceBudgetRestartAndCLI(t *testing.T) {
 	}
 
 	// The CLI refuses b2 too, with the numbers, exit 1.
-	if code, out := cli(t, p.base, "start", "b2", "--reason=upgrade"); code != 1 || !strings.Contains(out, "disruptions_allowed=0") {
+	if code, out := cli(t, p.admin, "start", "b2", "--reason=upgrade"); code != 1 || !strings.Contains(out, "disruptions_allowed=0") {
 		t.Errorf("CLI start b2: exit %d\n%s", code, out)
 	}
-	if code, out := cli(t, p.base, "start", "b2"); code != 2 {
+	if code, out := cli(t, p.admin, "start", "b2"); code != 2 {
 		t.Errorf("CLI start without --reason: exit %d, want 2\n%s", code, out)
 	}
 
@@ -146,20 +146,20 @@ func TestMaintenanceBudgetRestartAndCLI(t *testing.T) {
 		t.Fatalf("after a restart b0 is %s, want maintenance", got)
 	}
 
-	code, out := cli(t, p.base, "list")
+	code, out := cli(t, p.admin, "list")
 	if code != 0 || !regexpMatch(`(?m)^b0\s+maintenance\s+no\s+disk swap\s`, out) || !regexpMatch(`(?m)^b1\s+unknown\s+yes\s+-`, out) {
 		t.Errorf("CLI list: exit %d\n%s", code, out)
 	}
-	if code, out := cli(t, p.base, "stop", "b0"); code != 0 || !strings.Contains(out, "b0 left maintenance") {
+	if code, out := cli(t, p.admin, "stop", "b0"); code != 0 || !strings.Contains(out, "b0 left maintenance") {
 		t.Errorf("CLI stop: exit %d\n%s", code, out)
 	}
 	if got := getHealthz(t, p.base)["b0"].State; got != "unknown" {
 		t.Errorf("after stop, unprobed b0 is %s, want its probe-derived unknown", got)
 	}
-	if code, out := cli(t, p.base, "start", "b1", "--reason=kernel", "--ttl=1h"); code != 0 || !strings.Contains(out, "b1 is in maintenance until") {
+	if code, out := cli(t, p.admin, "start", "b1", "--reason=kernel", "--ttl=1h"); code != 0 || !strings.Contains(out, "b1 is in maintenance until") {
 		t.Errorf("CLI start b1: exit %d\n%s", code, out)
 	}
-	if code, out := cli(t, p.base, "list", "nope"); code != 1 {
+	if code, out := cli(t, p.admin, "list", "nope"); code != 1 {
 		t.Errorf("CLI list of an unknown backend: exit %d\n%s", code, out)
 	}
 }
@@ -172,7 +172,7 @@ func TestMaintenanceReadmissionNeedsProbes(t *testing.T) {
 		"readiness: {min_available: 1}\n")
 	p := startProbegate(t, "--config.file="+path, "--web.enable-admin-api", "--storage.path="+t.TempDir(), "--health-probe.successes=3")
 	waitFor(t, 5*time.Second, "a healthy", func() bool { return getHealthz(t, p.base)["a"].State == "healthy" })
-	if code, _, body := apiCall(t, "POST", p.base+"/api/v1/backends/a/maintenance", `{"reason":"x"}`); code != 200 {
+	if code, _, body := apiCall(t, "POST", p.admin+"/api/v1/backends/a/maintenance", `{"reason":"x"}`); code != 200 {
 		t.Fatalf("POST: %d %s", code, body)
 	}
 	probes := metricValue(t, p.base, `probegate_probes_total{backend="a"}`)
@@ -182,7 +182,7 @@ func TestMaintenanceReadmissionNeedsProbes(t *testing.T) {
 	if got := getHealthz(t, p.base)["a"].State; got != "maintenance" {
 		t.Fatalf("ok probes moved a to %s during maintenance", got)
 	}
-	code, _, body := apiCall(t, "DELETE", p.base+"/api/v1/backends/a/maintenance", "")
+	code, _, body := apiCall(t, "DELETE", p.admin+"/api/v1/backends/a/maintenance", "")
 	if code != 200 || !strings.Contains(body, `"state": "unhealthy"`) {
 		t.Fatalf("DELETE: %d %s", code, body)
 	}
@@ -224,7 +224,7 @@ func TestMaintenanceConcurrentRequestsShareTheBudget(t *testing.T) {
 	for i := range codes {
 		wg.Go(func() {
 			start.Wait()
-			codes[i], _, _ = apiCall(t, "POST", fmt.Sprintf("%s/api/v1/backends/b%d/maintenance", p.base, i), `{"reason":"race"}`)
+			codes[i], _, _ = apiCall(t, "POST", fmt.Sprintf("%s/api/v1/backends/b%d/maintenance", p.admin, i), `{"reason":"race"}`)
 		})
 	}
 	start.Done()
@@ -261,7 +261,7 @@ func TestMaintenanceStateSurvivesKill(t *testing.T) {
 				if i%2 == 1 {
 					method = "DELETE"
 				}
-				req, _ := http.NewRequest(method, p.base+"/api/v1/backends/b0/maintenance", strings.NewReader(fmt.Sprintf(`{"reason":"round %d request %d"}`, round, i)))
+				req, _ := http.NewRequest(method, p.admin+"/api/v1/backends/b0/maintenance", strings.NewReader(fmt.Sprintf(`{"reason":"round %d request %d"}`, round, i)))
 				if resp, err := client.Do(req); err == nil {
 					if resp.StatusCode == http.StatusOK {
 						changes.Add(1)
@@ -339,13 +339,13 @@ func TestMaintenanceCLIWithBasicAuth(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusUnauthorized
 	})
-	if code, out := cli(t, p.base, "list"); code != 1 || !strings.Contains(out, "401") {
+	if code, out := cli(t, p.admin, "list"); code != 1 || !strings.Contains(out, "401") {
 		t.Errorf("CLI without credentials: exit %d\n%s", code, out)
 	}
-	if code, out := cli(t, p.base, "start", "b0", "--reason=swap", "--http.config.file="+httpConfig); code != 0 {
+	if code, out := cli(t, p.admin, "start", "b0", "--reason=swap", "--http.config.file="+httpConfig); code != 0 {
 		t.Fatalf("CLI start with credentials: exit %d\n%s", code, out)
 	}
-	if code, out := cli(t, p.base, "list", "b0", "--http.config.file="+httpConfig); code != 0 || !regexpMatch(`(?m)^b0\s+maintenance\s.*\soperator$`, out) {
+	if code, out := cli(t, p.admin, "list", "b0", "--http.config.file="+httpConfig); code != 0 || !regexpMatch(`(?m)^b0\s+maintenance\s.*\soperator$`, out) {
 		t.Errorf("CLI list: exit %d\n%s", code, out)
 	}
 }
@@ -362,7 +362,7 @@ func TestMaintenanceOfflineStop(t *testing.T) {
 	dir := t.TempDir()
 	cfg := maintenanceConfig(t, 2, 1)
 	p := startProbegate(t, "--config.file="+cfg, "--web.enable-admin-api", "--storage.path="+dir)
-	if code, _, body := apiCall(t, "POST", p.base+"/api/v1/backends/b1/maintenance", `{"reason":"disk"}`); code != http.StatusOK {
+	if code, _, body := apiCall(t, "POST", p.admin+"/api/v1/backends/b1/maintenance", `{"reason":"disk"}`); code != http.StatusOK {
 		t.Fatalf("POST: %d %s", code, body)
 	}
 	p.cmd.Process.Kill()

@@ -79,7 +79,7 @@ func TestReloadKeepsStateAndRejectsBadFiles(t *testing.T) {
 	if err := os.WriteFile(path, []byte("backends:\n  - {name: a, url: \"http://x\", bogus: 1}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(p.base+"/-/reload", "", nil)
+	resp, err := http.Post(p.admin+"/-/reload", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestReloadKeepsStateAndRejectsBadFiles(t *testing.T) {
 		t.Errorf("running configuration not kept after a bad reload: %+v", hz)
 	}
 
-	resp, err = http.Get(p.base + "/-/reload")
+	resp, err = http.Get(p.admin + "/-/reload")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func waitAgree(t *testing.T, replicas []*probegateProcess, want []string, within
 	start := time.Now()
 	waitFor(t, within, fmt.Sprintf("every replica shows %v in maintenance", want), func() bool {
 		for _, r := range replicas {
-			if !slices.Equal(inMaintenance(listBackends(t, r.base)), want) {
+			if !slices.Equal(inMaintenance(listBackends(t, r.admin)), want) {
 				return false
 			}
 		}
@@ -79,7 +79,7 @@ func TestReplicasShareOneBudget(t *testing.T) {
 	for i := range codes {
 		wg.Go(func() {
 			start.Wait()
-			codes[i], _, _ = post(t, replicas[i%3].base, fmt.Sprintf("b%d", i), `{"reason":"race"}`)
+			codes[i], _, _ = post(t, replicas[i%3].admin, fmt.Sprintf("b%d", i), `{"reason":"race"}`)
 		})
 	}
 	start.Done()
@@ -100,7 +100,7 @@ func TestReplicasShareOneBudget(t *testing.T) {
 
 	// The list is the same whichever replica answers, store health included.
 	for _, r := range replicas {
-		l := listBackends(t, r.base)
+		l := listBackends(t, r.admin)
 		if l.Store.Kind != "etcd" || !l.Store.Healthy || l.Readiness.DisruptionsAllowed != 0 {
 			t.Errorf("%s: store %+v, readiness %+v", r.base, l.Store, l.Readiness)
 		}
@@ -111,12 +111,12 @@ func TestReplicasShareOneBudget(t *testing.T) {
 	victim.cmd.Process.Kill()
 	<-victim.done
 	replicas[1] = startReplicas(t, cfg)[0]
-	if got := inMaintenance(listBackends(t, replicas[1].base)); !slices.Equal(got, granted) {
+	if got := inMaintenance(listBackends(t, replicas[1].admin)); !slices.Equal(got, granted) {
 		t.Errorf("restarted replica shows %v in maintenance, want %v", got, granted)
 	}
 
 	// An end on one replica is seen by all within a second.
-	if code, _, body := apiCall(t, "DELETE", replicas[2].base+maintenance.MaintenancePath(granted[0]), ""); code != http.StatusOK {
+	if code, _, body := apiCall(t, "DELETE", replicas[2].admin+maintenance.MaintenancePath(granted[0]), ""); code != http.StatusOK {
 		t.Fatalf("DELETE: %d %s", code, body)
 	}
 	waitAgree(t, replicas, nil, time.Second)
@@ -131,7 +131,7 @@ func TestReplicasExpireTogether(t *testing.T) {
 	cluster := startEtcdCluster(t, 3)
 	cfg := replicaConfig(t, cluster, "/probegate/ttl", "{min_available: 1}", unprobed, unprobedURLs(3))
 	replicas := startReplicas(t, cfg, cfg, cfg)
-	code, _, body := post(t, replicas[0].base, "b1", `{"reason":"ttl","ttl":"3s"}`)
+	code, _, body := post(t, replicas[0].admin, "b1", `{"reason":"ttl","ttl":"3s"}`)
 	if code != http.StatusOK {
 		t.Fatalf("POST: %d %s", code, body)
 	}
@@ -143,7 +143,7 @@ func TestReplicasExpireTogether(t *testing.T) {
 	until := entered.Maintenance.Until
 	time.Sleep(time.Until(until) - 300*time.Millisecond)
 	for _, r := range replicas {
-		if got := inMaintenance(listBackends(t, r.base)); !slices.Equal(got, []string{"b1"}) {
+		if got := inMaintenance(listBackends(t, r.admin)); !slices.Equal(got, []string{"b1"}) {
 			t.Errorf("%s shows %v in maintenance 300ms before its until, want b1", r.base, got)
 		}
 	}
@@ -161,14 +161,14 @@ func TestReplicasThroughMemberLoss(t *testing.T) {
 	replicas := startReplicas(t, cfg, cfg, cfg)
 
 	cluster.kill(0)
-	if code, _, body := post(t, replicas[0].base, "b0", `{"reason":"one member down"}`); code != http.StatusOK {
+	if code, _, body := post(t, replicas[0].admin, "b0", `{"reason":"one member down"}`); code != http.StatusOK {
 		t.Fatalf("POST with one member down: %d %s", code, body)
 	}
 	waitAgree(t, replicas, []string{"b0"}, time.Second)
 
 	cluster.kill(1)
 	start := time.Now()
-	code, header, body := post(t, replicas[1].base, "b1", `{"reason":"two members down"}`)
+	code, header, body := post(t, replicas[1].admin, "b1", `{"reason":"two members down"}`)
 	took := time.Since(start)
 	if code != http.StatusServiceUnavailable || header.Get("Retry-After") == "" || !strings.Contains(body, "etcd") {
 		t.Errorf("POST with two members down: %d Retry-After %q %s; want 503 naming the store", code, header.Get("Retry-After"), body)
@@ -176,19 +176,19 @@ func TestReplicasThroughMemberLoss(t *testing.T) {
 	if took > 2*time.Second+time.Second {
 		t.Errorf("the refused write took %s, more than the 2s request timeout", took)
 	}
-	if code, _, body := apiCall(t, "DELETE", replicas[2].base+maintenance.MaintenancePath("b0"), ""); code != http.StatusServiceUnavailable {
+	if code, _, body := apiCall(t, "DELETE", replicas[2].admin+maintenance.MaintenancePath("b0"), ""); code != http.StatusServiceUnavailable {
 		t.Errorf("DELETE with two members down: %d %s, want 503", code, body)
 	}
 	waitFor(t, 10*time.Second, "every replica reports the store unhealthy", func() bool {
 		for _, r := range replicas {
-			if listBackends(t, r.base).Store.Healthy {
+			if listBackends(t, r.admin).Store.Healthy {
 				return false
 			}
 		}
 		return true
 	})
 	for _, r := range replicas {
-		if got := inMaintenance(listBackends(t, r.base)); !slices.Equal(got, []string{"b0"}) {
+		if got := inMaintenance(listBackends(t, r.admin)); !slices.Equal(got, []string{"b0"}) {
 			t.Errorf("%s shows %v in maintenance with the store down, want [b0]", r.base, got)
 		}
 	}
@@ -197,7 +197,7 @@ func TestReplicasThroughMemberLoss(t *testing.T) {
 	cluster.start(1)
 	cluster.waitHealthy(20 * time.Second)
 	waitFor(t, 10*time.Second, "a write succeeds with the members back", func() bool {
-		code, _, _ := apiCall(t, "DELETE", replicas[1].base+maintenance.MaintenancePath("b0"), "")
+		code, _, _ := apiCall(t, "DELETE", replicas[1].admin+maintenance.MaintenancePath("b0"), "")
 		return code == http.StatusOK
 	})
 	// A replica whose watch broke with the quorum catches up by its next
@@ -208,24 +208,24 @@ func TestReplicasThroughMemberLoss(t *testing.T) {
 	// it.
 	var after []string
 	waitFor(t, 5*time.Second, "every replica shows the same entries without b0", func() bool {
-		after = inMaintenance(listBackends(t, replicas[0].base))
+		after = inMaintenance(listBackends(t, replicas[0].admin))
 		if slices.Contains(after, "b0") || (len(after) > 0 && !slices.Equal(after, []string{"b1"})) {
 			return false
 		}
 		for _, r := range replicas[1:] {
-			if !slices.Equal(inMaintenance(listBackends(t, r.base)), after) {
+			if !slices.Equal(inMaintenance(listBackends(t, r.admin)), after) {
 				return false
 			}
 		}
 		return true
 	})
 	for _, r := range replicas {
-		if s := listBackends(t, r.base).Store; !s.Healthy {
+		if s := listBackends(t, r.admin).Store; !s.Healthy {
 			t.Errorf("%s: store %+v after the members returned", r.base, s)
 		}
 	}
 	time.Sleep(3 * time.Second)
-	if code, _, body := post(t, replicas[2].base, "b3", `{"reason":"after the outage"}`); code != http.StatusOK {
+	if code, _, body := post(t, replicas[2].admin, "b3", `{"reason":"after the outage"}`); code != http.StatusOK {
 		t.Fatalf("POST after the outage: %d %s", code, body)
 	}
 	waitAgree(t, replicas, append(after, "b3"), time.Second)
@@ -294,7 +294,7 @@ func TestPeerRelativeReadiness(t *testing.T) {
 			if metricValue(t, r.base, `probegate_replicas{state="ready"}`) != 3 {
 				return false
 			}
-			code, _, body := apiCall(t, "GET", r.base+maintenance.ReplicasPath, "")
+			code, _, body := apiCall(t, "GET", r.admin+maintenance.ReplicasPath, "")
 			var list maintenance.ReplicaList
 			if err := json.Unmarshal([]byte(body), &list); code != http.StatusOK || err != nil || len(list.Replicas) != 3 {
 				t.Fatalf("GET %s: %d %s", maintenance.ReplicasPath, code, body)

@@ -26,7 +26,7 @@ func BenchmarkReplicaMaintenance(b *testing.B) {
 			method, want = "DELETE", nil
 		}
 		start := time.Now()
-		code, _, body := apiCall(b, method, r.base+"/api/v1/backends/b0/maintenance", `{"reason":"bench"}`)
+		code, _, body := apiCall(b, method, r.admin+"/api/v1/backends/b0/maintenance", `{"reason":"bench"}`)
 		written := time.Now()
 		if code != http.StatusOK {
 			b.Fatalf("%s: %d %s", method, code, body)

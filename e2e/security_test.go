@@ -101,7 +101,7 @@ func TestReloadEndpointNeedsTheLifecycleFlag(t *testing.T) {
 	p := startProbegate(t, "--config.file="+path)
 	writeConfig(t, path, map[string]string{"a": a.URL, "b": b.URL}, "")
 
-	resp, err := http.Post(p.base+"/-/reload", "", nil)
+	resp, err := http.Post(p.admin+"/-/reload", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestReloadRefusesCrossSiteRequests(t *testing.T) {
 		site string
 		want int
 	}{{"cross-site", http.StatusForbidden}, {"same-origin", http.StatusOK}} {
-		req, _ := http.NewRequest(http.MethodPost, p.base+"/-/reload", nil)
+		req, _ := http.NewRequest(http.MethodPost, p.admin+"/-/reload", nil)
 		req.Header.Set("Sec-Fetch-Site", c.site)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -38,15 +38,17 @@ func runDemo(opts *options, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer cleanup()
-	listeners, err := opts.mainListeners()
+	listeners, err := opts.openListeners()
 	if err != nil {
 		level.Error(logger).Log("msg", "Cannot listen", "err", err)
 		return 1
 	}
-	defer closeAll(listeners)
+	defer listeners.close()
 	// A reload in the demo has no file to read: it re-applies the demo pool.
 	judge := func([]net.Addr) (*config.Config, []config.Problem, error) { return cfg, nil, nil }
-	announce := func() { world.PrintBanner(stdout, opts.ListenAddresses[0], opts.TelemetryPath, os.Args[0]) }
+	announce := func() {
+		world.PrintBanner(stdout, opts.ListenAddresses[0], opts.AdminListenAddress, opts.TelemetryPath, os.Args[0])
+	}
 	return runServer(opts, logger, cfg, listeners, judge, announce)
 }
 

@@ -47,6 +47,8 @@ type options struct {
 	DiscoveryUpdateInterval time.Duration
 	// ReplicaName names this replica (flags_replica.go).
 	ReplicaName string
+	// webLimits are the admin listener and the request bounds (flags_web.go).
+	webLimits
 
 	configFile *flagconfig.Value[string]
 	// overrides are the flags that replace a configuration key, and
@@ -101,7 +103,7 @@ func registerFlagsFor(app, serveOnly flagconfig.Adder) *options {
 		Envar(flagconfig.Envar("web.systemd-socket")).BoolVar(&o.SystemdSocket)
 	app.Flag("web.config.file", "exporter-toolkit web configuration file enabling TLS or basic authentication.").
 		Envar(flagconfig.Envar("web.config.file")).PlaceHolder("FILE").StringVar(&o.WebConfigFile)
-	serveOnly.Flag("web.health-listen-address", "Address of a second listener serving only /health and /ready, plain HTTP and never behind --web.config.file, for balancers and kubelets that cannot authenticate, such as :9798. Empty: off.").
+	app.Flag("web.health-listen-address", "Address of a second listener serving only /health and /ready, plain HTTP and never behind --web.config.file, for balancers and kubelets that cannot authenticate, such as :9798. Empty: off.").
 		Envar(flagconfig.Envar("web.health-listen-address")).PlaceHolder("ADDRESS").StringVar(&o.HealthListenAddress)
 	serveOnly.Flag("web.enable-lifecycle", "Enable POST /-/reload. SIGHUP reloads either way.").
 		Envar(flagconfig.Envar("web.enable-lifecycle")).BoolVar(&o.EnableLifecycle)
@@ -139,6 +141,7 @@ func registerFlagsFor(app, serveOnly flagconfig.Adder) *options {
 	o.maintenanceFlags(serveOnly)
 	o.replicaFlag(serveOnly)
 	o.testingFlags(serveOnly)
+	o.webLimitFlags(app, serveOnly)
 	return o
 }
 
@@ -192,12 +195,13 @@ func (o *options) webFlagConfig() *web.FlagConfig {
 }
 
 // parseTelemetryPath accepts a path that none of probegate's own routes
-// serves already.
+// serves already, the admin listener's included, so that a path means one
+// thing on every listener.
 func parseTelemetryPath(s string) (string, error) {
 	if _, err := flagconfig.Path(s); err != nil {
 		return "", err
 	}
-	for _, route := range builtinRoutes() {
+	for _, route := range append(builtinRoutes(), adminRoutes()...) {
 		if s == route || (strings.HasSuffix(route, "/") && strings.HasPrefix(s, route)) || s+"/" == route {
 			return "", fmt.Errorf("%q is taken by probegate's own %s", s, route)
 		}

@@ -260,30 +260,34 @@ func TestEveryFlagHasItsEnvironmentVariable(t *testing.T) {
 	app := kingpin.New("probegate", "test")
 	registerFlags(app)
 	want := map[string]string{
-		"config.file":               "PROBEGATE_CONFIG_FILE",
-		"web.listen-address":        "PROBEGATE_WEB_LISTEN_ADDRESS",
-		"web.systemd-socket":        "PROBEGATE_WEB_SYSTEMD_SOCKET",
-		"web.config.file":           "PROBEGATE_WEB_CONFIG_FILE",
-		"web.health-listen-address": "PROBEGATE_WEB_HEALTH_LISTEN_ADDRESS",
-		"web.enable-lifecycle":      "PROBEGATE_WEB_ENABLE_LIFECYCLE",
-		"web.max-connections":       "PROBEGATE_WEB_MAX_CONNECTIONS",
-		"web.read-timeout":          "PROBEGATE_WEB_READ_TIMEOUT",
-		"web.telemetry-path":        "PROBEGATE_WEB_TELEMETRY_PATH",
-		"log.level":                 "PROBEGATE_LOG_LEVEL",
-		"log.format":                "PROBEGATE_LOG_FORMAT",
-		"health-probe":              "PROBEGATE_HEALTH_PROBE_ENABLED",
-		"health-probe.path":         "PROBEGATE_HEALTH_PROBE_PATH",
-		"health-probe.interval":     "PROBEGATE_HEALTH_PROBE_INTERVAL",
-		"health-probe.timeout":      "PROBEGATE_HEALTH_PROBE_TIMEOUT",
-		"health-probe.failures":     "PROBEGATE_HEALTH_PROBE_FAILURES",
-		"health-probe.successes":    "PROBEGATE_HEALTH_PROBE_SUCCESSES",
-		"gate.drain":                "PROBEGATE_GATE_DRAIN",
-		"gate.shutdown-timeout":     "PROBEGATE_GATE_SHUTDOWN_TIMEOUT",
-		"backend":                   "PROBEGATE_BACKEND",
-		"web.enable-admin-api":      "PROBEGATE_WEB_ENABLE_ADMIN_API",
-		"storage.path":              "PROBEGATE_STORAGE_PATH",
-		"replica.name":              "PROBEGATE_REPLICA_NAME",
-		"discovery.update-interval": "PROBEGATE_DISCOVERY_UPDATE_INTERVAL",
+		"config.file":                "PROBEGATE_CONFIG_FILE",
+		"web.listen-address":         "PROBEGATE_WEB_LISTEN_ADDRESS",
+		"web.systemd-socket":         "PROBEGATE_WEB_SYSTEMD_SOCKET",
+		"web.config.file":            "PROBEGATE_WEB_CONFIG_FILE",
+		"web.health-listen-address":  "PROBEGATE_WEB_HEALTH_LISTEN_ADDRESS",
+		"web.enable-lifecycle":       "PROBEGATE_WEB_ENABLE_LIFECYCLE",
+		"web.max-connections":        "PROBEGATE_WEB_MAX_CONNECTIONS",
+		"web.read-timeout":           "PROBEGATE_WEB_READ_TIMEOUT",
+		"web.telemetry-path":         "PROBEGATE_WEB_TELEMETRY_PATH",
+		"log.level":                  "PROBEGATE_LOG_LEVEL",
+		"log.format":                 "PROBEGATE_LOG_FORMAT",
+		"health-probe":               "PROBEGATE_HEALTH_PROBE_ENABLED",
+		"health-probe.path":          "PROBEGATE_HEALTH_PROBE_PATH",
+		"health-probe.interval":      "PROBEGATE_HEALTH_PROBE_INTERVAL",
+		"health-probe.timeout":       "PROBEGATE_HEALTH_PROBE_TIMEOUT",
+		"health-probe.failures":      "PROBEGATE_HEALTH_PROBE_FAILURES",
+		"health-probe.successes":     "PROBEGATE_HEALTH_PROBE_SUCCESSES",
+		"gate.drain":                 "PROBEGATE_GATE_DRAIN",
+		"gate.shutdown-timeout":      "PROBEGATE_GATE_SHUTDOWN_TIMEOUT",
+		"backend":                    "PROBEGATE_BACKEND",
+		"web.enable-admin-api":       "PROBEGATE_WEB_ENABLE_ADMIN_API",
+		"storage.path":               "PROBEGATE_STORAGE_PATH",
+		"replica.name":               "PROBEGATE_REPLICA_NAME",
+		"discovery.update-interval":  "PROBEGATE_DISCOVERY_UPDATE_INTERVAL",
+		"web.admin-listen-address":   "PROBEGATE_WEB_ADMIN_LISTEN_ADDRESS",
+		"web.max-header-bytes":       "PROBEGATE_WEB_MAX_HEADER_BYTES",
+		"web.read-header-timeout":    "PROBEGATE_WEB_READ_HEADER_TIMEOUT",
+		"web.max-requests-in-flight": "PROBEGATE_WEB_MAX_REQUESTS_IN_FLIGHT",
 	}
 	got := map[string]string{}
 	for _, f := range app.Model().Flags {
@@ -317,6 +321,25 @@ func TestServerFlagDefaultsAndEnvironment(t *testing.T) {
 	fc := o.webFlagConfig()
 	if !reflect.DeepEqual(*fc.WebListenAddresses, o.ListenAddresses) || *fc.WebConfigFile != "web.yml" || *fc.WebSystemdSocket {
 		t.Errorf("webFlagConfig() = %v %v %v", *fc.WebListenAddresses, *fc.WebConfigFile, *fc.WebSystemdSocket)
+	}
+}
+
+// TestWebLimitFlags: the admin listener is on loopback by default, and
+// the request bounds have their documented defaults and read sizes with
+// units.
+func TestWebLimitFlags(t *testing.T) {
+	isolateEnv(t)
+	o := parsed(t)
+	want := webLimits{AdminListenAddress: "127.0.0.1:9799", MaxHeaderBytes: 64 << 10,
+		ReadHeaderTimeout: model.Duration(10 * time.Second), MaxRequestsInFlight: 4}
+	if o.webLimits != want {
+		t.Errorf("defaults %+v; want %+v", o.webLimits, want)
+	}
+	t.Setenv("PROBEGATE_WEB_ADMIN_LISTEN_ADDRESS", "[::1]:1")
+	o = parsed(t, "--web.max-header-bytes=1MiB", "--web.read-header-timeout=2s", "--web.max-requests-in-flight=9")
+	want = webLimits{AdminListenAddress: "[::1]:1", MaxHeaderBytes: 1 << 20, ReadHeaderTimeout: model.Duration(2 * time.Second), MaxRequestsInFlight: 9}
+	if o.webLimits != want {
+		t.Errorf("from flags and the environment %+v; want %+v", o.webLimits, want)
 	}
 }
 

@@ -48,25 +48,41 @@ func (o *options) checkWebConfig() error {
 	return nil
 }
 
-// flagListenAddrs are the addresses the --web.listen-address flags name,
-// for check-config, which opens no listener: an address without a host is
-// every address of the host, as the listener on it would be. With
-// --web.systemd-socket the sockets are the service manager's, and only
-// start-up knows them.
+// flagListenAddrs are the addresses of every listener the flags name
+// (main, health, admin), for check-config, which opens no listener: an
+// address without a host is every address of the host, as the listener on
+// it would be. With --web.systemd-socket the main sockets are the service
+// manager's, and only start-up knows them.
 func (o *options) flagListenAddrs() ([]net.Addr, error) {
-	if o.SystemdSocket {
-		return nil, nil
-	}
-	addrs := make([]net.Addr, 0, len(o.ListenAddresses))
-	for _, a := range o.ListenAddresses {
+	var addrs []net.Addr
+	add := func(flag, a string) error {
 		tcp, err := net.ResolveTCPAddr("tcp", a)
 		if err != nil {
-			return nil, fmt.Errorf("--web.listen-address=%s: %w", a, err)
+			return fmt.Errorf("--%s=%s: %w", flag, a, err)
 		}
 		if tcp.IP == nil {
 			tcp.IP = net.IPv6unspecified
 		}
 		addrs = append(addrs, tcp)
+		return nil
+	}
+	if !o.SystemdSocket {
+		for _, a := range o.ListenAddresses {
+			if err := add("web.listen-address", a); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, f := range []struct{ flag, addr string }{
+		{"web.health-listen-address", o.HealthListenAddress},
+		{"web.admin-listen-address", o.AdminListenAddress},
+	} {
+		if f.addr == "" {
+			continue
+		}
+		if err := add(f.flag, f.addr); err != nil {
+			return nil, err
+		}
 	}
 	return addrs, nil
 }

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/activation"
 	"golang.org/x/net/netutil"
+
+	"github.com/probegate/probegate/internal/framing"
 )
 
 // healthMaxConnections bounds the health listener. Balancers and kubelets
@@ -49,7 +52,7 @@ func (o *options) mainListeners() ([]net.Listener, error) {
 		}
 	}
 	for i, l := range listeners {
-		listeners[i] = netutil.LimitListener(l, o.MaxConnections)
+		listeners[i] = framing.Listener(netutil.LimitListener(l, o.MaxConnections))
 	}
 	return listeners, nil
 }
@@ -60,29 +63,78 @@ func closeAll(listeners []net.Listener) {
 	}
 }
 
+// listenerSet is every listener of probegate's, opened before the
+// configuration is judged: the configuration is judged against their
+// addresses (a backend on one of them is probegate itself), as
+// check-config judges it against the flags' addresses and a reload
+// against the same listeners'.
+type listenerSet struct {
+	main []net.Listener
+	// health and admin are nil when their flag is empty.
+	health, admin net.Listener
+}
+
+// openListeners opens the main listeners and, when their flags are set,
+// the health and the admin listener. On an error it closes what it
+// opened.
+func (o *options) openListeners() (listenerSet, error) {
+	var ls listenerSet
+	var err error
+	if ls.main, err = o.mainListeners(); err != nil {
+		return ls, err
+	}
+	if ls.health, err = listenOptional("web.health-listen-address", o.HealthListenAddress, healthMaxConnections); err == nil {
+		ls.admin, err = listenOptional("web.admin-listen-address", o.AdminListenAddress, adminMaxConnections)
+	}
+	if err != nil {
+		ls.close()
+		return listenerSet{}, err
+	}
+	return ls, nil
+}
+
+// listenOptional listens on addr, the value of --flag, with at most max
+// connections at once; an empty addr is a listener that is off (nil).
+func listenOptional(flag, addr string, max int) (net.Listener, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--%s=%s: %w", flag, addr, err)
+	}
+	return framing.Listener(netutil.LimitListener(l, max)), nil
+}
+
+// all are every open listener of the set.
+func (ls listenerSet) all() []net.Listener {
+	own := slices.Clone(ls.main)
+	for _, l := range []net.Listener{ls.health, ls.admin} {
+		if l != nil {
+			own = append(own, l)
+		}
+	}
+	return own
+}
+
+// close closes every listener of the set.
+func (ls listenerSet) close() { closeAll(ls.all()) }
+
 // healthServer is the server of --web.health-listen-address: /health and
 // /ready only, plain HTTP, never behind the web configuration's TLS or
 // basic auth (an AWS ALB or a kubelet cannot authenticate), with its own
-// small connection limit and short timeouts. It returns nil when the flag
-// is not set.
-func (o *options) healthServer(health, ready http.Handler) (*http.Server, net.Listener, error) {
-	if o.HealthListenAddress == "" {
-		return nil, nil, nil
-	}
-	l, err := net.Listen("tcp", o.HealthListenAddress)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--web.health-listen-address=%s: %w", o.HealthListenAddress, err)
-	}
+// small connection limit and short timeouts.
+func (o *options) healthServer(health, ready http.Handler) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("/health", health)
 	mux.Handle("/ready", ready)
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
+	return &http.Server{
+		Handler:           framing.Handler(mux),
+		ConnContext:       framing.ConnContext,
+		ReadHeaderTimeout: min(5*time.Second, time.Duration(o.ReadHeaderTimeout)),
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10 * time.Second,
 		IdleTimeout:       time.Minute,
-		MaxHeaderBytes:    8 << 10,
+		MaxHeaderBytes:    min(8<<10, o.MaxHeaderBytes),
 	}
-	return srv, netutil.LimitListener(l, healthMaxConnections), nil
 }

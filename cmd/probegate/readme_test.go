@@ -69,34 +69,39 @@ func TestReadmeStatesAreTheServedOnes(t *testing.T) {
 	}
 }
 
-// TestReadmeEndpointsAreTheServedOnes: the README's table of endpoints
-// names every path probegate's mux serves (builtinRoutes, the default
-// telemetry path and the landing page), and only those; a path under a
-// served subtree, such as /api/v1/backends/<name>/probe, is served.
+// TestReadmeEndpointsAreTheServedOnes: the README's endpoint tables name
+// every path probegate serves, and only those, each on its listener: the
+// main table builtinRoutes, the default telemetry path and the landing
+// page, the admin table adminRoutes. A path under a served subtree, such
+// as /api/v1/backends/<name>/probe, is served.
 func TestReadmeEndpointsAreTheServedOnes(t *testing.T) {
-	table := readmeTable(t, "path")
-	var listed []string
-	for _, cell := range table.Column("path") {
-		for _, p := range markdown.CodeSpans(cell) {
-			p, _, _ = strings.Cut(p, "?")
-			listed = append(listed, p)
+	for _, tc := range []struct {
+		header string
+		served []string
+	}{
+		{"path", append(builtinRoutes(), "/metrics", "/")},
+		{"path (admin listener)", adminRoutes()},
+	} {
+		table := readmeTable(t, tc.header)
+		var listed []string
+		for _, cell := range table.Column(tc.header) {
+			for _, p := range markdown.CodeSpans(cell) {
+				p, _, _ = strings.Cut(p, "?")
+				listed = append(listed, p)
+			}
 		}
-	}
-	served := append(builtinRoutes(), "/metrics", "/")
-	for _, route := range served {
-		covered := slices.ContainsFunc(listed, func(p string) bool {
+		under := func(p, route string) bool {
 			return p == route || (strings.HasSuffix(route, "/") && route != "/" && strings.HasPrefix(p, route))
-		})
-		if !covered {
-			t.Errorf("README.md's endpoint table lacks %s", route)
 		}
-	}
-	for _, p := range listed {
-		servedHere := slices.ContainsFunc(served, func(route string) bool {
-			return p == route || (strings.HasSuffix(route, "/") && route != "/" && strings.HasPrefix(p, route))
-		})
-		if !servedHere {
-			t.Errorf("README.md's endpoint table lists %s, which probegate does not serve", p)
+		for _, route := range tc.served {
+			if !slices.ContainsFunc(listed, func(p string) bool { return under(p, route) }) {
+				t.Errorf("README.md's table %q lacks %s", tc.header, route)
+			}
+		}
+		for _, p := range listed {
+			if !slices.ContainsFunc(tc.served, func(route string) bool { return under(p, route) }) {
+				t.Errorf("README.md's table %q lists %s, which that listener does not serve", tc.header, p)
+			}
 		}
 	}
 }

@@ -12,8 +12,10 @@ import (
 )
 
 // selfPredicate recognises the backend URLs that lead back to one of the
-// listen addresses under the fan-out's path, on this host's addresses and
-// names.
+// listen addresses, at any path, on this host's addresses and names.
+// addrs are every listener of probegate's: main, health and admin. It
+// takes addresses, not listeners, so that a configuration can be judged
+// against the flags' addresses without listening.
 func selfPredicate(addrs []net.Addr) *fanout.Self {
 	var local []netip.Addr
 	if ifaddrs, err := net.InterfaceAddrs(); err == nil {
@@ -33,15 +35,16 @@ func selfPredicate(addrs []net.Addr) *fanout.Self {
 }
 
 // selfTargets names every static backend of cfg whose URL leads back to
-// probegate's own fan-out: each round would ask probegate itself, and that
-// round would ask it again.
+// one of probegate's own listeners: probegate would probe and fan out to
+// itself, a round to its own fan-out asking it again, and a request at any
+// other path reaching its own pages and admin API.
 func selfTargets(self *fanout.Self, cfg *config.Config) error {
 	var problems []config.Problem
 	for i, b := range cfg.Backends {
 		if self.Targets(b.URL) {
 			problems = append(problems, cfg.ProblemAt(fmt.Sprintf("backends[%d].url", i),
-				"backend %q: %s points at probegate's own listener under %s: every fan-out round would ask probegate itself",
-				b.Name, redact.URL(b.URL), fanout.Path))
+				"backend %q: %s points at one of probegate's own listeners: probegate would probe and fan out to itself",
+				b.Name, redact.URL(b.URL)))
 		}
 	}
 	if len(problems) == 0 {

@@ -35,6 +35,7 @@ import (
 	"github.com/probegate/probegate/collector/reconcile"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/gate"
+	"github.com/probegate/probegate/internal/framing"
 )
 
 // serve runs probegate against the configured backends until a signal ends it.
@@ -47,13 +48,13 @@ func serve(opts *options, stderr io.Writer) int {
 	// The listeners open first: the configuration is judged with their
 	// addresses, as check-config judges it with the flags' and a reload
 	// with the same listeners'.
-	listeners, err := opts.mainListeners()
+	listeners, err := opts.openListeners()
 	if err != nil {
 		level.Error(logger).Log("msg", "Cannot listen", "err", err)
 		return 1
 	}
-	defer closeAll(listeners)
-	cfg, warnings, err := opts.judge(listenerAddrs(listeners))
+	defer listeners.close()
+	cfg, warnings, err := opts.judge(listenerAddrs(listeners.all()))
 	if err != nil {
 		level.Error(logger).Log("msg", "Invalid configuration", "err", err)
 		return 1
@@ -80,7 +81,7 @@ type server struct {
 	opts   *options
 	logger log.Logger
 	// judge judges the configuration a reload reads, for listen, the
-	// addresses of the main listeners.
+	// addresses of every listener of probegate's.
 	judge   judgement
 	listen  []net.Addr
 	metrics *collector.Metrics
@@ -106,7 +107,7 @@ type server struct {
 // lifecycle ends. cfg was judged for the listeners; reloads judge theirs
 // with judge. announce, when set, is called once the listener is about
 // to start.
-func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners []net.Listener, judge judgement, announce func()) int {
+func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners listenerSet, judge judgement, announce func()) int {
 	started := time.Now()
 	level.Info(logger).Log("msg", "Starting probegate", "version", version.Info(), "backends", len(cfg.Backends))
 
@@ -116,7 +117,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners [
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	s := &server{opts: opts, logger: logger, judge: judge, listen: listenerAddrs(listeners), metrics: collector.NewMetrics(reg)}
+	s := &server{opts: opts, logger: logger, judge: judge, listen: listenerAddrs(listeners.all()), metrics: collector.NewMetrics(reg)}
 	now := opts.clock()
 	backends := pool.New(logger, now)
 	if err := backends.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
@@ -157,38 +158,52 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners [
 	// The pool's series are built straight into metric families at scrape
 	// time and merged with the registry's: at 10,000 backends the registry's
 	// per-series checks would cost more than the whole budget.
-	gatherer := collector.NewGatherer(backends, reg)
-	mux.Handle(opts.TelemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{Registry: reg, ErrorLog: logging.Printer(logger)}))
+	// Scrapes in flight together share one gathering and, when they ask
+	// for the same encoding, one encoding; at most
+	// --web.max-requests-in-flight are in flight, the excess refused as
+	// the other heavy pages' (promhttp's own bound stays behind, on the
+	// encodings).
+	rejected := newRejectedCounter(reg)
+	gatherer := collector.SharedGatherer(collector.NewGatherer(backends, reg))
+	metrics := shareScrapes(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
+		Registry: reg, ErrorLog: logging.Printer(logger), MaxRequestsInFlight: opts.MaxRequestsInFlight}))
+	mux.Handle(opts.TelemetryPath, limitPage("metrics", promhttp.InstrumentMetricHandler(reg, metrics), opts.MaxRequestsInFlight, rejected))
 	mux.Handle("/healthz", collector.HealthzHandlerWithStore(backends, s.fanout.LastRound, maint.healthzStore()))
-	mux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
 	s.mountIntrospection(mux, started)
+	if err := s.mountLandingPage(mux); err != nil {
+		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
+		return 1
+	}
+	// The admin interface is served on its own listener only.
+	adminMux := http.NewServeMux()
+	adminMux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
 	api, err := maint.api(opts, cfg, logger)
 	if err != nil {
 		level.Error(logger).Log("msg", "Cannot serve the admin API", "err", err)
 		return 1
 	}
-	api.Register(mux)
-	mountDebugProbe(mux, opts, backends)
-	if err := s.mountLandingPage(mux); err != nil {
-		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
-		return 1
-	}
+	api.Register(adminMux)
+	mountDebugProbe(adminMux, opts, backends)
 
-	// Discovered backends that lead back to the fan-out are dropped; an
+	var healthSrv, adminSrv *http.Server
+	if listeners.health != nil {
+		healthSrv = opts.healthServer(g.Wrap(g.HealthHandler()), g.Wrap(g.ReadyHandler()))
+	}
+	if listeners.admin != nil {
+		adminSrv = opts.adminServer(g.Wrap(limitInFlight(adminMux, opts.MaxRequestsInFlight, rejected)))
+	}
+	// Discovered backends that lead back to probegate are dropped; an
 	// update discovery delivered before the rule was set is applied again
 	// under it.
 	s.targets.DetectLoops(selfPredicate(s.listen).Targets)
-	healthSrv, healthListener, err := opts.healthServer(g.Wrap(g.HealthHandler()), g.Wrap(g.ReadyHandler()))
-	if err != nil {
-		level.Error(logger).Log("msg", "Cannot listen", "err", err)
-		return 1
-	}
 	readTimeout := time.Duration(opts.ReadTimeout)
 	srv := &http.Server{
-		Handler:           routeFanout(http.NewCrossOriginProtection().Handler(s.fanout), mux),
-		ReadHeaderTimeout: min(10*time.Second, readTimeout),
+		Handler:           framing.Handler(routeFanout(http.NewCrossOriginProtection().Handler(s.fanout), limitInFlight(mux, opts.MaxRequestsInFlight, rejected))),
+		ConnContext:       framing.ConnContext,
+		ReadHeaderTimeout: min(time.Duration(opts.ReadHeaderTimeout), readTimeout),
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       readTimeout,
+		MaxHeaderBytes:    opts.MaxHeaderBytes,
 	}
 	if healthSrv != nil {
 		// Registered first, so it runs last: /ready keeps answering
@@ -212,12 +227,16 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners [
 		announce()
 	}
 	flags, slogger := opts.webFlagConfig(), logging.Slog(logger)
+	if adminSrv != nil {
+		g.OnShutdown(func(ctx context.Context) { adminSrv.Shutdown(ctx) })
+	}
 	err = g.Run(context.Background(), srv, func() error {
 		if healthSrv != nil {
-			level.Info(logger).Log("msg", "Serving /health and /ready", "address", healthListener.Addr())
-			go healthSrv.Serve(healthListener)
+			level.Info(logger).Log("msg", "Serving /health and /ready", "address", listeners.health.Addr())
+			go healthSrv.Serve(listeners.health)
 		}
-		return web.ServeMultiple(listeners, srv, flags, slogger)
+		return serveWithAdmin(logger, adminSrv, listeners.admin, func() error { return web.ServeMultiple(listeners.main, srv, flags, slogger) },
+			func() error { return web.Serve(listeners.admin, adminSrv, flags, slogger) })
 	})
 	stopHUP()
 	if err != nil {
@@ -228,13 +247,18 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners [
 	return 0
 }
 
-// builtinRoutes are the paths probegate serves besides the telemetry path
-// and the landing page; a path ending in "/" is a subtree. A route added to
-// the mux belongs here: the telemetry path may take none of them, and the
-// README's endpoint table is tested against this list.
+// builtinRoutes are the paths the main listener serves besides the
+// telemetry path and the landing page; a path ending in "/" is a subtree.
+// A route added to the mux belongs here: the telemetry path may take none
+// of them, and the README's endpoint table is tested against this list.
 func builtinRoutes() []string {
-	return []string{"/health", "/ready", "/healthz", fanout.Path + "/", "/-/reload", "/status", configPath,
-		maintenance.BackendsPath, maintenance.BackendsPath + "/", maintenance.ReplicasPath, discoveryPath, discoveryPagePath}
+	return []string{"/health", "/ready", "/healthz", fanout.Path + "/", "/status", configPath, discoveryPath, discoveryPagePath}
+}
+
+// adminRoutes are the paths the admin listener serves, and the main
+// listener answers 404; the README's admin table is tested against them.
+func adminRoutes() []string {
+	return []string{"/-/reload", maintenance.BackendsPath, maintenance.BackendsPath + "/", maintenance.ReplicasPath}
 }
 
 // gateTimings are the gate options the configuration sets.

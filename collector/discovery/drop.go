@@ -14,7 +14,7 @@ const (
 	dropNameClash = "name_clash"
 	// dropLimit is a backend beyond max_discovered_backends.
 	dropLimit = "limit"
-	// dropLoop is a target that points at probegate's own fan-out.
+	// dropLoop is a target that points at one of probegate's own listeners.
 	dropLoop = "loop"
 )
 

@@ -103,7 +103,7 @@ func New(ctx context.Context, logger log.Logger, slogger *slog.Logger, reg prome
 }
 
 // DetectLoops has every discovered target whose URL isLoop reports as
-// pointing at probegate's own fan-out dropped (reason "loop") from the
+// pointing at one of probegate's own listeners dropped (reason "loop") from the
 // next update on. nil, the default, reports none.
 func (d *Discovery) DetectLoops(isLoop func(backendURL string) bool) {
 	d.mu.Lock()
@@ -270,7 +270,7 @@ func (d *Discovery) report(s *source, cfg *config.Config) {
 			"mechanism", s.mechanism, "max_discovered_backends", cfg.MaxDiscoveredBackends, "count", n)
 	}
 	if n := s.counts[dropLoop]; n > 0 {
-		level.Warn(d.logger).Log("msg", "Discovered targets point at probegate's own fan-out; left out", "mechanism", s.mechanism, "count", n)
+		level.Warn(d.logger).Log("msg", "Discovered targets point at probegate's own listeners; left out", "mechanism", s.mechanism, "count", n)
 	}
 }
 

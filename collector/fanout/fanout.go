@@ -2,7 +2,6 @@ package fanout
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -118,6 +117,7 @@ func (f *Fanout) LastRound() *RoundSummary {
 // ServeHTTP runs one fan-out round.
 func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := f.now()
+	sandbox(w.Header())
 	s := f.settings.Load()
 	if !s.fanout.Enabled {
 		writeFanoutError(w, http.StatusNotFound, fanoutError{Error: "the fan-out is not enabled: set fanout.enabled: true in the configuration"})
@@ -150,31 +150,19 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("the forwarded request headers take %d bytes, more than fanout.max_request_header_bytes (%d)", size, limit))
 		return
 	}
+	// Everything the round buffers, its request body included, is given
+	// back once its answer is written.
+	mem := f.buffers.Round(int64(s.fanout.MaxBufferedBytes))
+	defer mem.Release()
+	body, ok := f.readClientBody(w, r, s, mem)
+	if !ok {
+		return
+	}
 	if !f.acquire(s.fanout.MaxConcurrent) {
 		f.rejectLocally(w, s.fanout.MaxConcurrent)
 		return
 	}
 	defer f.inFlight.Add(-1)
-	// Everything the round buffers is given back once its answer is
-	// written.
-	mem := f.buffers.Round(int64(s.fanout.MaxBufferedBytes))
-	defer mem.Release()
-	var body []byte
-	if r.Method == http.MethodPost {
-		var err error
-		if body, err = readRequestBody(w, r, int64(s.fanout.MaxRequestBytes), mem); err != nil {
-			status := http.StatusBadRequest
-			switch tooLarge := (*http.MaxBytesError)(nil); {
-			case errors.As(err, &tooLarge):
-				status = http.StatusRequestEntityTooLarge
-			case errors.Is(err, membudget.ErrBudget):
-				status = http.StatusServiceUnavailable
-				w.Header().Set("Retry-After", "1")
-			}
-			f.refuse(w, status, err.Error())
-			return
-		}
-	}
 
 	selected, skippedBackends, configured, _ := f.pool.Selection()
 	configuredQuorum := max(s.fanout.MinContributors.Of(configured), 1)

@@ -22,17 +22,20 @@ func viaEntry(replica string) string {
 }
 
 // viaHops counts the probegate hops in the Via values of a request, and
-// reports whether one of them is replica.
+// reports whether one of the entries is this replica's. A proxy on the way
+// may strip comments (RFC 9110 allows it), so this replica's entry is
+// recognised without the comment too; only entries with it count as
+// probegate hops, since another proxy may well share a name's form.
 func viaHops(values []string, replica string) (hops int, self bool) {
 	for _, v := range values {
 		for entry := range viaEntries(v) {
-			protocolAndBy, comment, _ := strings.Cut(entry, "(")
-			if strings.TrimSpace(comment) != viaComment[1:] {
-				continue
+			protocolAndBy, comment, commented := strings.Cut(entry, "(")
+			ours := strings.TrimSpace(comment) == viaComment[1:]
+			if ours {
+				hops++
 			}
-			hops++
 			fields := strings.Fields(protocolAndBy)
-			if len(fields) == 2 && fields[1] == replica {
+			if len(fields) == 2 && fields[1] == replica && (ours || !commented) {
 				self = true
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
+// TestViaHops: probegate hops are the entries with its comment, and this
+// replica's entry is recognised with the comment or without it.
 func TestViaHops(t *testing.T) {
 	for _, c := range []struct {
 		via  []string
@@ -25,6 +27,11 @@ func TestViaHops(t *testing.T) {
 		// proxy's comment is no probegate hop.
 		{[]string{"1.1 x (probegate, or so it says), 1.1 me:9797 (probegate)"}, 1, true},
 		{[]string{"1.1 me:9797 (not probegate)"}, 0, false},
+		// A proxy on the way may strip comments: this replica's entry
+		// is still its own.
+		{[]string{"1.1 me:9797"}, 0, true},
+		{[]string{"1.0 fred, HTTP/1.1 me:9797 , 1.1 a (probegate)"}, 1, true},
+		{[]string{"1.1 me:97970"}, 0, false},
 		{[]string{" , 1.1 a (probegate) ,, 1.1 b   (probegate) "}, 2, false},
 	} {
 		hops, self := viaHops(c.via, "me:9797")

@@ -20,6 +20,18 @@ type fanoutBackendResult struct {
 	Status  int    `json:"status,omitempty"`
 }
 
+// sandbox marks every fan-out answer as content that must never run as a
+// page of probegate's origin: a relayed 4xx carries the backend's own
+// Content-Type, and a backend that echoes a query parameter into an HTML
+// error page would otherwise run the client's script on the origin that
+// also serves probegate's pages. A sandboxed document has an opaque
+// origin and runs no script; nosniff keeps a browser from guessing HTML
+// from a body declared as something else.
+func sandbox(h http.Header) {
+	h.Set("Content-Security-Policy", "sandbox")
+	h.Set("X-Content-Type-Options", "nosniff")
+}
+
 // refuse answers a request that starts no round.
 func (f *Fanout) refuse(w http.ResponseWriter, status int, message string) {
 	w.Header().Set("X-Backends", backendsHeader(0, f.pool.Len()))

@@ -4,15 +4,17 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 )
 
 // Self recognises a backend URL that points at one of probegate's own
-// listeners under Path. Such a backend sends each round it is asked in
-// back to probegate as a new round, which asks it again: a static one is
-// refused when the configuration is applied and a discovered one dropped.
+// listeners (main, health, admin), whatever its path. Such a backend
+// makes probegate a client of itself: under Path each round it is asked
+// in comes back as a new round, which asks it again, and at any other
+// path the probes and rounds reach probegate's own pages, its admin API
+// among them. A static one is refused when the configuration is applied
+// and a discovered one dropped.
 // Via (loop.go) stops any loop Self cannot see, such as one through a host
 // name that only DNS knows is this host, at its first repeated hop.
 //
@@ -45,17 +47,14 @@ func NewSelf(listeners []net.Addr, local []netip.Addr, hostnames []string) *Self
 	return s
 }
 
-// Targets reports whether a request to rawURL, or to a path under it,
-// reaches one of the listeners at Path or under it.
+// Targets reports whether a request to rawURL, or to any path under it,
+// reaches one of the listeners.
 func (s *Self) Targets(rawURL string) bool {
 	if s == nil {
 		return false
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
-		return false
-	}
-	if p := path.Clean("/" + u.Path); p != Path && !strings.HasPrefix(p, Path+"/") {
 		return false
 	}
 	port, ok := urlPort(u)

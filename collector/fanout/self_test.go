@@ -6,6 +6,8 @@ import (
 	"testing"
 )
 
+// TestSelfTargets: a URL on one of probegate's own listeners, by address
+// or by a name of this host, is recognised whatever its path.
 func TestSelfTargets(t *testing.T) {
 	listeners := []net.Addr{
 		&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 9797},
@@ -13,16 +15,19 @@ func TestSelfTargets(t *testing.T) {
 	}
 	self := NewSelf(listeners, []netip.Addr{netip.MustParseAddr("192.0.2.10")}, []string{"Gate-1.example."})
 	for url, want := range map[string]bool{
-		"http://127.0.0.1:9797/fanout":          true,
-		"http://127.0.0.1:9797/fanout/":         true,
-		"http://127.0.0.1:9797/fanout/api/x":    true,
-		"http://127.0.0.1:9797/./fanout":        true,
-		"https://127.0.0.1:9797/fanout":         true,
-		"http://LOCALHOST:9797/fanout":          true,
-		"http://app.localhost:9797/fanout":      true,
-		"http://127.0.0.1:9797/fanoutx":         false,
-		"http://127.0.0.1:9797/":                false,
-		"http://127.0.0.1:9797/api":             false,
+		"http://127.0.0.1:9797/fanout":       true,
+		"http://127.0.0.1:9797/fanout/":      true,
+		"http://127.0.0.1:9797/fanout/api/x": true,
+		"http://127.0.0.1:9797/./fanout":     true,
+		"https://127.0.0.1:9797/fanout":      true,
+		"http://LOCALHOST:9797/fanout":       true,
+		"http://app.localhost:9797/fanout":   true,
+		// Any path: the root reaches the admin API or the landing page,
+		// and each probe or round asks probegate itself.
+		"http://127.0.0.1:9797/fanoutx":         true,
+		"http://127.0.0.1:9797":                 true,
+		"http://127.0.0.1:9797/":                true,
+		"http://127.0.0.1:9797/api/v1/backends": true,
 		"http://127.0.0.2:9797/fanout":          false,
 		"http://127.0.0.1:9798/fanout":          false,
 		"http://[::ffff:127.0.0.1]:9797/fanout": true,

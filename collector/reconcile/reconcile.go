@@ -72,7 +72,7 @@ func (r *Reconciler) Run() {
 }
 
 // DetectLoops has every discovered target whose URL isLoop reports as
-// leading back to probegate's own fan-out dropped, and applies the last
+// leading back to one of probegate's own listeners dropped, and applies the last
 // discovery results again under the rule: an update delivered before the
 // rule was known is not left standing.
 func (r *Reconciler) DetectLoops(isLoop func(backendURL string) bool) {

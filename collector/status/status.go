@@ -75,7 +75,12 @@ func Handler(o Options) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		render(w, r, page, newView(o, refresh))
+		number, err := parsePage(r.URL.Query().Get("page"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		render(w, r, page, newView(o, refresh, number))
 	})
 }
 
@@ -117,7 +122,9 @@ type view struct {
 	BudgetHolds           bool
 	PassiveHealth         bool
 
+	// Backends are the rows of this page; Pager says which they are.
 	Backends []backendRow
+	Pager    pagerView
 	Round    *roundView
 	// Transitions are the pool's last state changes, newest first.
 	Transitions   []transitionView
@@ -171,11 +178,18 @@ type roundView struct {
 	Contributed, Configured int
 	Partial                 bool
 	Backends                []fanout.RoundBackend
+	// More is how many backends of the round the page leaves out.
+	More int
 }
 
-func newView(o Options, refresh time.Duration) view {
+func newView(o Options, refresh time.Duration, pageNumber int) view {
 	s := o.Pool.SnapshotWithHistory()
 	now := s.Time
+	query := ""
+	if refresh != defaultRefresh {
+		query = "&refresh=" + strconv.Itoa(int(refresh/time.Second))
+	}
+	shown, pager := paginate(s.Backends, pageNumber, query)
 	v := view{
 		Replica: o.Replica, Instance: o.Instance, Version: o.Version, MetricsPath: o.MetricsPath,
 		Now:            now.UTC().Format(time.RFC3339),
@@ -187,12 +201,13 @@ func newView(o Options, refresh time.Duration) view {
 		FailOpen: s.FailOpen, PanicThreshold: s.PanicThreshold,
 		Budget: s.Budget, BudgetHolds: s.Budget.Holds(),
 		PassiveHealth: s.PassiveHealth,
-		Backends:      make([]backendRow, len(s.Backends)),
+		Backends:      make([]backendRow, len(shown)),
+		Pager:         pager,
 		Transitions:   newTransitionViews(s.Transitions, now),
 		HistoryLength: history.ProbeLength,
 	}
-	for i := range s.Backends {
-		b := &s.Backends[i]
+	for i, index := range shown {
+		b := &s.Backends[index]
 		row := backendRow{
 			Name: b.Name, URL: redact(b.URL), ProbePath: b.ProbePath,
 			State:     b.Health.State.String(),
@@ -243,8 +258,9 @@ func newView(o Options, refresh time.Duration) view {
 		if r := o.LastRound(); r != nil {
 			v.Round = &roundView{
 				Time: r.Time.UTC().Format(time.RFC3339), Ago: human(now.Sub(r.Time)),
-				Contributed: r.Contributed, Configured: r.Configured, Partial: r.Partial, Backends: r.Backends,
+				Contributed: r.Contributed, Configured: r.Configured, Partial: r.Partial,
 			}
+			v.Round.Backends, v.Round.More = roundRows(r.Backends)
 		}
 	}
 	return v

@@ -273,6 +273,32 @@ func TestDeploymentRunsWhatTheBinaryServes(t *testing.T) {
 	deploytest.CheckFlags(t, "the Deployment", flags, c.Args)
 }
 
+// TestAdminListenerStaysInThePod: the admin API listens on the pod's
+// loopback alone, and no container port, Service port or NetworkPolicy
+// rule names its port: only kubectl exec and port-forward reach it.
+func TestAdminListenerStaysInThePod(t *testing.T) {
+	b := render(t)
+	c := b.container(t)
+	v, ok := flagValue(c.Args, "web.admin-listen-address")
+	if !ok {
+		t.Fatal("the container does not pass --web.admin-listen-address: say where the admin API listens")
+	}
+	host, port, err := net.SplitHostPort(v)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		t.Errorf("--web.admin-listen-address=%s is not a loopback address", v)
+	}
+	for _, p := range c.Ports {
+		if strconv.Itoa(int(p.ContainerPort)) == port {
+			t.Errorf("container port %s (%d) exposes the admin listener", p.Name, p.ContainerPort)
+		}
+	}
+	for _, p := range b.service.Spec.Ports {
+		if p.TargetPort.String() == port || strconv.Itoa(int(p.Port)) == port {
+			t.Errorf("Service port %s targets the admin listener's port %s", p.Name, port)
+		}
+	}
+}
+
 // TestProbePathsAreServed starts the binary with the Deployment's
 // arguments and the shipped configuration, each listener on a free
 // loopback port, and asks each probe's path on its port.
@@ -290,6 +316,10 @@ func TestProbePathsAreServed(t *testing.T) {
 		switch name {
 		case "config.file":
 			args = append(args, "--config.file="+cfgFile)
+		case "web.admin-listen-address":
+			// Not the shipped port, which another probegate on this
+			// host may hold.
+			args = append(args, "--web.admin-listen-address="+freeAddr(t))
 		case "web.listen-address", "web.health-listen-address":
 			port := map[string]string{"web.listen-address": "http", "web.health-listen-address": "health"}[name]
 			if !flags[name] {

@@ -126,7 +126,8 @@ func startProbegate(binary, backend string) (base string, stop func(), err error
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(binary, "--config.file="+cfg, "--web.listen-address="+addr, "--log.level=warn")
+	// No admin listener: its default port may be another probegate's.
+	cmd := exec.Command(binary, "--config.file="+cfg, "--web.listen-address="+addr, "--web.admin-listen-address=", "--log.level=warn")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return "", nil, fmt.Errorf("start %s: %w", binary, err)

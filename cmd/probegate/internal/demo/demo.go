@@ -71,17 +71,18 @@ func Start(cfg *config.Config) (*Demo, error) {
 func (d *Demo) Stop() { d.stop() }
 
 // PrintBanner tells the operator what to open, for probegate listening on
-// listen and serving its metrics at telemetryPath. self is the command the
-// binary was run as, so that the maintenance hint works as printed.
-func (d *Demo) PrintBanner(w io.Writer, listen, telemetryPath, self string) {
-	printBanner(w, listen, telemetryPath, self, d.cfg, d.stories, d.sd.listed)
+// listen, with its admin listener on admin (empty: off), and serving its
+// metrics at telemetryPath. self is the command the binary was run as, so
+// that the maintenance hint works as printed.
+func (d *Demo) PrintBanner(w io.Writer, listen, admin, telemetryPath, self string) {
+	printBanner(w, listen, admin, telemetryPath, self, d.cfg, d.stories, d.sd.listed)
 	d.sd.printBanner(w)
 }
 
 // printBanner tells the operator what to open. The demo's own backends
 // are those with a story; discovered is how many its discovery file lists
 // at a time; the rest came from --backend.
-func printBanner(w io.Writer, listen, telemetryPath, self string, cfg *config.Config, stories map[string]string, discovered int) {
+func printBanner(w io.Writer, listen, admin, telemetryPath, self string, cfg *config.Config, stories map[string]string, discovered int) {
 	base := "http://" + browsable(listen)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nprobegate demo: %d backends (%d listed and %d discovered on loopback", len(cfg.Backends)+discovered, len(stories), discovered)
@@ -106,7 +107,9 @@ func printBanner(w io.Writer, listen, telemetryPath, self string, cfg *config.Co
 	fmt.Fprintf(&b, "  %s/ready           readiness with the pool budget (/health for liveness)\n", base)
 	fmt.Fprintf(&b, "\nA fan-out round that skips the down backends; X-Backends shows it was partial:\n")
 	fmt.Fprintf(&b, "  curl -si %s/fanout%s\n", base, queryPath)
-	printMaintenance(&b, base, self)
+	if admin != "" {
+		printMaintenance(&b, "http://"+browsable(admin), self)
+	}
 	fmt.Fprintf(&b, "\nCtrl-C drains and stops.\n\n")
 	io.WriteString(w, b.String())
 }

@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// printMaintenance tells the operator how to take a backend out. self
-// is the command the binary was run as (./probegate after make run), so
-// that the hint works as printed.
+// printMaintenance tells the operator how to take a backend out through
+// the admin listener at base. self is the command the binary was run as
+// (./probegate after make run), so that the hint works as printed.
 func printMaintenance(w io.Writer, base, self string) {
-	fmt.Fprintf(w, "\nTake a backend out for maintenance under the readiness budget (admin API, loopback only);\n"+
+	fmt.Fprintf(w, "\nTake a backend out for maintenance under the readiness budget (admin API, on the admin listener, loopback only);\n"+
 		"once disruptions_allowed reaches 0, the next one is refused with 429 and the budget's numbers:\n")
 	fmt.Fprintf(w, "  curl -s -X POST -d '{\"reason\":\"demo\",\"ttl\":\"5m\"}' %s/api/v1/backends/healthy/maintenance\n", base)
 	fmt.Fprintf(w, "  %s maintenance list --url %s\n", shellQuote(self), base)

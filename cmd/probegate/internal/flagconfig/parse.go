@@ -2,10 +2,12 @@ package flagconfig
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/alecthomas/units"
 	"github.com/prometheus/common/model"
 )
 
@@ -49,4 +51,19 @@ func Choice(choices ...string) func(string) (string, error) {
 		}
 		return s, nil
 	}
+}
+
+// Size accepts a number of bytes of at least 1, or a size such as 64KiB
+// or 1MiB (KiB and KB both mean 1024 bytes).
+func Size(s string) (int, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		var b units.Base2Bytes
+		b, err = units.ParseBase2Bytes(s)
+		n = int64(b)
+	}
+	if err != nil || n < 1 || n > math.MaxInt32 {
+		return 0, fmt.Errorf("%q is not a size: want a number of bytes or a size such as 64KiB or 1MiB", s)
+	}
+	return int(n), nil
 }

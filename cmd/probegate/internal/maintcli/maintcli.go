@@ -52,11 +52,18 @@ type CLI struct {
 	timeout     time.Duration
 }
 
+// DefaultURL is the admin listener's default address: the admin API is
+// served there alone. On the host, or in the pod (kubectl exec), the CLI
+// finds a probegate started with the defaults without --url, and through
+// kubectl port-forward to that port as well.
+const DefaultURL = "http://127.0.0.1:9799"
+
 // Register adds `probegate maintenance start|stop|list` to app.
 func Register(app *kingpin.Application) *CLI {
 	c := &CLI{}
 	cmd := app.Command("maintenance", "Take backends out of service for maintenance, under the readiness budget, through a running probegate's admin API.")
-	cmd.Flag("url", "Base URL of the probegate to talk to.").Default("http://localhost:9797").StringVar(&c.url)
+	cmd.Flag("url", "Base URL of the admin listener (--web.admin-listen-address) of the probegate to talk to; the default is where it listens by default.").
+		Default(DefaultURL).StringVar(&c.url)
 	cmd.Flag("http.config.file", "HTTP client configuration file (prometheus/common format) with the credentials and TLS settings for --url.").
 		PlaceHolder("FILE").StringVar(&c.httpConfigFile)
 	cmd.Flag("timeout", "Timeout of the request.").Default("30s").DurationVar(&c.timeout)
@@ -122,7 +129,7 @@ func (c *CLI) do(command string, stdout io.Writer) error {
 	}
 	base, err := url.Parse(c.url)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return usageError{fmt.Errorf("--url %q: want an http or https URL such as http://localhost:9797", redact.URL(c.url))}
+		return usageError{fmt.Errorf("--url %q: want an http or https URL such as %s", redact.URL(c.url), DefaultURL)}
 	}
 	httpCfg := &commoncfg.DefaultHTTPClientConfig
 	if c.httpConfigFile != "" {

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The heavy pages (/healthz, the /status pages, /api/v1/) cost time and
+// memory in proportion to the pool: at 10,000 backends a handful of
+// clients asking without pause would take the process's memory and CPU,
+// and with them /ready. Each serves at most --web.max-requests-in-flight
+// requests at once and answers the excess 503 at once, as promhttp does
+// for the metrics with MaxRequestsInFlight. Writes (a maintenance POST or
+// DELETE, a reload) are not pages: they are small, served on the admin
+// listener alone with its own connection limit, and must not be refused
+// because someone reads a page; they pass unbounded here.
+
+// heavyPages are the groups of paths that share one in-flight bound. The
+// metrics, whose path is a flag, are bounded where they are mounted, and
+// counted as "metrics".
+var heavyPages = []string{"healthz", "status", "api"}
+
+// heavyPage is the group of a request path, or "" for a light one.
+func heavyPage(path string) string {
+	switch {
+	case path == "/healthz":
+		return "healthz"
+	case path == "/status" || strings.HasPrefix(path, "/status/"):
+		return "status"
+	case strings.HasPrefix(path, "/api/v1/"):
+		return "api"
+	}
+	return ""
+}
+
+// newRejectedCounter is probegate_http_requests_rejected_total, by group.
+func newRejectedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	rejected := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "probegate_http_requests_rejected_total",
+		Help: "Requests to a heavy page answered 503 because --web.max-requests-in-flight of them were being served, by page group.",
+	}, []string{"handler"})
+	for _, page := range append(heavyPages, "metrics") {
+		rejected.WithLabelValues(page)
+	}
+	reg.MustRegister(rejected)
+	return rejected
+}
+
+// limitInFlight serves next with at most limit reads (GET, HEAD) of each
+// heavy page group in flight at once; one more is answered 503 with
+// Retry-After and counted in rejected. Light paths and writes pass
+// through unbounded.
+func limitInFlight(next http.Handler, limit int, rejected *prometheus.CounterVec) http.Handler {
+	bounded := make(map[string]http.Handler, len(heavyPages))
+	for _, page := range heavyPages {
+		bounded[page] = limitPage(page, next, limit, rejected)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := bounded[heavyPage(r.URL.Path)]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitPage serves next with at most limit of its reads in flight at once;
+// one more is answered 503 with Retry-After and counted under page. Writes
+// pass through.
+func limitPage(page string, next http.Handler, limit int, rejected *prometheus.CounterVec) http.Handler {
+	slots := make(chan struct{}, limit)
+	refused := rejected.WithLabelValues(page)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			refused.Inc()
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, fmt.Sprintf("%d requests to the %s endpoints are being served, the most --web.max-requests-in-flight allows: retry shortly", limit, page), http.StatusServiceUnavailable)
+			return
+		}
+		defer func() { <-slots }()
+		next.ServeHTTP(w, r)
+	})
+}
