@@ -45,12 +45,15 @@ type StoredView struct {
 }
 
 // Replicas reads the replica views: at most MaxViews, a view counted only
-// while it is attached to a lease that is alive (the lease is the
-// replica's liveness, measured by etcd), and only when it is at most
-// MaxViewBytes. The keys are read first, without their values, so that a
-// view that does not count costs no transfer; too_many stands for every
-// view beyond the limit, which are not read at all (its count is the
-// number left out).
+// while it is attached to a lease (the lease is the replica's liveness,
+// measured by etcd: etcd refuses a put under a lease it does not hold and
+// deletes a lease's keys when the lease ends, so a key with a lease is
+// under a live one, and no list of the cluster's leases is needed, which
+// would also race with a replica granting itself a new one), and only
+// when it is at most MaxViewBytes. The keys are read first, without their
+// values, so that a view that does not count costs no transfer; too_many
+// stands for every view beyond the limit, which are not read at all (its
+// count is the number left out).
 func (s *etcdStore) Replicas(ctx context.Context) (views []StoredView, tooMany int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
@@ -62,14 +65,10 @@ func (s *etcdStore) Replicas(ctx context.Context) (views []StoredView, tooMany i
 	if err != nil {
 		return nil, 0, fmt.Errorf("etcd: read the replicas: %w", err)
 	}
-	live, err := s.liveLeases(ctx, client)
-	if err != nil {
-		return nil, 0, fmt.Errorf("etcd: read the replicas' leases: %w", err)
-	}
 	var gets []clientv3.Op
 	for _, kv := range keys.Kvs {
 		v := StoredView{Name: s.keys.replicaName(kv.Key)}
-		if kv.Lease == 0 || !live[kv.Lease] {
+		if kv.Lease == 0 {
 			v.Ignored = IgnoredNoLease
 		} else {
 			gets = append(gets, clientv3.OpGet(string(kv.Key)))
@@ -84,7 +83,7 @@ func (s *etcdStore) Replicas(ctx context.Context) (views []StoredView, tooMany i
 		fetched := map[string][]byte{}
 		for _, r := range resp.Responses {
 			for _, kv := range r.GetResponseRange().Kvs {
-				if kv.Lease != 0 && live[kv.Lease] {
+				if kv.Lease != 0 {
 					fetched[s.keys.replicaName(kv.Key)] = kv.Value
 				}
 			}
@@ -104,17 +103,4 @@ func (s *etcdStore) Replicas(ctx context.Context) (views []StoredView, tooMany i
 		}
 	}
 	return views, max(0, int(keys.Count)-len(keys.Kvs)), nil
-}
-
-// liveLeases is the set of the leases etcd holds alive now.
-func (s *etcdStore) liveLeases(ctx context.Context, client *clientv3.Client) (map[int64]bool, error) {
-	resp, err := client.Leases(ctx)
-	if err != nil {
-		return nil, err
-	}
-	live := make(map[int64]bool, len(resp.Leases))
-	for _, l := range resp.Leases {
-		live[int64(l.ID)] = true
-	}
-	return live, nil
 }
