@@ -358,8 +358,56 @@ func TestEtcdStore(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if views, tooMany, err = f.store.Replicas(t.Context()); err != nil || len(views) != MaxViews || tooMany != 3 {
-			t.Errorf("with %d views stored: read %d, too many %d, %v; want %d and 3", MaxViews+3, len(views), tooMany, err, MaxViews)
+		// ghost and z00..z62 are the MaxViews leaseless keys named; z63
+		// is left out, and big and r0, leased, are read all the same.
+		if views, tooMany, err = f.store.Replicas(t.Context()); err != nil || len(views) != MaxViews+2 || tooMany != 1 {
+			t.Errorf("with %d leaseless keys and 2 leased: listed %d, too many %d, %v; want %d and 1", MaxViews+1, len(views), tooMany, err, MaxViews+2)
+		}
+		if err := f.store.Withdraw(t.Context(), "r0"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("leaseless keys that sort first push no real view out", func(t *testing.T) {
+		f := newEtcdFixture(t, endpoint, "/t/pile")
+		for i := range MaxViews + 10 {
+			if _, err := f.raw.Put(t.Context(), f.keys.replica(fmt.Sprintf("a%03d", i)), "{}"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.store.Publish(t.Context(), "r0", []byte(`{"name":"r0"}`)); err != nil {
+			t.Fatal(err)
+		}
+		lease, err := f.raw.Grant(t.Context(), 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range MaxViews + 2 {
+			if _, err := f.raw.Put(t.Context(), f.keys.replica(fmt.Sprintf("s%03d", i)), "{}", clientv3.WithLease(lease.ID)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		views, tooMany, err := f.store.Replicas(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		read, noLease, r0 := 0, 0, ""
+		for _, v := range views {
+			switch {
+			case v.Ignored == IgnoredNoLease:
+				noLease++
+			case v.Ignored == "":
+				read++
+			}
+			if v.Name == "r0" {
+				r0 = string(v.Value)
+			}
+		}
+		// r0 sorts before s000..s065: it is among the MaxViews leased
+		// views read; of the leased, 3 are left out, of the leaseless 10.
+		if r0 != `{"name":"r0"}` || read != MaxViews || noLease != MaxViews || tooMany != 3+10 {
+			t.Errorf("r0 %q, read %d, no_lease %d, too many %d; want r0's view, %d read, %d no_lease, 13 too many",
+				r0, read, noLease, tooMany, MaxViews, MaxViews)
 		}
 		if err := f.store.Withdraw(t.Context(), "r0"); err != nil {
 			t.Fatal(err)
