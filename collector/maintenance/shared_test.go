@@ -285,3 +285,44 @@ func TestRestartWithTheStoreUpIgnoresTheSavedState(t *testing.T) {
 		t.Errorf("b01 is %v with entries %+v, want healthy and no entry", got, p.Maintenances())
 	}
 }
+
+// TestStoreRestoredFromASnapshotIsTheTruth: etcd restored from an older
+// snapshot answers revisions below the one a replica applied. The replica
+// takes the store's state as the truth, and says so, rather than serving
+// its newer state forever while reporting the store healthy.
+func TestStoreRestoredFromASnapshotIsTheTruth(t *testing.T) {
+	var logs syncBuffer
+	ms := newMemStore("etcd", true)
+	p := healthyPool(t, backendNames(3), 1, nil)
+	m := NewManager(p, ms, nil, prometheus.NewRegistry(), log.NewLogfmtLogger(&logs), nil)
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.enter(t.Context(), entries.Entry{Backend: "b01", Reason: "disk"}, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	ms.set(func(s *memStore) { s.rev += 100 })
+	if _, err := m.refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// The snapshot predates b01's entry.
+	ms.set(func(s *memStore) { s.rev, s.token, s.entries = 5, 1, []entries.Entry{{Backend: "b02", Reason: "old"}} })
+	if _, err := m.refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b02" {
+		t.Errorf("entries %+v after the restore, want the store's: b02", got)
+	}
+	if s := m.Status(); !s.Healthy || s.Stale {
+		t.Errorf("status %+v after the restore, want healthy and current", s)
+	}
+	if !strings.Contains(logs.String(), "went back in revisions") {
+		t.Errorf("the restore is not logged: %s", logs.String())
+	}
+	if existed, saved, err := m.exit(t.Context(), "b02"); !existed || !saved || err != nil {
+		t.Errorf("an end after the restore: existed %v, saved %v, %v; want both", existed, saved, err)
+	}
+	if got, _ := ms.stored(); len(got) != 0 {
+		t.Errorf("the store holds %+v after the end, want nothing", got)
+	}
+}
