@@ -254,6 +254,54 @@ func TestEtcdStore(t *testing.T) {
 		}
 	})
 
+	t.Run("a retried write whose first attempt landed is a success", func(t *testing.T) {
+		f := newEtcdFixture(t, endpoint, "/t/landed")
+		loseFirstAnswer := func() {
+			lost := false
+			f.store.commit = func(txn clientv3.Txn) (*clientv3.TxnResponse, error) {
+				resp, err := txn.Commit()
+				if !lost {
+					lost = true
+					return nil, context.DeadlineExceeded
+				}
+				return resp, err
+			}
+		}
+		loseFirstAnswer()
+		granted, err := f.store.Swap(t.Context(), f.load(t), Write{Entries: []entries.Entry{{Backend: "a", Reason: "x"}}, Granted: "a", TTL: time.Hour})
+		if err != nil || backendsOf(granted.Entries) != "a" || granted.Entries[0].Lease == 0 {
+			t.Fatalf("grant whose answer was lost: %+v, %v; want a, bound to a lease", granted, err)
+		}
+		resp, err := f.raw.Get(t.Context(), f.keys.lease("a"))
+		if err != nil || len(resp.Kvs) != 1 || resp.Kvs[0].Lease != granted.Entries[0].Lease {
+			t.Fatalf("a's lease key %+v, %v; want it under lease %x", resp, err, granted.Entries[0].Lease)
+		}
+		if loaded := f.load(t); loaded.Token != granted.Token || backendsOf(loaded.Entries) != "a" {
+			t.Errorf("stored %+v, want what the grant answered: %+v", loaded, granted)
+		}
+		loseFirstAnswer()
+		ended, err := f.store.Swap(t.Context(), granted, Write{Entries: nil})
+		if err != nil || len(ended.Entries) != 0 {
+			t.Fatalf("end whose answer was lost: %+v, %v; want a success with no entries", ended, err)
+		}
+		if ttl, _ := f.raw.TimeToLive(t.Context(), clientv3.LeaseID(granted.Entries[0].Lease)); ttl.TTL != -1 {
+			t.Errorf("the ended entry's lease is alive: ttl %d", ttl.TTL)
+		}
+		// Another writer's document is still a conflict on a retry: the
+		// first attempt lands nothing, another writer lands first.
+		st := f.load(t)
+		f.store.commit = func(clientv3.Txn) (*clientv3.TxnResponse, error) {
+			f.store.commit = clientv3.Txn.Commit
+			if _, err := f.raw.Put(t.Context(), f.keys.entries, `{"maintenance":[]}`); err != nil {
+				t.Error(err)
+			}
+			return nil, context.DeadlineExceeded
+		}
+		if _, err := f.store.Swap(t.Context(), st, Write{Entries: []entries.Entry{{Backend: "b"}}, Granted: "b"}); !errors.Is(err, ErrConflict) {
+			t.Errorf("a retry that finds another writer's document: %v, want ErrConflict", err)
+		}
+	})
+
 	t.Run("an entry with an until and no lease is not in force", func(t *testing.T) {
 		f := newEtcdFixture(t, endpoint, "/t/unleased")
 		doc := `{"maintenance":[{"backend":"a","reason":"x","since":"2026-01-01T00:00:00Z","until":"2099-01-01T00:00:00Z","by":"me"},{"backend":"b","reason":"x","since":"2026-01-01T00:00:00Z","by":"me"}]}`
