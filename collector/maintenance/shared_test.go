@@ -140,7 +140,7 @@ func TestRestartServesTheSavedState(t *testing.T) {
 		dir := t.TempDir()
 		names := backendNames(3)
 		ms := newMemStore("etcd", true)
-		first := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(dir), prometheus.NewRegistry(), nil, nil)
+		first := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(dir, "etcd /p"), prometheus.NewRegistry(), nil, nil)
 		if err := first.Start(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func TestRestartServesTheSavedState(t *testing.T) {
 		ms.set(func(s *memStore) { s.down = errors.New("connection refused") })
 		p := healthyPool(t, names, 1, nil)
 		reg := prometheus.NewRegistry()
-		restarted := NewManager(p, ms, store.NewApplied(dir), reg, nil, nil)
+		restarted := NewManager(p, ms, store.NewApplied(dir, "etcd /p"), reg, nil, nil)
 		if err := restarted.Start(t.Context()); err == nil {
 			t.Fatal("Start read a store that is down")
 		}
@@ -164,7 +164,7 @@ func TestRestartServesTheSavedState(t *testing.T) {
 		if s := restarted.Status(); !s.Synced || !s.Stale || s.Healthy || counter(t, reg, "probegate_maintenance_store_up") != 0 {
 			t.Errorf("status %+v, store_up %v; want synced, stale, down", s, counter(t, reg, "probegate_maintenance_store_up"))
 		}
-		fresh := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(t.TempDir()), prometheus.NewRegistry(), nil, nil)
+		fresh := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(t.TempDir(), "etcd /p"), prometheus.NewRegistry(), nil, nil)
 		fresh.Start(t.Context())
 		if fresh.Synced() {
 			t.Error("a replica with neither the store nor a saved state is synced")
@@ -239,7 +239,7 @@ func TestFailedSaveOfTheAppliedStateShows(t *testing.T) {
 	}
 	ms := newMemStore("etcd", true)
 	reg := prometheus.NewRegistry()
-	m := NewManager(healthyPool(t, backendNames(3), 1, nil), ms, store.NewApplied(dir), reg, nil, nil)
+	m := NewManager(healthyPool(t, backendNames(3), 1, nil), ms, store.NewApplied(dir, "etcd /p"), reg, nil, nil)
 	if err := m.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestRestartWithTheStoreUpIgnoresTheSavedState(t *testing.T) {
 	dir := t.TempDir()
 	names := backendNames(3)
 	ms := newMemStore("etcd", true)
-	first := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(dir), prometheus.NewRegistry(), nil, nil)
+	first := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(dir, "etcd /p"), prometheus.NewRegistry(), nil, nil)
 	if err := first.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestRestartWithTheStoreUpIgnoresTheSavedState(t *testing.T) {
 	}
 	ms.expire("b01")
 	p := healthyPool(t, names, 1, nil)
-	restarted := NewManager(p, ms, store.NewApplied(dir), prometheus.NewRegistry(), nil, nil)
+	restarted := NewManager(p, ms, store.NewApplied(dir, "etcd /p"), prometheus.NewRegistry(), nil, nil)
 	if err := restarted.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
