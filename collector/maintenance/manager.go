@@ -211,6 +211,14 @@ func (m *Manager) applyState(st store.State, rewound bool) {
 	} else if m.fromStore && st.Revision == m.state.Revision && m.state.Revision != 0 {
 		return
 	}
+	if m.fromStore && !rewound && !m.dirty && st.Token == m.state.Token && slices.EqualFunc(st.Entries, m.state.Entries, entries.Entry.Equal) {
+		// Only the revision moved (etcd's moves with every replica view
+		// published, twice a second): the pool and the saved state
+		// already hold these entries, and telling the pool again would
+		// take its locks, and a save would fsync, under mu, for nothing.
+		m.state.Revision = st.Revision
+		return
+	}
 	if m.store.Shared() && m.state.Token != 0 && st.Token == 0 && m.fromStore {
 		level.Warn(m.logger).Log("msg", "The maintenance entries were deleted from the store by another hand: no entry is in force, and the next grant stores them afresh",
 			"store", m.store.Kind(), "revision", st.Revision)
@@ -234,7 +242,7 @@ func (m *Manager) applyState(st store.State, rewound bool) {
 // from the state saved last, or the last save failed. The caller holds
 // mu.
 func (m *Manager) keepLocked(st store.State) {
-	if m.applied == nil || (m.saveErr == nil && m.saved.Token == st.Token && slices.Equal(m.saved.Entries, st.Entries)) {
+	if m.applied == nil || (m.saveErr == nil && m.saved.Token == st.Token && slices.EqualFunc(m.saved.Entries, st.Entries, entries.Entry.Equal)) {
 		return
 	}
 	err := m.applied.Write(st)
@@ -406,7 +414,9 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration,
 			forced = true
 		}
 		entry := e
-		entry.Since, entry.Until, entry.Lease = now, time.Time{}, 0
+		// Round(0) drops the monotonic reading, which a stored entry
+		// read back does not have.
+		entry.Since, entry.Until, entry.Lease = now.Round(0), time.Time{}, 0
 		if ttl > 0 {
 			entry.Until = now.Add(ttl).Round(0)
 		}

@@ -326,3 +326,52 @@ func TestStoreRestoredFromASnapshotIsTheTruth(t *testing.T) {
 		t.Errorf("the store holds %+v after the end, want nothing", got)
 	}
 }
+
+// TestNothingChangedTouchesNothing: etcd's revision moves with every
+// replica view published, twice a second. A read that finds the same
+// document and the same entries in force (their times read back in
+// another location) neither tells the pool again nor rewrites the saved
+// state; it only moves the revision a write compares.
+func TestNothingChangedTouchesNothing(t *testing.T) {
+	dir := t.TempDir()
+	ms := newMemStore("etcd", true)
+	p := healthyPool(t, backendNames(3), 1, nil)
+	m := NewManager(p, ms, store.NewApplied(dir, "etcd /p"), prometheus.NewRegistry(), nil, nil)
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.enter(t.Context(), entries.Entry{Backend: "b01", Reason: "disk"}, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "maintenance-applied.json")
+	before, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pool is told something else, so that any SetMaintenance from
+	// the manager shows.
+	p.SetMaintenance(nil)
+	// The entries as read back from a store: the same instants in UTC.
+	ms.set(func(s *memStore) {
+		for i := range s.entries {
+			s.entries[i].Since = s.entries[i].Since.UTC()
+		}
+		s.rev += 3
+	})
+	if _, err := m.refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Maintenances(); len(got) != 0 {
+		t.Errorf("the pool was told the entries again: %+v", got)
+	}
+	after, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Error("the saved state was rewritten with nothing changed")
+	}
+	if st, _ := ms.Load(t.Context()); m.base().Revision != st.Revision {
+		t.Errorf("revision %d, want the store's %d", m.base().Revision, st.Revision)
+	}
+}
