@@ -299,7 +299,8 @@ func endedLeases(in, next []entries.Entry) map[string]int64 {
 // connection the client has not moved off yet) passes within a second on
 // a healthy majority, and should not fail the request. Retrying a swap is
 // safe: one that did commit makes the retry a conflict, in which Swap
-// finds its own document.
+// finds its own document. An answer that cannot change (hopeless) is not
+// retried.
 func (s *etcdStore) retry(ctx context.Context, op func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
@@ -307,13 +308,27 @@ func (s *etcdStore) retry(ctx context.Context, op func(context.Context) error) e
 		attempt, done := context.WithTimeout(ctx, s.requestTimeout/2)
 		err := op(attempt)
 		done()
-		if err == nil || ctx.Err() != nil {
+		if err == nil || ctx.Err() != nil || hopeless(err) {
 			return err
 		}
 		if !sleepCtx(ctx, 100*time.Millisecond) {
 			return err
 		}
 	}
+}
+
+// hopeless reports whether err is an answer no retry can change within a
+// request: a lease that is gone, credentials or permissions refused, a
+// request etcd finds too large. Retrying them only held the request for
+// its whole timeout.
+func hopeless(err error) bool {
+	for _, refusal := range []error{rpctypes.ErrLeaseNotFound, rpctypes.ErrLeaseTTLTooLarge, rpctypes.ErrPermissionDenied,
+		rpctypes.ErrAuthFailed, rpctypes.ErrRequestTooLarge, rpctypes.ErrTooManyOps} {
+		if errors.Is(err, refusal) {
+			return true
+		}
+	}
+	return false
 }
 
 // Watch reads the entries and every lease key at one revision, hands on

@@ -12,10 +12,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/common/model"
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -302,6 +304,21 @@ func TestEtcdStore(t *testing.T) {
 		}
 	})
 
+	t.Run("a put under a lease that is gone is hopeless", func(t *testing.T) {
+		f := newEtcdFixture(t, endpoint, "/t/hopeless")
+		lease, err := f.raw.Grant(t.Context(), 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.raw.Revoke(t.Context(), lease.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.raw.Put(t.Context(), f.keys.lease("a"), "a", clientv3.WithLease(lease.ID))
+		if !hopeless(err) {
+			t.Errorf("a put under a revoked lease: %v, want an answer retry gives up on", err)
+		}
+	})
+
 	t.Run("an entry with an until and no lease is not in force", func(t *testing.T) {
 		f := newEtcdFixture(t, endpoint, "/t/unleased")
 		doc := `{"maintenance":[{"backend":"a","reason":"x","since":"2026-01-01T00:00:00Z","until":"2099-01-01T00:00:00Z","by":"me"},{"backend":"b","reason":"x","since":"2026-01-01T00:00:00Z","by":"me"}]}`
@@ -581,4 +598,26 @@ func TestEtcdReconnectsWithinASecond(t *testing.T) {
 	if d := time.Since(healthy); d > time.Second {
 		t.Errorf("the store read etcd again %v after it answered, want within a second", d)
 	}
+}
+
+// TestRetryStopsAtAHopelessAnswer: a lease that is gone, refused
+// credentials or permissions do not pass by waiting, and are answered at
+// once; an error that may pass (a leader election) is retried until the
+// request's timeout.
+func TestRetryStopsAtAHopelessAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &etcdStore{requestTimeout: 2 * time.Second}
+		for _, hopeless := range []error{rpctypes.ErrLeaseNotFound, rpctypes.ErrPermissionDenied, rpctypes.ErrAuthFailed} {
+			calls, start := 0, time.Now()
+			err := s.retry(t.Context(), func(context.Context) error { calls++; return fmt.Errorf("etcd: %w", hopeless) })
+			if !errors.Is(err, hopeless) || calls != 1 || time.Since(start) != 0 {
+				t.Errorf("%v: %d calls over %v, answered %v; want one call, at once", hopeless, calls, time.Since(start), err)
+			}
+		}
+		calls, start := 0, time.Now()
+		s.retry(t.Context(), func(context.Context) error { calls++; return rpctypes.ErrNoLeader })
+		if calls < 10 || time.Since(start) != 2*time.Second {
+			t.Errorf("no leader: %d calls over %v, want retries for the request's 2s", calls, time.Since(start))
+		}
+	})
 }
