@@ -340,10 +340,24 @@ func TestEtcdStore(t *testing.T) {
 		if _, err := f.raw.Delete(t.Context(), f.keys.entries); err != nil {
 			t.Fatal(err)
 		}
-		w := startWatch(t, f.store)
+		// The first state is handed on between the watch's read and
+		// the start of its watch: a change committed then must be seen,
+		// although the watch starts after it.
+		var between int64
+		w := startWatchWith(t, f.store, func(State) {
+			put, err := f.raw.Put(t.Context(), f.keys.entries, `{"maintenance":[{"backend":"between","reason":"x","since":"2026-01-01T00:00:00Z","by":"me"}]}`)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			between = put.Header.Revision
+		})
 		first := w.next(t)
 		if len(first.Entries) != 0 || first.Token != 0 {
 			t.Fatalf("first state %+v, want the deleted key's: no entries", first)
+		}
+		if got := w.next(t); backendsOf(got.Entries) != "between" || got.Revision != between {
+			t.Fatalf("second state %+v, want the change committed between the read and the watch, at %d (no replay of old1, old2)", got, between)
 		}
 		st = f.swap(t, f.load(t), Write{Entries: []entries.Entry{{Backend: "new", Reason: "x"}}, Granted: "new", TTL: time.Hour})
 		next := w.next(t)
@@ -488,7 +502,11 @@ type watchRecorder struct {
 	errs   int
 }
 
-func startWatch(t *testing.T, s Store) *watchRecorder {
+func startWatch(t *testing.T, s Store) *watchRecorder { return startWatchWith(t, s, nil) }
+
+// startWatchWith is startWatch; first, when set, runs with the first state
+// before the watch carries on, in the watch's goroutine.
+func startWatchWith(t *testing.T, s Store, first func(State)) *watchRecorder {
 	ctx, cancel := context.WithCancel(t.Context())
 	w := &watchRecorder{states: make(chan State, 16), cancel: cancel}
 	w.wg.Go(func() {
@@ -496,6 +514,10 @@ func startWatch(t *testing.T, s Store) *watchRecorder {
 			if err != nil {
 				w.errs++
 				return
+			}
+			if first != nil {
+				first(st)
+				first = nil
 			}
 			select {
 			case w.states <- st:
