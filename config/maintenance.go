@@ -114,14 +114,18 @@ func (v *validator) etcdTransport(e Etcd, schemes map[string]bool) {
 	if !schemes["http"] {
 		return
 	}
-	switch {
-	case schemes["https"]:
+	if schemes["https"] {
 		v.add("maintenance.etcd.endpoints", "mixes http:// and https:// endpoints: use https:// for every endpoint, or http:// for every one")
-	case e.TLSConfig != (commoncfg.TLSConfig{}):
+		return
+	}
+	// Each key is named, so that fixing one does not reveal the next.
+	if e.TLSConfig != (commoncfg.TLSConfig{}) {
 		v.add("maintenance.etcd.tls_config", "is set but the endpoints are http://, which never use TLS: use https:// endpoints")
-	case e.Password != "":
+	}
+	if e.Password != "" {
 		v.add("maintenance.etcd.password", "would be sent in clear text to http:// endpoints: use https:// endpoints")
-	case e.PasswordFile != "":
+	}
+	if e.PasswordFile != "" {
 		v.add("maintenance.etcd.password_file", "would be sent in clear text to http:// endpoints: use https:// endpoints")
 	}
 }

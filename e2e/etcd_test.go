@@ -51,6 +51,11 @@ func startEtcdCluster(t testing.TB, n int) *etcdCluster {
 			"--initial-cluster=" + strings.Join(initial, ","),
 			"--initial-cluster-state=new", "--initial-cluster-token=probegate-e2e",
 			"--heartbeat-interval=50", "--election-timeout=500", "--log-level=warn",
+			// As docs/operations.md asks of operators: without them a
+			// new leader restarts every lease at its full ttl. etcd
+			// 3.4.23 panics on checkpointing without persistence (its
+			// warning has no logger), so both or neither.
+			"--experimental-enable-lease-checkpoint", "--experimental-enable-lease-checkpoint-persist",
 		}}
 		m.args = append([]string{bin}, m.args...)
 		c.members = append(c.members, m)

@@ -21,7 +21,10 @@ func (o *options) testingFlags(app flagconfig.Adder) {
 // clock is the wall clock every part of a running probegate reads:
 // time.Now, shifted by --testing.clock-offset. The shifted readings keep
 // their monotonic part, so durations measured between two of them are
-// true ones.
+// true ones. A socket's deadline is an absolute time the kernel compares
+// with the real clock: it is always taken from time.Now, never from this
+// clock, or a skewed replica would time out every write (behind) or none
+// (ahead).
 func (o *options) clock() func() time.Time {
 	offset := o.clockOffset
 	if offset == 0 {

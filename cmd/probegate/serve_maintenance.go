@@ -46,7 +46,7 @@ func openMaintenance(opts *options, cfg *config.Config, p *pool.Pool, reg promet
 	}
 	var applied *store.Applied
 	if svc.store.Shared() {
-		applied = store.NewApplied(opts.storageDir())
+		applied = store.NewApplied(opts.storageDir(), store.SourceOf(cfg.Maintenance))
 	}
 	svc.manager = maintenance.NewManager(p, svc.store, applied, reg, logger, now)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.Maintenance.Etcd.RequestTimeout)+time.Second)

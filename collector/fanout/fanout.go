@@ -194,9 +194,10 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Backends-Missing", missingHeader(missing))
 	}
 	// A client that does not read its answer holds it for no longer than
-	// the backends were given.
+	// the backends were given. The kernel measures a socket's deadline
+	// on the real clock, never on the injected one, which may be skewed.
 	if timeout := time.Duration(s.fanout.Timeout); timeout > 0 {
-		_ = http.NewResponseController(w).SetWriteDeadline(f.now().Add(timeout))
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(timeout))
 	}
 	switch {
 	case contributed >= quorum:

@@ -102,12 +102,10 @@ func NewManager(p *pool.Pool, s store.Store, applied *store.Applied, reg prometh
 // ended meanwhile would enter maintenance and leave it again, and a
 // probed one would then have to earn its readmission.
 func (m *Manager) Start(ctx context.Context) error {
-	st, err := m.load(ctx)
-	if err != nil {
+	if _, err := m.sync(ctx); err != nil {
 		m.restore()
 		return err
 	}
-	m.apply(st)
 	return nil
 }
 
@@ -192,11 +190,33 @@ func (m *Manager) failed(err error) {
 // apply makes st the state in force when it is newer than the one the
 // manager has (any state from the store replaces a saved one), hands its
 // entries to the pool and keeps it.
-func (m *Manager) apply(st store.State) {
+func (m *Manager) apply(st store.State) { m.applyState(st, false) }
+
+// applyState is apply; rewound says that st comes from a read that began
+// after a newer state was applied: the store went back in revisions (etcd
+// restored from a snapshot), and its state is the truth, applied whatever
+// its revision. An older state otherwise is one that lost a race with a
+// newer one (a read against the watch) and is dropped; it says nothing of
+// the store's health either way.
+func (m *Manager) applyState(st store.State, rewound bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.fromStore && !rewound && st.Revision < m.state.Revision {
+		return
+	}
 	m.syncedLocked(nil)
-	if m.fromStore && (st.Revision < m.state.Revision || (st.Revision == m.state.Revision && m.state.Revision != 0)) {
+	if rewound {
+		level.Warn(m.logger).Log("msg", "The maintenance store went back in revisions (restored from a snapshot?): its state is taken as the truth",
+			"store", m.store.Kind(), "applied_revision", m.state.Revision, "revision", st.Revision, "entries", len(st.Entries))
+	} else if m.fromStore && st.Revision == m.state.Revision && m.state.Revision != 0 {
+		return
+	}
+	if m.fromStore && !rewound && !m.dirty && st.Token == m.state.Token && slices.EqualFunc(st.Entries, m.state.Entries, entries.Entry.Equal) {
+		// Only the revision moved (etcd's moves with every replica view
+		// published, twice a second): the pool and the saved state
+		// already hold these entries, and telling the pool again would
+		// take its locks, and a save would fsync, under mu, for nothing.
+		m.state.Revision = st.Revision
 		return
 	}
 	if m.store.Shared() && m.state.Token != 0 && st.Token == 0 && m.fromStore {
@@ -222,7 +242,7 @@ func (m *Manager) apply(st store.State) {
 // from the state saved last, or the last save failed. The caller holds
 // mu.
 func (m *Manager) keepLocked(st store.State) {
-	if m.applied == nil || (m.saveErr == nil && m.saved.Token == st.Token && slices.Equal(m.saved.Entries, st.Entries)) {
+	if m.applied == nil || (m.saveErr == nil && m.saved.Token == st.Token && slices.EqualFunc(m.saved.Entries, st.Entries, entries.Entry.Equal)) {
 		return
 	}
 	err := m.applied.Write(st)
@@ -262,6 +282,25 @@ func boolGauge(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// sync reads the store and applies what it holds. A read that began after
+// a state was applied and answers an older revision finds a store that
+// went back (etcd restored from a snapshot): a linearizable read never
+// answers older than what it already answered otherwise.
+func (m *Manager) sync(ctx context.Context) (store.State, error) {
+	m.mu.Lock()
+	applied := int64(0)
+	if m.fromStore {
+		applied = m.state.Revision
+	}
+	m.mu.Unlock()
+	st, err := m.load(ctx)
+	if err != nil {
+		return st, err
+	}
+	m.applyState(st, st.Revision < applied)
+	return st, nil
 }
 
 func (m *Manager) load(ctx context.Context) (store.State, error) {
@@ -311,11 +350,9 @@ func (m *Manager) base() store.State {
 // refresh reads the store after a conflict and returns the state to retry
 // on.
 func (m *Manager) refresh(ctx context.Context) (store.State, error) {
-	st, err := m.load(ctx)
-	if err != nil {
+	if _, err := m.sync(ctx); err != nil {
 		return store.State{}, err
 	}
-	m.apply(st)
 	return m.base(), nil
 }
 
@@ -377,7 +414,9 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration,
 			forced = true
 		}
 		entry := e
-		entry.Since, entry.Until, entry.Lease = now, time.Time{}, 0
+		// Round(0) drops the monotonic reading, which a stored entry
+		// read back does not have.
+		entry.Since, entry.Until, entry.Lease = now.Round(0), time.Time{}, 0
 		if ttl > 0 {
 			entry.Until = now.Add(ttl).Round(0)
 		}
@@ -515,9 +554,7 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-ticker.C:
 		}
 		if m.store.Shared() {
-			if st, err := m.load(ctx); err == nil {
-				m.apply(st)
-			}
+			m.sync(ctx)
 			continue
 		}
 		if !m.pending() || time.Now().Before(retry) {

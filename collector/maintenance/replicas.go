@@ -172,7 +172,8 @@ func (r *Replicas) refresh(ctx context.Context) {
 }
 
 // note logs and counts the views ignored at this read that were not
-// ignored for the same reason at the last one. The caller holds mu.
+// ignored for the same reason at the last one, and the rise in the number
+// of views left out (too_many) since the last read. The caller holds mu.
 func (r *Replicas) note(ignored map[string]string, tooMany int) {
 	for name, reason := range ignored {
 		if r.noted[name] != reason {
@@ -181,8 +182,11 @@ func (r *Replicas) note(ignored map[string]string, tooMany int) {
 		}
 	}
 	r.noted = ignored
-	if tooMany > 0 && r.tooMany == 0 {
-		r.ignored.WithLabelValues(store.IgnoredTooMany).Add(float64(tooMany))
+	// The views left out have no names here, so each rise in their
+	// number counts as that many new ones; a number that holds or
+	// falls counts nothing.
+	if tooMany > r.tooMany {
+		r.ignored.WithLabelValues(store.IgnoredTooMany).Add(float64(tooMany - r.tooMany))
 		level.Warn(r.logger).Log("msg", "More replica views are stored than are read; the rest are ignored", "read", store.MaxViews, "ignored", tooMany)
 	}
 	r.tooMany = tooMany

@@ -29,6 +29,8 @@ type memRegistry struct {
 	publishes int
 	withdrawn []string
 	down      bool
+	// tooMany is the number of views the store reports left out.
+	tooMany int
 }
 
 func newMemRegistry(t *testing.T, views ...ReplicaView) *memRegistry {
@@ -76,7 +78,7 @@ func (r *memRegistry) Replicas(context.Context) ([]store.StoredView, int, error)
 			views = append(views, store.StoredView{Name: name, Value: v})
 		}
 	}
-	return views, 0, nil
+	return views, r.tooMany, nil
 }
 
 func (r *memRegistry) count() int {
@@ -209,4 +211,21 @@ func TestGhostViewsNeitherUnreadyNorReadyAnyone(t *testing.T) {
 		cancel()
 		wg.Wait()
 	})
+}
+
+// TestTooManyCountsEveryViewLeftOut: too_many counts the views left out
+// as their number rises, not only when it first leaves zero; a number
+// that holds or falls adds nothing, since those views were counted.
+func TestTooManyCountsEveryViewLeftOut(t *testing.T) {
+	registry := newMemRegistry(t, ReplicaView{Name: "r1"})
+	r := NewReplicas(registry, func(context.Context) ReplicaView { return ReplicaView{Name: "r1"} }, prometheus.NewRegistry(), nil, time.Now)
+	for _, leftOut := range []int{3, 3, 10, 4, 0, 2} {
+		registry.mu.Lock()
+		registry.tooMany = leftOut
+		registry.mu.Unlock()
+		r.refresh(t.Context())
+	}
+	if got := testutil.ToFloat64(r.ignored.WithLabelValues(store.IgnoredTooMany)); got != 3+7+2 {
+		t.Errorf("too_many = %v after 3, 3, 10, 4, 0, 2 left out, want 12 (each rise)", got)
+	}
 }

@@ -140,7 +140,7 @@ func TestRestartServesTheSavedState(t *testing.T) {
 		dir := t.TempDir()
 		names := backendNames(3)
 		ms := newMemStore("etcd", true)
-		first := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(dir), prometheus.NewRegistry(), nil, nil)
+		first := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(dir, "etcd /p"), prometheus.NewRegistry(), nil, nil)
 		if err := first.Start(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func TestRestartServesTheSavedState(t *testing.T) {
 		ms.set(func(s *memStore) { s.down = errors.New("connection refused") })
 		p := healthyPool(t, names, 1, nil)
 		reg := prometheus.NewRegistry()
-		restarted := NewManager(p, ms, store.NewApplied(dir), reg, nil, nil)
+		restarted := NewManager(p, ms, store.NewApplied(dir, "etcd /p"), reg, nil, nil)
 		if err := restarted.Start(t.Context()); err == nil {
 			t.Fatal("Start read a store that is down")
 		}
@@ -164,7 +164,7 @@ func TestRestartServesTheSavedState(t *testing.T) {
 		if s := restarted.Status(); !s.Synced || !s.Stale || s.Healthy || counter(t, reg, "probegate_maintenance_store_up") != 0 {
 			t.Errorf("status %+v, store_up %v; want synced, stale, down", s, counter(t, reg, "probegate_maintenance_store_up"))
 		}
-		fresh := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(t.TempDir()), prometheus.NewRegistry(), nil, nil)
+		fresh := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(t.TempDir(), "etcd /p"), prometheus.NewRegistry(), nil, nil)
 		fresh.Start(t.Context())
 		if fresh.Synced() {
 			t.Error("a replica with neither the store nor a saved state is synced")
@@ -239,7 +239,7 @@ func TestFailedSaveOfTheAppliedStateShows(t *testing.T) {
 	}
 	ms := newMemStore("etcd", true)
 	reg := prometheus.NewRegistry()
-	m := NewManager(healthyPool(t, backendNames(3), 1, nil), ms, store.NewApplied(dir), reg, nil, nil)
+	m := NewManager(healthyPool(t, backendNames(3), 1, nil), ms, store.NewApplied(dir, "etcd /p"), reg, nil, nil)
 	if err := m.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestRestartWithTheStoreUpIgnoresTheSavedState(t *testing.T) {
 	dir := t.TempDir()
 	names := backendNames(3)
 	ms := newMemStore("etcd", true)
-	first := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(dir), prometheus.NewRegistry(), nil, nil)
+	first := NewManager(healthyPool(t, names, 1, nil), ms, store.NewApplied(dir, "etcd /p"), prometheus.NewRegistry(), nil, nil)
 	if err := first.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -277,11 +277,101 @@ func TestRestartWithTheStoreUpIgnoresTheSavedState(t *testing.T) {
 	}
 	ms.expire("b01")
 	p := healthyPool(t, names, 1, nil)
-	restarted := NewManager(p, ms, store.NewApplied(dir), prometheus.NewRegistry(), nil, nil)
+	restarted := NewManager(p, ms, store.NewApplied(dir, "etcd /p"), prometheus.NewRegistry(), nil, nil)
 	if err := restarted.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if got := p.Backends()[1].Health().State; got != health.StateHealthy || len(p.Maintenances()) != 0 {
 		t.Errorf("b01 is %v with entries %+v, want healthy and no entry", got, p.Maintenances())
+	}
+}
+
+// TestStoreRestoredFromASnapshotIsTheTruth: etcd restored from an older
+// snapshot answers revisions below the one a replica applied. The replica
+// takes the store's state as the truth, and says so, rather than serving
+// its newer state forever while reporting the store healthy.
+func TestStoreRestoredFromASnapshotIsTheTruth(t *testing.T) {
+	var logs syncBuffer
+	ms := newMemStore("etcd", true)
+	p := healthyPool(t, backendNames(3), 1, nil)
+	m := NewManager(p, ms, nil, prometheus.NewRegistry(), log.NewLogfmtLogger(&logs), nil)
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.enter(t.Context(), entries.Entry{Backend: "b01", Reason: "disk"}, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	ms.set(func(s *memStore) { s.rev += 100 })
+	if _, err := m.refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// The snapshot predates b01's entry.
+	ms.set(func(s *memStore) { s.rev, s.token, s.entries = 5, 1, []entries.Entry{{Backend: "b02", Reason: "old"}} })
+	if _, err := m.refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b02" {
+		t.Errorf("entries %+v after the restore, want the store's: b02", got)
+	}
+	if s := m.Status(); !s.Healthy || s.Stale {
+		t.Errorf("status %+v after the restore, want healthy and current", s)
+	}
+	if !strings.Contains(logs.String(), "went back in revisions") {
+		t.Errorf("the restore is not logged: %s", logs.String())
+	}
+	if existed, saved, err := m.exit(t.Context(), "b02"); !existed || !saved || err != nil {
+		t.Errorf("an end after the restore: existed %v, saved %v, %v; want both", existed, saved, err)
+	}
+	if got, _ := ms.stored(); len(got) != 0 {
+		t.Errorf("the store holds %+v after the end, want nothing", got)
+	}
+}
+
+// TestNothingChangedTouchesNothing: etcd's revision moves with every
+// replica view published, twice a second. A read that finds the same
+// document and the same entries in force (their times read back in
+// another location) neither tells the pool again nor rewrites the saved
+// state; it only moves the revision a write compares.
+func TestNothingChangedTouchesNothing(t *testing.T) {
+	dir := t.TempDir()
+	ms := newMemStore("etcd", true)
+	p := healthyPool(t, backendNames(3), 1, nil)
+	m := NewManager(p, ms, store.NewApplied(dir, "etcd /p"), prometheus.NewRegistry(), nil, nil)
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.enter(t.Context(), entries.Entry{Backend: "b01", Reason: "disk"}, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "maintenance-applied.json")
+	before, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pool is told something else, so that any SetMaintenance from
+	// the manager shows.
+	p.SetMaintenance(nil)
+	// The entries as read back from a store: the same instants in UTC.
+	ms.set(func(s *memStore) {
+		for i := range s.entries {
+			s.entries[i].Since = s.entries[i].Since.UTC()
+		}
+		s.rev += 3
+	})
+	if _, err := m.refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Maintenances(); len(got) != 0 {
+		t.Errorf("the pool was told the entries again: %+v", got)
+	}
+	after, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Error("the saved state was rewritten with nothing changed")
+	}
+	if st, _ := ms.Load(t.Context()); m.base().Revision != st.Revision {
+		t.Errorf("revision %d, want the store's %d", m.base().Revision, st.Revision)
 	}
 }

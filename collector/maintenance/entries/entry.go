@@ -30,6 +30,14 @@ type Entry struct {
 	Lease int64 `json:"lease,omitempty"`
 }
 
+// Equal reports whether m and o are the same entry: their times compared
+// as instants (time.Time's == also compares the location and the
+// monotonic reading, which a stored entry read back does not keep).
+func (m Entry) Equal(o Entry) bool {
+	return m.Backend == o.Backend && m.Reason == o.Reason && m.Since.Equal(o.Since) && m.Until.Equal(o.Until) &&
+		m.By == o.By && m.Lease == o.Lease
+}
+
 // Expired reports whether the entry's ttl has run out at now by the clock
 // of the one replica that owns it (the file store). An entry bound to a
 // store's lease never expires by a clock here: its end comes from the

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/config"
 )
 
 // appliedFileName is the file, in the storage directory, of the last state
@@ -22,13 +23,29 @@ const appliedFileName = "maintenance-applied.json"
 // entries that were in force rather than none: the conservative
 // direction, since an entry in force takes a backend out. It is this
 // replica's own copy, never a source for others.
+//
+// The file names the store its state came from (SourceOf), and a state
+// from another is never served: two pools sharing a storage directory, or
+// a prefix changed across a restart, would otherwise serve another pool's
+// entries.
 type Applied struct {
-	dir, path string
+	dir, path, source string
 }
 
-// NewApplied keeps the applied state in dir.
-func NewApplied(dir string) *Applied {
-	return &Applied{dir: dir, path: filepath.Join(dir, appliedFileName)}
+// NewApplied keeps the applied state of the store named source (see
+// SourceOf) in dir.
+func NewApplied(dir, source string) *Applied {
+	return &Applied{dir: dir, path: filepath.Join(dir, appliedFileName), source: source}
+}
+
+// SourceOf names the store of cfg for the applied state: its kind and, for
+// etcd, its key prefix. The endpoints are left out: the same cluster may
+// be reached at other addresses after a restart.
+func SourceOf(cfg config.Maintenance) string {
+	if cfg.Store == config.StoreEtcd {
+		return cfg.Store + " " + cfg.Etcd.Prefix
+	}
+	return cfg.Store
 }
 
 // Path is the file the state is kept in.
@@ -36,6 +53,8 @@ func (a *Applied) Path() string { return a.path }
 
 // appliedDocument is the stored form of an applied state.
 type appliedDocument struct {
+	// Store is the SourceOf the store the state came from.
+	Store       string          `json:"store"`
 	Revision    int64           `json:"revision"`
 	Token       int64           `json:"token"`
 	Maintenance []entries.Entry `json:"maintenance"`
@@ -47,7 +66,7 @@ func (a *Applied) Write(st State) error {
 	if in == nil {
 		in = []entries.Entry{}
 	}
-	data, err := json.MarshalIndent(appliedDocument{Revision: st.Revision, Token: st.Token, Maintenance: in}, "", "  ")
+	data, err := json.MarshalIndent(appliedDocument{Store: a.source, Revision: st.Revision, Token: st.Token, Maintenance: in}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -55,7 +74,8 @@ func (a *Applied) Write(st State) error {
 }
 
 // Read returns the kept state, and false when there is none. A file that
-// cannot be read or parsed is an error naming it.
+// cannot be read or parsed, or that holds another store's state, is an
+// error naming it.
 func (a *Applied) Read() (State, bool, error) {
 	data, err := os.ReadFile(a.path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -75,6 +95,9 @@ func (a *Applied) Read() (State, bool, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return State{}, false, fmt.Errorf("%s is corrupt: data after the JSON object", a.path)
+	}
+	if d.Store != a.source {
+		return State{}, false, fmt.Errorf("%s holds the state of the store %q, not of %q (another pool's, or the prefix changed): ignored", a.path, d.Store, a.source)
 	}
 	if err := checkEntries(d.Maintenance); err != nil {
 		return State{}, false, fmt.Errorf("%s is corrupt: %w", a.path, err)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,10 @@ type etcdStore struct {
 	// first publication and after the lease was lost.
 	leaseMu sync.Mutex
 	lease   clientv3.LeaseID
+
+	// commit commits a transaction of Swap: Txn.Commit, which a test
+	// replaces to lose the answer of one that landed.
+	commit func(clientv3.Txn) (*clientv3.TxnResponse, error)
 }
 
 // openEtcd prepares the client of the etcd cluster of cfg and connects in
@@ -55,6 +60,7 @@ func openEtcd(cfg config.Etcd) (*etcdStore, error) {
 		conn:           dialEtcd(clientCfg),
 		keys:           newEtcdKeys(cfg.Prefix),
 		requestTimeout: time.Duration(cfg.RequestTimeout),
+		commit:         clientv3.Txn.Commit,
 	}, nil
 }
 
@@ -181,11 +187,15 @@ func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error
 			ops = append(ops, clientv3.OpDelete(s.keys.lease(name)))
 		}
 	}
+	// On a conflict the transaction reads what stands instead, in the
+	// same order (the lease keys first), so that a retry can tell its
+	// own earlier attempt from another writer's.
+	orElse := []clientv3.Op{clientv3.OpGet(s.keys.leases, clientv3.WithPrefix()), clientv3.OpGet(s.keys.entries)}
 	var resp *clientv3.TxnResponse
 	attempts := 0
 	err = s.retry(ctx, func(ctx context.Context) (err error) {
 		attempts++
-		resp, err = client.Txn(ctx).If(cmp).Then(ops...).Commit()
+		resp, err = s.commit(client.Txn(ctx).If(cmp).Then(ops...).Else(orElse...))
 		return err
 	})
 	switch {
@@ -193,6 +203,17 @@ func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error
 		// The write may still commit once the store recovers, so the
 		// lease is left to its ttl rather than revoked under it.
 		return State{}, fmt.Errorf("etcd: write %s: %w", s.keys.entries, err)
+	case !resp.Succeeded && attempts > 1 && landed(resp, data):
+		// An earlier attempt committed and only its answer was lost:
+		// the document stands as this write left it (its bytes hold
+		// the new lease's id, or are what an end wrote). Reporting a
+		// conflict would judge the request again on its own write:
+		// an end would find nothing to end, a grant would grant twice.
+		token := resp.Responses[1].GetResponseRange().Kvs[0].ModRevision
+		for _, lease := range ended {
+			s.revoke(client, clientv3.LeaseID(lease))
+		}
+		return s.written(resp, next, "", 0, token), nil
 	case !resp.Succeeded:
 		// A conflict on a first attempt wrote nothing; after a failed
 		// one the write may have landed, and its lease is left alone.
@@ -204,14 +225,22 @@ func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error
 	for _, lease := range ended {
 		s.revoke(client, clientv3.LeaseID(lease))
 	}
-	return s.written(resp, next, w.Granted, granted), nil
+	return s.written(resp, next, w.Granted, granted, resp.Header.Revision), nil
 }
 
-// written is the state a successful Swap left: the entries it wrote, in
-// force as the lease keys it read in its transaction and its own puts
-// and deletes make them.
-func (s *etcdStore) written(resp *clientv3.TxnResponse, next []entries.Entry, name string, granted clientv3.LeaseID) State {
-	snap := etcdSnapshot{keys: s.keys, revision: resp.Header.Revision, token: resp.Header.Revision, leases: map[string]int64{}}
+// landed reports whether the entries document read by the failed branch
+// of a Swap's transaction is the one the Swap writes.
+func landed(resp *clientv3.TxnResponse, data []byte) bool {
+	kvs := resp.Responses[1].GetResponseRange().Kvs
+	return len(kvs) == 1 && bytes.Equal(kvs[0].Value, data)
+}
+
+// written is the state a Swap left: the entries it wrote, at token, in
+// force as the lease keys read in its transaction and its own puts and
+// deletes make them (granted, when not 0, is the lease it bound name to
+// in that transaction).
+func (s *etcdStore) written(resp *clientv3.TxnResponse, next []entries.Entry, name string, granted clientv3.LeaseID, token int64) State {
+	snap := etcdSnapshot{keys: s.keys, revision: resp.Header.Revision, token: token, leases: map[string]int64{}}
 	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
 		snap.leases[strings.TrimPrefix(string(kv.Key), s.keys.leases)] = kv.Lease
 	}
@@ -269,8 +298,9 @@ func endedLeases(in, next []entries.Entry) map[string]int64 {
 // error from a cluster that lost a member (the leader's election, a
 // connection the client has not moved off yet) passes within a second on
 // a healthy majority, and should not fail the request. Retrying a swap is
-// safe: one that did commit makes the retry a conflict, which the caller
-// resolves by reading the entries again.
+// safe: one that did commit makes the retry a conflict, in which Swap
+// finds its own document. An answer that cannot change (hopeless) is not
+// retried.
 func (s *etcdStore) retry(ctx context.Context, op func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
@@ -278,13 +308,27 @@ func (s *etcdStore) retry(ctx context.Context, op func(context.Context) error) e
 		attempt, done := context.WithTimeout(ctx, s.requestTimeout/2)
 		err := op(attempt)
 		done()
-		if err == nil || ctx.Err() != nil {
+		if err == nil || ctx.Err() != nil || hopeless(err) {
 			return err
 		}
 		if !sleepCtx(ctx, 100*time.Millisecond) {
 			return err
 		}
 	}
+}
+
+// hopeless reports whether err is an answer no retry can change within a
+// request: a lease that is gone, credentials or permissions refused, a
+// request etcd finds too large. Retrying them only held the request for
+// its whole timeout.
+func hopeless(err error) bool {
+	for _, refusal := range []error{rpctypes.ErrLeaseNotFound, rpctypes.ErrLeaseTTLTooLarge, rpctypes.ErrPermissionDenied,
+		rpctypes.ErrAuthFailed, rpctypes.ErrRequestTooLarge, rpctypes.ErrTooManyOps} {
+		if errors.Is(err, refusal) {
+			return true
+		}
+	}
+	return false
 }
 
 // Watch reads the entries and every lease key at one revision, hands on

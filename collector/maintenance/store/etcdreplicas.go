@@ -15,6 +15,9 @@ const (
 	MaxViews = 64
 	// MaxViewBytes is the size of the largest view read.
 	MaxViewBytes = 16 << 10
+	// maxListedViews bounds the keys listed, without their values, to
+	// find the views under a lease: a few hundred KiB at most.
+	maxListedViews = 4096
 )
 
 // The reasons a stored replica view is ignored, the values of the label
@@ -45,12 +48,20 @@ type StoredView struct {
 }
 
 // Replicas reads the replica views: at most MaxViews, a view counted only
-// while it is attached to a lease that is alive (the lease is the
-// replica's liveness, measured by etcd), and only when it is at most
-// MaxViewBytes. The keys are read first, without their values, so that a
-// view that does not count costs no transfer; too_many stands for every
-// view beyond the limit, which are not read at all (its count is the
-// number left out).
+// while it is attached to a lease (the lease is the replica's liveness,
+// measured by etcd: etcd refuses a put under a lease it does not hold and
+// deletes a lease's keys when the lease ends, so a key with a lease is
+// under a live one, and no list of the cluster's leases is needed, which
+// would also race with a replica granting itself a new one), and only
+// when it is at most MaxViewBytes.
+//
+// The keys are listed first, without their values (at most
+// maxListedViews of them), so that a view that does not count costs no
+// transfer, and the limit of MaxViews applies to the leased keys only: a
+// pile of leaseless keys that sort first must not push the real views
+// out. Up to MaxViews leaseless keys are named as no_lease; too_many
+// counts every other key left out: leased ones beyond MaxViews, leaseless
+// ones beyond MaxViews, and those beyond the listing.
 func (s *etcdStore) Replicas(ctx context.Context) (views []StoredView, tooMany int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
 	defer cancel()
@@ -58,20 +69,23 @@ func (s *etcdStore) Replicas(ctx context.Context) (views []StoredView, tooMany i
 	if err != nil {
 		return nil, 0, fmt.Errorf("etcd: read the replicas: %w", err)
 	}
-	keys, err := client.Get(ctx, s.keys.replicas, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(MaxViews))
+	keys, err := client.Get(ctx, s.keys.replicas, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(maxListedViews))
 	if err != nil {
 		return nil, 0, fmt.Errorf("etcd: read the replicas: %w", err)
 	}
-	live, err := s.liveLeases(ctx, client)
-	if err != nil {
-		return nil, 0, fmt.Errorf("etcd: read the replicas' leases: %w", err)
-	}
+	tooMany = max(0, int(keys.Count)-len(keys.Kvs))
 	var gets []clientv3.Op
+	leaseless := 0
 	for _, kv := range keys.Kvs {
 		v := StoredView{Name: s.keys.replicaName(kv.Key)}
-		if kv.Lease == 0 || !live[kv.Lease] {
+		switch {
+		case kv.Lease == 0 && leaseless < MaxViews:
+			leaseless++
 			v.Ignored = IgnoredNoLease
-		} else {
+		case kv.Lease == 0 || len(gets) == MaxViews:
+			tooMany++
+			continue
+		default:
 			gets = append(gets, clientv3.OpGet(string(kv.Key)))
 		}
 		views = append(views, v)
@@ -84,7 +98,7 @@ func (s *etcdStore) Replicas(ctx context.Context) (views []StoredView, tooMany i
 		fetched := map[string][]byte{}
 		for _, r := range resp.Responses {
 			for _, kv := range r.GetResponseRange().Kvs {
-				if kv.Lease != 0 && live[kv.Lease] {
+				if kv.Lease != 0 {
 					fetched[s.keys.replicaName(kv.Key)] = kv.Value
 				}
 			}
@@ -103,18 +117,5 @@ func (s *etcdStore) Replicas(ctx context.Context) (views []StoredView, tooMany i
 			}
 		}
 	}
-	return views, max(0, int(keys.Count)-len(keys.Kvs)), nil
-}
-
-// liveLeases is the set of the leases etcd holds alive now.
-func (s *etcdStore) liveLeases(ctx context.Context, client *clientv3.Client) (map[int64]bool, error) {
-	resp, err := client.Leases(ctx)
-	if err != nil {
-		return nil, err
-	}
-	live := make(map[int64]bool, len(resp.Leases))
-	for _, l := range resp.Leases {
-		live[int64(l.ID)] = true
-	}
-	return live, nil
+	return views, tooMany, nil
 }
