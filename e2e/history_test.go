@@ -563,7 +563,7 @@ func (h *history) freeEntries(samples []replicaSample) map[string]bool {
 
 // earliestEnd is the first moment the store may end an entry granted by
 // qs (a POST of a backend already in maintenance renews its entry: the
-// last one sent before the end decides its ttl): that ttl, a DELETE of its
+// last one to land before the end decides its ttl): that ttl, a DELETE of its
 // backend that may have landed after the first grant was sent, or a
 // hand's deletion of the key.
 func (h *history) earliestEnd(qs []request, ended time.Time) time.Time {
@@ -573,14 +573,19 @@ func (h *history) earliestEnd(qs []request, ended time.Time) time.Time {
 			earliest = t
 		}
 	}
-	last := qs[0]
+	// Renewals sent together commit in an order no client sees: each
+	// one still in flight when the last was sent may be the last to land,
+	// and any of their ttls may be the one in force.
+	var lastSent time.Time
 	for _, q := range qs {
-		if q.start.Before(ended) {
-			last = q
+		if q.start.Before(ended) && q.start.After(lastSent) {
+			lastSent = q.start
 		}
 	}
-	if last.ttl > 0 {
-		consider(last.start.Add(last.ttl - 100*time.Millisecond))
+	for _, q := range qs {
+		if q.start.Before(ended) && q.ttl > 0 && !h.mayLandAfter(q).Before(lastSent) {
+			consider(q.start.Add(q.ttl - 100*time.Millisecond))
+		}
 	}
 	for _, d := range h.requests {
 		if d.method == http.MethodDelete && d.backend == qs[0].backend && h.mayLandAfter(d).After(qs[0].start) {
