@@ -53,11 +53,53 @@ func newClient(t testing.TB) *http.Client {
 }
 
 // probeOnce probes url once through client as the Prober does: the
-// backend's HTTP probe built by newFunc, run with the timeout, the result
-// stamped with its time and duration.
+// backend's HTTP probe built by newFunc (which owns its connection with
+// the default http_client_config), run with the timeout, the result
+// stamped with its time and duration. The probe's connection is closed
+// after it.
 func probeOnce(ctx context.Context, client *http.Client, url string, timeout time.Duration) health.Result {
 	b := &pool.Backend{URL: url, Client: client, Probe: config.HealthProbe{Enabled: true, Timeout: model.Duration(timeout)}}
-	return newProbeTarget(b, newFunc).run(ctx, time.Now)
+	target := newProbeTarget(b, newFunc)
+	if target.release != nil {
+		defer target.release()
+	}
+	return target.run(ctx, time.Now)
+}
+
+// probePath is one of the two ways an HTTP probe reaches its backend.
+type probePath struct {
+	name string
+	// transport says the probe goes through net/http's Transport (the
+	// client) rather than owning its connection.
+	transport bool
+}
+
+// probePaths are both paths, the owned connection first.
+func probePaths() []probePath {
+	return []probePath{{name: "own connection"}, {name: "net/http", transport: true}}
+}
+
+// httpTarget is the HTTP probe of url with the timeout on path, through
+// client when the path is net/http's. It keeps its connection from probe
+// to probe, as the Prober's targets do, until the test ends.
+func httpTarget(t testing.TB, client *http.Client, url string, timeout time.Duration, path probePath) *probeTarget {
+	t.Helper()
+	b := &pool.Backend{URL: url, Client: client, Probe: config.HealthProbe{Enabled: true, Timeout: model.Duration(timeout)}}
+	target := newProbeTarget(b, func(b *pool.Backend) (Func, func(), error) {
+		spec, err := newHTTPProbe(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		spec.transport = ""
+		if path.transport {
+			spec.transport = "chosen by the test"
+		}
+		return spec.build()
+	})
+	if target.release != nil {
+		t.Cleanup(target.release)
+	}
+	return target
 }
 
 // signal wakes a test waiting for a change. A send never blocks: one

@@ -23,14 +23,21 @@ type Inspection struct {
 	// 64 KiB any probe reads.
 	Response *http.Response
 	Body     []byte
+	// Path is how an HTTP probe reached the backend, as HTTPPath says.
+	Path string
 }
 
 // Inspect sends one probe of b now, within its probe timeout, built as the
 // Prober builds it: the backend's own kind, client and classification. An
 // HTTP probe runs with trace's hooks (when not nil) and keeps the answer's
-// head and what it read of the body; a probe of another kind is built for
-// this one call and released after it (a gRPC probe dials a connection of
-// its own). Nothing is recorded: the caller gets the result.
+// head and what it read of the body. Every probe inspected dials a
+// connection of its own, as blackbox_exporter's debug probes do, so that
+// its connect and TLS phases always show: an HTTP probe that owns its
+// connection is built for this one call, one through net/http's Transport
+// asks for a connection closed after the answer, and a probe of another
+// kind is built for this one call and released after it (a gRPC probe
+// dials a connection of its own). Nothing is recorded: the caller gets the
+// result.
 func Inspect(ctx context.Context, b *pool.Backend, trace *httptrace.ClientTrace) Inspection {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(b.Probe.Timeout))
 	defer cancel()
@@ -52,8 +59,20 @@ func Inspect(ctx context.Context, b *pool.Backend, trace *httptrace.ClientTrace)
 		ctx = httptrace.WithClientTrace(ctx, trace)
 	}
 	var seen seenAnswer
-	r := httpProbe(ctx, spec.client, spec.req, spec.timeout, spec.body, &seen)
-	return Inspection{Result: r, Request: spec.req, Response: seen.head, Body: seen.body}
+	var r health.Result
+	if spec.transport == "" {
+		p, err := newConnProbe(spec)
+		if err != nil {
+			return Inspection{Result: health.TransportResult(err.Error())}
+		}
+		r = p.probe(ctx, &seen)
+		p.closeConn()
+	} else {
+		own := spec.req.Clone(context.Background())
+		own.Close = true
+		r = httpProbe(ctx, spec.client, own, spec.timeout, spec.body, &seen)
+	}
+	return Inspection{Result: r, Request: spec.req, Response: seen.head, Body: seen.body, Path: HTTPPath(b)}
 }
 
 // seenAnswer is what an inspected probe keeps of the answer: its head and

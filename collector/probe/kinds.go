@@ -26,7 +26,7 @@ type kind struct {
 // entry here, the file that defines its functions, and its name and keys
 // in config.
 var kinds = []kind{
-	{name: config.KindHTTP, build: withoutRelease(newHTTP), simulate: simulatedHTTP, answers: httpAnswers},
+	{name: config.KindHTTP, build: newHTTP, simulate: simulatedHTTP, answers: httpAnswers},
 	{name: config.KindTCP, build: withoutRelease(newTCP), simulate: simulatedTCP, answers: tcpAnswers},
 	{name: config.KindGRPC, build: newGRPC, simulate: simulatedGRPC, answers: grpcAnswers},
 }
