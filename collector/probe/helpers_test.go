@@ -85,7 +85,13 @@ func probePaths() []probePath {
 func httpTarget(t testing.TB, client *http.Client, url string, timeout time.Duration, path probePath) *probeTarget {
 	t.Helper()
 	b := &pool.Backend{URL: url, Client: client, Probe: config.HealthProbe{Enabled: true, Timeout: model.Duration(timeout)}}
-	target := newProbeTarget(b, func(b *pool.Backend) (Func, func(), error) {
+	return releasedTarget(t, newProbeTarget(b, buildOn(path)))
+}
+
+// buildOn builds a backend's HTTP probe on path, whatever its
+// http_client_config would choose.
+func buildOn(path probePath) func(*pool.Backend) (Func, func(), error) {
+	return func(b *pool.Backend) (Func, func(), error) {
 		spec, err := newHTTPProbe(b)
 		if err != nil {
 			return nil, nil, err
@@ -95,7 +101,11 @@ func httpTarget(t testing.TB, client *http.Client, url string, timeout time.Dura
 			spec.transport = "chosen by the test"
 		}
 		return spec.build()
-	})
+	}
+}
+
+// releasedTarget releases what target holds when the test ends.
+func releasedTarget(t testing.TB, target *probeTarget) *probeTarget {
 	if target.release != nil {
 		t.Cleanup(target.release)
 	}
