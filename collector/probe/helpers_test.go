@@ -126,12 +126,27 @@ func (s signal) notify() {
 }
 
 // await waits until cond holds, checking it again whenever changed is
-// notified, and fails the test when it does not hold within 5s.
-func await(t testing.TB, what string, changed signal, cond func() bool) {
+// notified, and fails the test when it does not hold by the test binary's
+// deadline (less a margin to report it). A fixed wait would fail a correct
+// test on a machine loaded enough; a wrong one still fails, and says what
+// it waited for.
+func await(t *testing.T, what string, changed signal, cond func() bool) {
 	t.Helper()
-	if !holdsWithin(5*time.Second, changed, cond) {
-		t.Fatalf("%s: not within 5s", what)
+	wait := awaitBound(t)
+	if !holdsWithin(wait, changed, cond) {
+		t.Fatalf("%s: not within %v", what, wait)
 	}
+}
+
+// awaitBound is how long await waits: until the test binary's deadline
+// less a minute, or a minute when it has none.
+func awaitBound(t *testing.T) time.Duration {
+	const margin = time.Minute
+	deadline, ok := t.Deadline()
+	if !ok {
+		return margin
+	}
+	return max(time.Until(deadline)-margin, time.Second)
 }
 
 // holdsWithin reports whether cond holds within d, checking it again
