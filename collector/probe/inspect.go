@@ -23,8 +23,6 @@ type Inspection struct {
 	// 64 KiB any probe reads.
 	Response *http.Response
 	Body     []byte
-	// Path is how an HTTP probe reached the backend, as HTTPPath says.
-	Path string
 }
 
 // Inspect sends one probe of b now, within its probe timeout, built as the
@@ -72,7 +70,7 @@ func Inspect(ctx context.Context, b *pool.Backend, trace *httptrace.ClientTrace)
 		own.Close = true
 		r = httpProbe(ctx, spec.client, own, spec.timeout, spec.body, &seen)
 	}
-	return Inspection{Result: r, Request: spec.req, Response: seen.head, Body: seen.body, Path: HTTPPath(b)}
+	return Inspection{Result: r, Request: spec.req, Response: seen.head, Body: seen.body}
 }
 
 // seenAnswer is what an inspected probe keeps of the answer: its head and
