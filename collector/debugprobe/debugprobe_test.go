@@ -421,6 +421,8 @@ func TestDialsItsOwnConnection(t *testing.T) {
 				}
 				if rep.Connection == nil || rep.Connection.Reused {
 					t.Errorf("debug probe %d: connection %+v, want a new one", i+1, rep.Connection)
+				} else if tc.tls && (rep.Connection.TLSVersion == "" || len(rep.Connection.TLSPeerCertificates) != 1) {
+					t.Errorf("debug probe %d: connection %+v, want its TLS version and certificate", i+1, rep.Connection)
 				}
 				if rep.ProbePath != tc.wantPath {
 					t.Errorf("debug probe %d: probe_path %q, want %q", i+1, rep.ProbePath, tc.wantPath)

@@ -288,6 +288,12 @@ func (p *connProbe) exchange(ctx context.Context, reused bool, trace *httptrace.
 	}
 	p.in.limit = math.MaxInt64
 	if seen != nil {
+		// What the debug probe shows of the handshake, as net/http's
+		// answers carry it; the prober has no use for it.
+		if tlsConn, ok := p.conn.(*tls.Conn); ok {
+			state := tlsConn.ConnectionState()
+			resp.TLS = &state
+		}
 		seen.head = resp
 	}
 
