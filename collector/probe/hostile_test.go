@@ -271,7 +271,10 @@ func TestHostileBackendsKeepOthersOnSchedule(t *testing.T) {
 			}
 		}
 	})
-	interval, timeout := model.Duration(250*time.Millisecond), model.Duration(250*time.Millisecond)
+	// Long enough against the prober's 50 ms slots that the normal
+	// backend, probed once a slot, is probed many times while the hanging
+	// probes overlap.
+	interval, timeout := model.Duration(time.Second), model.Duration(time.Second)
 	failures := 1
 	cfg := newConfig(config.Backend{Name: "normal", URL: normal.URL, HealthProbe: config.NewHealthProbeOverride(
 		config.HealthProbe{Interval: model.Duration(20 * time.Millisecond), Timeout: model.Duration(5 * time.Second)}, "interval", "timeout")})
@@ -306,8 +309,8 @@ func TestHostileBackendsKeepOthersOnSchedule(t *testing.T) {
 		return true
 	})
 	rig.stop(t)
-	// The ten hanging probes overlap: each lasts 250ms from a first probe
-	// within the first 250ms. Held workers would let the normal backend
+	// The ten hanging probes overlap: each lasts a second from a first
+	// probe within the first second. Held workers would let the normal backend
 	// be probed only with fewer hanging than the idle workers (a backend
 	// hangs up a moment after its probe gave up, hence twice as many).
 	if n := most.Load(); n < 2*minProbeWorkers {

@@ -521,7 +521,9 @@ func TestProberSurvivesPanickingObserver(t *testing.T) {
 				calls.Add(1)
 				panic("observer bug")
 			})
-		time.Sleep(500 * time.Millisecond)
+		// Stopped between two slots, so that no probe is cut short by the
+		// stop (its result, dropped, would reach no observer).
+		time.Sleep(500*time.Millisecond + probeSlot/2)
 		rig.stop(t)
 		rig.checkOnGrid(t, "a", rig.started, time.Now())
 		if n, probes := calls.Load(), len(rig.probes.startsOf("a")); n != int64(probes) || n < 9 {
