@@ -97,6 +97,12 @@ type connProbe struct {
 	// once.
 	peekFn      func(uintptr) bool
 	interruptFn func()
+
+	// watched is the context whose cancellation interrupts the probes of
+	// probeBy, and stopWatching undoes that: one registration for every
+	// probe the Prober runs, rather than one per probe.
+	watched      context.Context
+	stopWatching func() bool
 }
 
 // newConnProbe prepares the owned-connection probe of spec: the address
@@ -131,18 +137,49 @@ func newConnProbe(spec *httpProbeSpec) (*connProbe, error) {
 // probe sends one probe within ctx's deadline and classifies its outcome.
 // seen, when not nil, keeps the answer's head and the start of its body.
 func (p *connProbe) probe(ctx context.Context, seen *seenAnswer) health.Result {
-	// A cancelled probe (the prober stopping) ends its reads and writes
-	// at once; the deadline set on the connection ends them at the probe
-	// timeout.
+	// A cancelled probe ends its reads and writes at once; the deadline
+	// set on the connection ends them at the probe timeout.
 	stop := context.AfterFunc(ctx, p.interruptFn)
 	defer stop()
+	deadline, _ := ctx.Deadline()
+	return p.send(ctx, deadline, seen)
+}
+
+// probeBy is probe ending by deadline, for the Prober, whose ctx ends
+// only when it stops: that interrupts the probe in flight at once.
+func (p *connProbe) probeBy(ctx context.Context, deadline time.Time) health.Result {
+	if p.watched != ctx {
+		p.unwatch()
+		p.watched, p.stopWatching = ctx, context.AfterFunc(ctx, p.interruptFn)
+	}
+	return p.send(ctx, deadline, nil)
+}
+
+// unwatch stops the interruption probeBy registered.
+func (p *connProbe) unwatch() {
+	if p.stopWatching != nil {
+		p.stopWatching()
+		p.watched, p.stopWatching = nil, nil
+	}
+}
+
+// release closes the connection and forgets the context probeBy
+// watched: the probe's release function, called once no probe of it can
+// run any more.
+func (p *connProbe) release() {
+	p.unwatch()
+	p.closeConn()
+}
+
+// send sends one probe by deadline, ctx only cancelling it early.
+func (p *connProbe) send(ctx context.Context, deadline time.Time, seen *seenAnswer) health.Result {
 	trace := httptrace.ContextClientTrace(ctx)
 	for attempt := 0; ; attempt++ {
-		reused, err := p.connect(ctx, trace)
+		reused, err := p.connect(ctx, deadline, trace)
 		if err != nil {
-			return p.failure(ctx, "", err)
+			return p.failure(ctx, deadline, "", err)
 		}
-		r, retry := p.exchange(ctx, reused, trace, seen)
+		r, retry := p.exchange(ctx, deadline, reused, trace, seen)
 		// A reused connection that failed before any byte of the answer
 		// may have been closed by the backend just as the request went
 		// out: the request is sent once more, on a new connection, as
@@ -155,8 +192,7 @@ func (p *connProbe) probe(ctx context.Context, seen *seenAnswer) health.Result {
 
 // connect gives the probe a connection: the kept one when it is quiet,
 // a new one otherwise. It reports whether the connection was reused.
-func (p *connProbe) connect(ctx context.Context, trace *httptrace.ClientTrace) (bool, error) {
-	deadline, _ := ctx.Deadline()
+func (p *connProbe) connect(ctx context.Context, deadline time.Time, trace *httptrace.ClientTrace) (bool, error) {
 	reused := false
 	if p.conn != nil {
 		// The deadline first: the last probe's has passed, and a
@@ -169,7 +205,7 @@ func (p *connProbe) connect(ctx context.Context, trace *httptrace.ClientTrace) (
 		}
 	}
 	if !reused {
-		if err := p.dial(ctx, trace); err != nil {
+		if err := p.dial(ctx, deadline, trace); err != nil {
 			return false, err
 		}
 		p.conn.SetDeadline(deadline)
@@ -185,8 +221,11 @@ func (p *connProbe) connect(ctx context.Context, trace *httptrace.ClientTrace) (
 	return reused, nil
 }
 
-// dial opens a new connection, with its TLS handshake for https.
-func (p *connProbe) dial(ctx context.Context, trace *httptrace.ClientTrace) error {
+// dial opens a new connection by deadline, with its TLS handshake for
+// https.
+func (p *connProbe) dial(ctx context.Context, deadline time.Time, trace *httptrace.ClientTrace) error {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	// The dialer's errors wrap the system call's errno (a *net.OpError
 	// around an *os.SyscallError), so errors.Is tells local faults such
 	// as EMFILE from the backend's.
@@ -246,7 +285,7 @@ func (p *connProbe) interrupt() {
 // classifies the answer. It reports whether the probe may be sent once
 // more on a new connection: when a reused connection failed before any
 // byte of the answer, for any reason but the deadline.
-func (p *connProbe) exchange(ctx context.Context, reused bool, trace *httptrace.ClientTrace, seen *seenAnswer) (health.Result, bool) {
+func (p *connProbe) exchange(ctx context.Context, deadline time.Time, reused bool, trace *httptrace.ClientTrace, seen *seenAnswer) (health.Result, bool) {
 	buf := borrowedBuffers.Get().(*probeBuffers)
 	defer func() {
 		buf.r.Reset(nil)
@@ -263,7 +302,7 @@ func (p *connProbe) exchange(ctx context.Context, reused bool, trace *httptrace.
 	if err != nil {
 		retry := reused && p.out.n == 0 && !isTimeout(err) && ctx.Err() == nil
 		p.closeConn()
-		return p.failure(ctx, "", err), retry
+		return p.failure(ctx, deadline, "", err), retry
 	}
 	if trace != nil && trace.WroteRequest != nil {
 		trace.WroteRequest(httptrace.WroteRequestInfo{})
@@ -284,7 +323,7 @@ func (p *connProbe) exchange(ctx context.Context, reused bool, trace *httptrace.
 		}
 		retry := reused && p.in.n == 0 && !isTimeout(err) && ctx.Err() == nil
 		p.closeConn()
-		return p.failure(ctx, "", err), retry
+		return p.failure(ctx, deadline, "", err), retry
 	}
 	p.in.limit = math.MaxInt64
 	if seen != nil {
@@ -325,7 +364,7 @@ func (p *connProbe) exchange(ctx context.Context, reused bool, trace *httptrace.
 		p.closeConn()
 	}
 	if err != nil {
-		return p.failure(ctx, fmt.Sprintf("reading the body after status %d: ", resp.StatusCode), err), false
+		return p.failure(ctx, deadline, fmt.Sprintf("reading the body after status %d: ", resp.StatusCode), err), false
 	}
 	r := health.StatusResult(resp.StatusCode)
 	if p.spec.body != nil && r.Class == health.ClassOK && !p.spec.body.Match(content) {
@@ -352,11 +391,11 @@ func (p *connProbe) reusable(resp *http.Response, whole bool, br *bufio.Reader) 
 // deadline (the prober stopping) fails with the cancellation, not with the
 // passed deadline its interruption set on the connection, as a probe
 // through net/http does.
-func (p *connProbe) failure(ctx context.Context, prefix string, err error) health.Result {
+func (p *connProbe) failure(ctx context.Context, deadline time.Time, prefix string, err error) health.Result {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		err = ctx.Err()
 	}
-	return errorResult(ctx, prefix, err, p.spec.timeout)
+	return classifyError(deadline, ctx.Err(), prefix, err, p.spec.timeout)
 }
 
 // readAnswerHead reads the head of the answer to req, skipping 1xx answers as

@@ -90,11 +90,11 @@ func httpTarget(t testing.TB, client *http.Client, url string, timeout time.Dura
 
 // buildOn builds a backend's HTTP probe on path, whatever its
 // http_client_config would choose.
-func buildOn(path probePath) func(*pool.Backend) (Func, func(), error) {
-	return func(b *pool.Backend) (Func, func(), error) {
+func buildOn(path probePath) func(*pool.Backend) (built, error) {
+	return func(b *pool.Backend) (built, error) {
 		spec, err := newHTTPProbe(b)
 		if err != nil {
-			return nil, nil, err
+			return built{}, err
 		}
 		spec.transport = ""
 		if path.transport {

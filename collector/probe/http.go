@@ -30,28 +30,32 @@ const maxBodyBytes = 64 << 10
 // probe path with the configured headers, never following a redirect, and
 // match the body when asked to. The probe owns its connection unless the
 // backend's http_client_config needs net/http's Transport; then it goes
-// through the backend's client. It returns the function that closes the
-// owned connection.
-func newHTTP(b *pool.Backend) (Func, func(), error) {
+// through the backend's client. A probe that owns its connection keeps
+// its own deadline and releases its connection.
+func newHTTP(b *pool.Backend) (built, error) {
 	spec, err := newHTTPProbe(b)
 	if err != nil {
-		return nil, nil, err
+		return built{}, err
 	}
 	return spec.build()
 }
 
 // build makes the probe of spec, on the path spec.transport says.
-func (spec *httpProbeSpec) build() (Func, func(), error) {
+func (spec *httpProbeSpec) build() (built, error) {
 	if spec.transport != "" {
-		return func(ctx context.Context) health.Result {
+		return built{probe: func(ctx context.Context) health.Result {
 			return httpProbe(ctx, spec.client, spec.req, spec.timeout, spec.body, nil)
-		}, nil, nil
+		}}, nil
 	}
 	p, err := newConnProbe(spec)
 	if err != nil {
-		return nil, nil, err
+		return built{}, err
 	}
-	return func(ctx context.Context) health.Result { return p.probe(ctx, nil) }, p.closeConn, nil
+	return built{
+		probe:   func(ctx context.Context) health.Result { return p.probe(ctx, nil) },
+		timed:   p.probeBy,
+		release: p.release,
+	}, nil
 }
 
 // httpProbeSpec is what an HTTP probe of a backend sends and expects,
@@ -114,15 +118,15 @@ func HTTPPath(b *pool.Backend) string {
 		return ""
 	}
 	if reason := httpclient.TransportOnly(b.ClientConfig(), u); reason != "" {
-		return PathTransport + " (" + reason + ")"
+		return pathTransport + " (" + reason + ")"
 	}
-	return PathOwnConnection
+	return pathOwnConnection
 }
 
 // The paths an HTTP probe takes, as HTTPPath names them.
 const (
-	PathOwnConnection = "own connection"
-	PathTransport     = "net/http"
+	pathOwnConnection = "own connection"
+	pathTransport     = "net/http"
 )
 
 // NewHTTPRequest builds the request template a backend's probes send. It
@@ -246,6 +250,13 @@ func simulatedHTTP(answer string) (health.Result, bool) {
 // deadline is what makes a timeout, whatever error the transport chose to
 // report it with; anything else is a transport failure.
 func errorResult(ctx context.Context, prefix string, err error, timeout time.Duration) health.Result {
+	deadline, _ := ctx.Deadline()
+	return classifyError(deadline, ctx.Err(), prefix, err, timeout)
+}
+
+// classifyError is errorResult for a probe whose deadline (zero for none)
+// and context's error are given apart.
+func classifyError(deadline time.Time, ctxErr error, prefix string, err error, timeout time.Duration) health.Result {
 	// The *url.Error wrapper repeats the method and URL, which the
 	// backend's log lines and /healthz already show (redacted).
 	var urlErr *url.Error
@@ -253,12 +264,11 @@ func errorResult(ctx context.Context, prefix string, err error, timeout time.Dur
 		err = urlErr.Err
 	}
 	var netErr interface{ Timeout() bool }
-	deadline, hasDeadline := ctx.Deadline()
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return health.TimeoutResult(fmt.Sprintf("%sno answer within the probe timeout of %s", prefix, timeout))
-	case errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) ||
-		(hasDeadline && !time.Now().Before(deadline)):
+	case errors.Is(ctxErr, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) ||
+		(!deadline.IsZero() && !time.Now().Before(deadline)):
 		// The body closed at the deadline, a connection deadline that
 		// fired a moment before the context's, or any error at or after
 		// the deadline (a status line cut short by it is not a malformed

@@ -40,14 +40,14 @@ func Inspect(ctx context.Context, b *pool.Backend, trace *httptrace.ClientTrace)
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(b.Probe.Timeout))
 	defer cancel()
 	if b.Probe.EffectiveKind() != config.KindHTTP {
-		f, release, err := newFunc(b)
+		made, err := newFunc(b)
 		if err != nil {
 			return Inspection{Result: health.TransportResult(err.Error())}
 		}
-		if release != nil {
-			defer release()
+		if made.release != nil {
+			defer made.release()
 		}
-		return Inspection{Result: f(ctx)}
+		return Inspection{Result: made.probe(ctx)}
 	}
 	spec, err := newHTTPProbe(b)
 	if err != nil {

@@ -58,7 +58,7 @@ type Prober struct {
 	// newFunc builds each backend's probe. It is the package's newFunc;
 	// tests swap in probes that never touch the network, so that the
 	// timing can be tested on synthetic time.
-	newFunc func(*pool.Backend) (Func, func(), error)
+	newFunc func(*pool.Backend) (built, error)
 
 	syncs chan struct{}
 	wakes chan struct{}

@@ -47,9 +47,9 @@ func newFakeProbes() *fakeProbes {
 }
 
 // newFunc is the Prober's newFunc for fake probes.
-func (f *fakeProbes) newFunc(b *pool.Backend) (Func, func(), error) {
+func (f *fakeProbes) newFunc(b *pool.Backend) (built, error) {
 	name, path := b.Name, b.Probe.Path
-	return func(ctx context.Context) health.Result {
+	return built{probe: func(ctx context.Context) health.Result {
 		f.mu.Lock()
 		f.starts[name] = append(f.starts[name], time.Now())
 		f.inFlight[name]++
@@ -71,7 +71,7 @@ func (f *fakeProbes) newFunc(b *pool.Backend) (Func, func(), error) {
 			return health.TimeoutResult("no answer within the probe timeout")
 		}
 		return health.StatusResult(http.StatusOK)
-	}, nil, nil
+	}}, nil
 }
 
 func (f *fakeProbes) startsOf(name string) []time.Time {
