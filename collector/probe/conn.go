@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"regexp"
 	"sync"
 	"syscall"
 	"time"
@@ -27,28 +29,18 @@ import (
 // other path go through.
 const maxResponseHeaderBytes = 10 << 20
 
-// The sizes of the buffers a probe borrows. The writer holds a request of
-// a few hundred bytes; a longer one is written in several pieces. The
-// reader is net/http's default: a head longer than it is still read whole.
-const (
-	probeReadBufferSize  = 4 << 10
-	probeWriteBufferSize = 1 << 10
-)
+// probeReadBufferSize is the size of the buffer a probe borrows to read
+// its answer: net/http's default. A head longer than it is still read
+// whole.
+const probeReadBufferSize = 4 << 10
 
-// probeBuffers are the buffers one probe borrows for as long as it writes
-// and reads, so that an idle connection holds none: with thousands of
-// backends the buffers in use are as many as the probes in flight.
-type probeBuffers struct {
-	r *bufio.Reader
-	w *bufio.Writer
-}
-
-// borrowedBuffers is shared by every connection probe. Like net/http's
-// own pools of bufio readers and writers, it holds nothing a caller could
-// observe: a borrowed buffer is reset to a new connection before use.
-var borrowedBuffers = sync.Pool{New: func() any {
-	return &probeBuffers{r: bufio.NewReaderSize(nil, probeReadBufferSize), w: bufio.NewWriterSize(nil, probeWriteBufferSize)}
-}}
+// borrowedReaders is shared by every connection probe, which borrows a
+// reader for as long as it reads, so that an idle connection holds no
+// buffer: with thousands of backends the buffers in use are as many as
+// the probes in flight. Like net/http's own pools of bufio readers, it
+// holds nothing a caller could observe: a borrowed reader is reset to a
+// new connection before use.
+var borrowedReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, probeReadBufferSize) }}
 
 // errHeaderLimit is the error of a read past maxResponseHeaderBytes of
 // head; the probe reports it as net/http does.
@@ -59,15 +51,27 @@ var errHeaderLimit = fmt.Errorf("read limit of %d bytes exhausted", maxResponseH
 var aLongTimeAgo = time.Unix(1, 0)
 
 // connProbe is the HTTP probe of one backend that owns its connection:
-// one HTTP/1.1 connection kept between probes, written with
-// (*http.Request).Write and read with http.ReadResponse, the standard
-// library's own writer and parser, by the worker that runs the probe. It
+// one HTTP/1.1 connection kept between probes, on which the worker that
+// runs the probe writes the request as (*http.Request).Write wrote it and
+// reads the answer with http.ReadResponse: the standard library's own
+// writer and parser. It
 // keeps the rules net/http's Transport keeps about when a connection may
 // carry the next request (see reusable and quiet). Probes of one
 // backend never overlap (the schedule sees to it), so nothing but the
 // interruption at cancellation touches the connection concurrently.
 type connProbe struct {
-	spec *httpProbeSpec
+	// request is the probe's request as (*http.Request).Write writes it,
+	// written once when the probe is built: the template never changes,
+	// so neither do its bytes, and each probe sends them in one write
+	// instead of formatting them anew. asked is the request as
+	// http.ReadResponse reads the answer to it (by its method), and
+	// closeEach says the request asks to close the connection.
+	request   []byte
+	asked     *http.Request
+	closeEach bool
+	timeout   time.Duration
+	// body, when not nil, must match the body of an ok answer.
+	body *regexp.Regexp
 	// addr is the host:port dialled; tlsConfig is nil for http.
 	addr      string
 	tlsConfig *tls.Config
@@ -117,7 +121,14 @@ func newConnProbe(spec *httpProbeSpec) (*connProbe, error) {
 		// net/http's words for it.
 		return nil, fmt.Errorf("unsupported protocol scheme %q", scheme)
 	}
-	p := &connProbe{spec: spec, addr: httpclient.DialAddr(spec.req.URL)}
+	var request bytes.Buffer
+	if err := spec.req.Write(&request); err != nil {
+		return nil, fmt.Errorf("probe request: %w", err)
+	}
+	p := &connProbe{
+		request: request.Bytes(), asked: &http.Request{Method: spec.req.Method}, closeEach: spec.req.Close,
+		timeout: spec.timeout, body: spec.body, addr: httpclient.DialAddr(spec.req.URL),
+	}
 	if spec.req.URL.Scheme == "https" {
 		tlsConfig, err := commoncfg.NewTLSConfig(&spec.clientConfig.TLSConfig)
 		if err != nil {
@@ -286,20 +297,8 @@ func (p *connProbe) interrupt() {
 // more on a new connection: when a reused connection failed before any
 // byte of the answer, for any reason but the deadline.
 func (p *connProbe) exchange(ctx context.Context, deadline time.Time, reused bool, trace *httptrace.ClientTrace, seen *seenAnswer) (health.Result, bool) {
-	buf := borrowedBuffers.Get().(*probeBuffers)
-	defer func() {
-		buf.r.Reset(nil)
-		buf.w.Reset(nil)
-		borrowedBuffers.Put(buf)
-	}()
-
 	p.out.n = 0
-	buf.w.Reset(&p.out)
-	err := p.spec.req.Write(buf.w)
-	if err == nil {
-		err = buf.w.Flush()
-	}
-	if err != nil {
+	if _, err := p.out.Write(p.request); err != nil {
 		retry := reused && p.out.n == 0 && !isTimeout(err) && ctx.Err() == nil
 		p.closeConn()
 		return p.failure(ctx, deadline, "", err), retry
@@ -309,14 +308,18 @@ func (p *connProbe) exchange(ctx context.Context, deadline time.Time, reused boo
 	}
 
 	p.in.begin(maxResponseHeaderBytes)
-	br := buf.r
+	br := borrowedReaders.Get().(*bufio.Reader)
 	br.Reset(&p.in)
+	defer func() {
+		br.Reset(nil)
+		borrowedReaders.Put(br)
+	}()
 	if trace != nil && trace.GotFirstResponseByte != nil {
 		if peek, err := br.Peek(1); err == nil && len(peek) == 1 {
 			trace.GotFirstResponseByte()
 		}
 	}
-	resp, err := readAnswerHead(br, p.spec.req)
+	resp, err := readAnswerHead(br, p.asked)
 	if err != nil {
 		if p.in.limit <= 0 {
 			err = fmt.Errorf("net/http: server response headers exceeded %d bytes; aborted", maxResponseHeaderBytes)
@@ -347,7 +350,7 @@ func (p *connProbe) exchange(ctx context.Context, deadline time.Time, reused boo
 	p.bodyEOF = eofReader{r: body}
 	p.limited = io.LimitedReader{R: &p.bodyEOF, N: maxBodyBytes}
 	var content []byte
-	if p.spec.body != nil || seen != nil {
+	if p.body != nil || seen != nil {
 		content, err = io.ReadAll(&p.limited)
 	} else {
 		_, err = io.Copy(io.Discard, &p.limited)
@@ -367,7 +370,7 @@ func (p *connProbe) exchange(ctx context.Context, deadline time.Time, reused boo
 		return p.failure(ctx, deadline, fmt.Sprintf("reading the body after status %d: ", resp.StatusCode), err), false
 	}
 	r := health.StatusResult(resp.StatusCode)
-	if p.spec.body != nil && r.Class == health.ClassOK && !p.spec.body.Match(content) {
+	if p.body != nil && r.Class == health.ClassOK && !p.body.Match(content) {
 		r = bodyMismatchResult(resp.StatusCode)
 	}
 	r.TLSCertExpiry = p.certExpiry
@@ -383,7 +386,7 @@ func (p *connProbe) exchange(ctx context.Context, deadline time.Time, reused boo
 // side, and nothing arrived beyond the answer: bytes nobody asked for
 // would be taken for the next probe's answer.
 func (p *connProbe) reusable(resp *http.Response, whole bool, br *bufio.Reader) bool {
-	return !p.spec.req.Close && whole && !resp.Close && resp.StatusCode >= 200 &&
+	return !p.closeEach && whole && !resp.Close && resp.StatusCode >= 200 &&
 		resp.StatusCode != http.StatusSwitchingProtocols && !p.in.sawEOF && br.Buffered() == 0
 }
 
@@ -395,7 +398,7 @@ func (p *connProbe) failure(ctx context.Context, deadline time.Time, prefix stri
 	if errors.Is(ctx.Err(), context.Canceled) {
 		err = ctx.Err()
 	}
-	return classifyError(deadline, ctx.Err(), prefix, err, p.spec.timeout)
+	return classifyError(deadline, ctx.Err(), prefix, err, p.timeout)
 }
 
 // readAnswerHead reads the head of the answer to req, skipping 1xx answers as
