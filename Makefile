@@ -145,14 +145,22 @@ bench-state:
 bench-record:
 	$(GO) test -run '^$$' -bench '^BenchmarkRecordProbe$$' -benchmem ./collector/pool/
 
-# bench-probe: probegate probing 5,000 loopback backends at 1s (keep-alive
-# with fan-out rounds, and keep_alive false) beside HAProxy's own checks of
-# the same backends and a minimal net/http prober, in 3 interleaved rounds
-# (blackbox_exporter too when it builds from the Go module proxy); prints
-# min/median/max and the ratios, and fails when a median is over budget.
+# bench-probe: probegate probing 1,000, 5,000 and 20,000 loopback backends
+# at 1s (keep-alive probes only, keep-alive with fan-out rounds, and
+# keep_alive false) beside HAProxy's own checks of the same backends and a
+# minimal net/http prober, in 3 interleaved rounds (blackbox_exporter too
+# when it builds from the Go module proxy); prints min/median/max, the
+# ratios and the budget table, and fails when a median is over budget. A
+# size the open-file limit cannot hold is skipped with the reason. The CPU
+# and heap profiles of each run go to bench.out/.
 # bench-metrics reports the series per backend.
+BENCH_PROBE_BACKENDS ?= 1000,5000,20000
 bench-probe: deps
-	$(GO) test -run '^$$' -bench '^BenchmarkProbing5000$$' -benchtime 1x -timeout 30m ./collector/probe/
+	@mkdir -p bench.out
+	PROBEGATE_BENCH_BACKENDS=$(BENCH_PROBE_BACKENDS) \
+	PROBEGATE_BENCH_CPUPROFILE=$(CURDIR)/bench.out/probe-cpu.pprof \
+	PROBEGATE_BENCH_HEAPPROFILE=$(CURDIR)/bench.out/probe-heap.pprof \
+	$(GO) test -run '^$$' -bench '^BenchmarkProbing5000$$' -benchtime 1x -timeout 60m ./collector/probe/
 	$(GO) test -run '^$$' -bench '^BenchmarkProbeRequest$$' -benchmem ./collector/probe/
 
 bench-metrics:

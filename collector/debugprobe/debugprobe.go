@@ -99,13 +99,16 @@ func findBackend(p *pool.Pool, name string) *pool.Backend {
 
 // report is the answer of a debug probe.
 type report struct {
-	Backend      string    `json:"backend"`
-	Kind         string    `json:"kind"`
-	URL          string    `json:"url"`
-	ProbeEnabled bool      `json:"probe_enabled"`
-	Time         time.Time `json:"time"`
-	Class        string    `json:"class"`
-	Reason       string    `json:"reason"`
+	Backend      string `json:"backend"`
+	Kind         string `json:"kind"`
+	URL          string `json:"url"`
+	ProbeEnabled bool   `json:"probe_enabled"`
+	// ProbePath is how an HTTP probe reaches the backend: its own
+	// connection, or net/http and the setting that needs it.
+	ProbePath string    `json:"probe_path,omitempty"`
+	Time      time.Time `json:"time"`
+	Class     string    `json:"class"`
+	Reason    string    `json:"reason"`
 	// Status is the HTTP status, 0 without one; Answer is the answer of
 	// a kind without HTTP status (connected, SERVING, ...).
 	Status     int         `json:"status"`
@@ -158,11 +161,15 @@ type response struct {
 func probeOnce(ctx context.Context, b *pool.Backend) *report {
 	rep := &report{
 		Backend: b.Name, Kind: b.Probe.EffectiveKind(), ProbeEnabled: b.Probe.Enabled,
-		Time: time.Now(), probe: b.Probe, redact: newRedactor(b, nil),
+		Time: time.Now(), probe: b.Probe, redact: newRedactor(b, nil), ProbePath: probe.HTTPPath(b),
 	}
 	rep.URL = rep.redact.text(redact.URL(b.URL + b.Probe.Path))
 	tr := newTrace(time.Now)
-	tr.note(tr.start, "Beginning probe", "kind", rep.Kind, "url", rep.URL, "timeout_seconds", time.Duration(b.Probe.Timeout).Seconds())
+	begin := []any{"kind", rep.Kind, "url", rep.URL, "timeout_seconds", time.Duration(b.Probe.Timeout).Seconds()}
+	if rep.ProbePath != "" {
+		begin = append(begin, "path", rep.ProbePath)
+	}
+	tr.note(tr.start, "Beginning probe", begin...)
 
 	seen := probe.Inspect(ctx, b, tr.clientTrace())
 	rep.duration = time.Since(tr.start)

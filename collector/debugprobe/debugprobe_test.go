@@ -375,3 +375,62 @@ func TestOtherKinds(t *testing.T) {
 		t.Errorf("report %s: want an ok tcp probe, connected", body)
 	}
 }
+
+// TestDialsItsOwnConnection: every debug probe dials a connection of its
+// own, whichever path the backend's probe takes, so that its connect (and
+// TLS) phases always show, as blackbox_exporter's debug probes do; and
+// the report names the path.
+func TestDialsItsOwnConnection(t *testing.T) {
+	pki := testpki.New(t)
+	cases := []struct {
+		name     string
+		tls      bool
+		cc       config.HTTPClientConfig
+		wantPath string
+	}{
+		{"own connection", false, config.HTTPClientConfig{}, "own connection"},
+		{"own connection over TLS", true, config.HTTPClientConfig{TLSConfig: commoncfg.TLSConfig{CA: pki.CAPEM}}, "own connection"},
+		{"net/http", false, config.HTTPClientConfig{BasicAuth: &commoncfg.BasicAuth{Username: "u", Password: secretPassword}}, "net/http (basic_auth)"},
+		{"net/http over TLS", true, config.HTTPClientConfig{TLSConfig: commoncfg.TLSConfig{CAFile: pki.CAFile}}, "net/http (tls_config.ca_file)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var conns atomic.Int64
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+			srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+				if state == http.StateNew {
+					conns.Add(1)
+				}
+			}
+			if tc.tls {
+				srv.TLS = &tls.Config{Certificates: []tls.Certificate{pki.Server}}
+				srv.StartTLS()
+			} else {
+				srv.Start()
+			}
+			t.Cleanup(srv.Close)
+			cc := tc.cc
+			p := newPool(t, testconfig.New(config.Backend{Name: "a", URL: srv.URL, HTTPClientConfig: &cc}))
+			for i := range 2 {
+				// A handler each time: one limits how often a backend is
+				// debugged.
+				_, _, body := get(t, Handler(Options{Pool: p}), "/api/v1/backends/a/probe")
+				rep := decode(t, body)
+				if rep.Class != "ok" || rep.Timings.Connect == nil || (tc.tls && rep.Timings.TLS == nil) {
+					t.Errorf("debug probe %d: class %q, timings %+v: want ok with its connect (and TLS) phase", i+1, rep.Class, rep.Timings)
+				}
+				if rep.Connection == nil || rep.Connection.Reused {
+					t.Errorf("debug probe %d: connection %+v, want a new one", i+1, rep.Connection)
+				} else if tc.tls && (rep.Connection.TLSVersion == "" || len(rep.Connection.TLSPeerCertificates) != 1) {
+					t.Errorf("debug probe %d: connection %+v, want its TLS version and certificate", i+1, rep.Connection)
+				}
+				if rep.ProbePath != tc.wantPath {
+					t.Errorf("debug probe %d: probe_path %q, want %q", i+1, rep.ProbePath, tc.wantPath)
+				}
+			}
+			if n := conns.Load(); n != 2 {
+				t.Errorf("two debug probes took %d connections, want 2", n)
+			}
+		})
+	}
+}

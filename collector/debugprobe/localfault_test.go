@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	commoncfg "github.com/prometheus/common/config"
+
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/deadport"
 	"github.com/probegate/probegate/internal/testclock"
@@ -19,7 +21,12 @@ import (
 // descriptors shows the reason the prober counts it under, local, not a
 // transport failure of the backend's.
 func TestShowsLocalFaults(t *testing.T) {
-	p := newPool(t, testconfig.New(config.Backend{Name: "a", URL: deadport.URL(t)}))
+	// The fault is injected through the backend's client, which a probe
+	// goes through when its http_client_config needs net/http (here for
+	// basic auth); a probe that owns its connection reports a real EMFILE
+	// alike (collector/probe's TestOutOfDescriptorsJudgesNoBackend).
+	cc := config.HTTPClientConfig{BasicAuth: &commoncfg.BasicAuth{Username: "u", Password: "p"}}
+	p := newPool(t, testconfig.New(config.Backend{Name: "a", URL: deadport.URL(t), HTTPClientConfig: &cc}))
 	p.Backends()[0].Client = &http.Client{Transport: &http.Transport{
 		DialContext: func(context.Context, string, string) (net.Conn, error) {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", syscall.EMFILE)}

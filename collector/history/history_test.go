@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/probegate/probegate/collector/health"
 )
@@ -14,7 +15,9 @@ var epoch = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
 // say which it was), i ms long, i seconds after the epoch.
 func result(i int) health.Result {
 	r := health.StatusResult(200 + i%100)
-	r.Time = epoch.Add(time.Duration(i) * time.Second)
+	// Milliseconds too, which the ring keeps, and microseconds, which it
+	// drops.
+	r.Time = epoch.Add(time.Duration(i)*time.Second + time.Duration(i%1000)*time.Millisecond + 7*time.Microsecond)
 	r.Duration = time.Duration(i) * time.Millisecond
 	return r
 }
@@ -35,7 +38,7 @@ func TestProbesKeepsTheLastResults(t *testing.T) {
 			first := added - len(got)
 			for k, rec := range got {
 				r := result(first + k)
-				if !rec.Time.Equal(r.Time) || rec.Duration != r.Duration || rec.StatusCode != r.StatusCode || rec.Class != r.Class || rec.Reason != r.Reason {
+				if !rec.Time.Equal(r.Time.Truncate(time.Millisecond)) || rec.Duration != r.Duration || rec.StatusCode != r.StatusCode || rec.Class != r.Class || rec.Reason != r.Reason {
 					t.Fatalf("result %d = %+v, want the result %d: %+v", k, rec, first+k, r)
 				}
 			}
@@ -137,5 +140,13 @@ func TestTransitionCauses(t *testing.T) {
 	got := ProbeTransition("a", health.StateHealthy, health.StateUnhealthy, epoch, r)
 	if got.Cause != CauseProbe || got.StatusCode != 503 || got.Class != r.Class || got.Reason != r.Reason || !got.Time.Equal(epoch) {
 		t.Errorf("probe transition %+v", got)
+	}
+}
+
+// TestProbesEntryIsPacked: an entry of the ring is 16 bytes, a backend's
+// ring under 1 KiB.
+func TestProbesEntryIsPacked(t *testing.T) {
+	if size := unsafe.Sizeof(entry{}); size != 16 {
+		t.Errorf("an entry is %d bytes, want 16", size)
 	}
 }

@@ -30,15 +30,19 @@ type Probe struct {
 // as none, and its reason then describes it.
 const statusSlots = 7
 
-// entry is a Probe packed into 24 bytes: a backend keeps ProbeLength of
-// them in a fixed array, 1.4 KiB, whatever happens.
+// entry is a Probe packed into 16 bytes: a backend keeps ProbeLength of
+// them in a fixed array, 960 bytes, whatever happens. Its time is kept to
+// the millisecond (the status page shows seconds) and in unsigned 32-bit
+// Unix seconds, which last until 2106; its duration in microseconds up to
+// 71 minutes, far above any probe timeout.
 type entry struct {
-	unixNano int64
-	micros   uint32
-	code     uint16
-	class    health.Class
-	reason   health.Reason
-	status   uint8
+	seconds uint32
+	micros  uint32
+	millis  uint16
+	code    uint16
+	class   health.Class
+	reason  health.Reason
+	status  uint8
 }
 
 // Probes is a fixed ring of a backend's last ProbeLength probe results.
@@ -59,11 +63,12 @@ type Probes struct {
 // does not allocate.
 func (h *Probes) Add(r health.Result) {
 	e := entry{
-		unixNano: r.Time.UnixNano(),
-		micros:   uint32(min(max(r.Duration.Microseconds(), 0), math.MaxUint32)),
-		code:     uint16(min(max(r.StatusCode, 0), math.MaxUint16)),
-		class:    r.Class,
-		reason:   r.Reason,
+		seconds: uint32(min(max(r.Time.Unix(), 0), math.MaxUint32)),
+		millis:  uint16(r.Time.Nanosecond() / int(time.Millisecond)),
+		micros:  uint32(min(max(r.Duration.Microseconds(), 0), math.MaxUint32)),
+		code:    uint16(min(max(r.StatusCode, 0), math.MaxUint16)),
+		class:   r.Class,
+		reason:  r.Reason,
 	}
 	e.status = h.statusIndex(r.Status)
 	h.entries[h.next] = e
@@ -103,7 +108,7 @@ func (h *Probes) Records() []Probe {
 	for i := range int(h.n) {
 		e := h.entries[(start+i)%ProbeLength]
 		out = append(out, Probe{
-			Time: time.Unix(0, e.unixNano), Duration: time.Duration(e.micros) * time.Microsecond,
+			Time: time.Unix(int64(e.seconds), int64(e.millis)*int64(time.Millisecond)), Duration: time.Duration(e.micros) * time.Microsecond,
 			Class: e.class, Reason: e.reason, StatusCode: int(e.code), Status: h.status(e),
 		})
 	}

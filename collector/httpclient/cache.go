@@ -1,7 +1,10 @@
-// Package httpclient is probegate's one HTTP stack: the clients that probes
-// and fan-out requests go through, built from an http_client_config with
-// prometheus/common's building blocks, one per distinct effective
-// configuration and shared by every backend that uses it.
+// Package httpclient is probegate's net/http stack: the clients that
+// fan-out requests, and the probes whose http_client_config needs net/http's
+// Transport (TransportOnly says which), go through, built from an
+// http_client_config with prometheus/common's building blocks, one per
+// distinct effective configuration and shared by every backend that uses
+// it. The other HTTP probes own their connection (collector/probe) and
+// still parse with net/http.
 //
 // There is no hand-written HTTP here. net/http validates response heads
 // strictly and never reads an answer nobody asked for on a kept-alive
@@ -23,8 +26,9 @@ import (
 
 // Cache hands out one client per distinct http_client_config. Backends with
 // equal configurations share a client, and with it one connection pool, so
-// that a backend costs its connections and nothing more, and a probe and a
-// fan-out request to the same backend reuse each other's connections.
+// that a backend costs its connections and nothing more, and fan-out
+// requests (and probes through the Transport) to the same backend reuse
+// each other's connections.
 //
 // Configurations are compared by value, secrets included: a reload that
 // changes only a password gets a new client, which sends the new password.

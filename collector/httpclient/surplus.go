@@ -11,11 +11,14 @@ import (
 // surplusIdleTimeout is how long a backend's idle connection is kept
 // when the backend has another, more recently used, idle connection.
 //
-// A probe that finds its backend's connection busy with a fan-out request
-// dials a second one, and concurrent fan-out rounds one each; kept for the
-// transport's idle timeout, those left 1.2 to 1.8 connections per backend
-// (and their goroutines and buffers) after fan-out rounds. A backend needs
-// one connection between bursts: its most recently used one stays for
+// Concurrent fan-out rounds dial a connection each to every backend (as
+// does a probe through the Transport that finds its backend's connection
+// busy with a fan-out request); kept for the transport's idle timeout,
+// they left 1.2 to 1.8 connections per backend (and their goroutines and
+// buffers) after fan-out rounds, and a burst of 16 concurrent rounds
+// would leave 16. Most HTTP probes own a connection of their own and
+// leave the pool to the fan-out, which still needs this: a backend needs
+// one fan-out connection between bursts: its most recently used one stays for
 // idleConnTimeout, and the others, once idle this long, close the next
 // time a request to the same backend gives its connection back (a
 // backend that gets no more requests keeps them for idleConnTimeout).

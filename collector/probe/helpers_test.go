@@ -53,11 +53,63 @@ func newClient(t testing.TB) *http.Client {
 }
 
 // probeOnce probes url once through client as the Prober does: the
-// backend's HTTP probe built by newFunc, run with the timeout, the result
-// stamped with its time and duration.
+// backend's HTTP probe built by newFunc (which owns its connection with
+// the default http_client_config), run with the timeout, the result
+// stamped with its time and duration. The probe's connection is closed
+// after it.
 func probeOnce(ctx context.Context, client *http.Client, url string, timeout time.Duration) health.Result {
 	b := &pool.Backend{URL: url, Client: client, Probe: config.HealthProbe{Enabled: true, Timeout: model.Duration(timeout)}}
-	return newProbeTarget(b, newFunc).run(ctx, time.Now)
+	target := newProbeTarget(b, newFunc)
+	if target.release != nil {
+		defer target.release()
+	}
+	return target.run(ctx, time.Now)
+}
+
+// probePath is one of the two ways an HTTP probe reaches its backend.
+type probePath struct {
+	name string
+	// transport says the probe goes through net/http's Transport (the
+	// client) rather than owning its connection.
+	transport bool
+}
+
+// probePaths are both paths, the owned connection first.
+func probePaths() []probePath {
+	return []probePath{{name: "own connection"}, {name: "net/http", transport: true}}
+}
+
+// httpTarget is the HTTP probe of url with the timeout on path, through
+// client when the path is net/http's. It keeps its connection from probe
+// to probe, as the Prober's targets do, until the test ends.
+func httpTarget(t testing.TB, client *http.Client, url string, timeout time.Duration, path probePath) *probeTarget {
+	t.Helper()
+	b := &pool.Backend{URL: url, Client: client, Probe: config.HealthProbe{Enabled: true, Timeout: model.Duration(timeout)}}
+	return releasedTarget(t, newProbeTarget(b, buildOn(path)))
+}
+
+// buildOn builds a backend's HTTP probe on path, whatever its
+// http_client_config would choose.
+func buildOn(path probePath) func(*pool.Backend) (built, error) {
+	return func(b *pool.Backend) (built, error) {
+		spec, err := newHTTPProbe(b)
+		if err != nil {
+			return built{}, err
+		}
+		spec.transport = ""
+		if path.transport {
+			spec.transport = "chosen by the test"
+		}
+		return spec.build()
+	}
+}
+
+// releasedTarget releases what target holds when the test ends.
+func releasedTarget(t testing.TB, target *probeTarget) *probeTarget {
+	if target.release != nil {
+		t.Cleanup(target.release)
+	}
+	return target
 }
 
 // signal wakes a test waiting for a change. A send never blocks: one
@@ -74,12 +126,27 @@ func (s signal) notify() {
 }
 
 // await waits until cond holds, checking it again whenever changed is
-// notified, and fails the test when it does not hold within 5s.
-func await(t testing.TB, what string, changed signal, cond func() bool) {
+// notified, and fails the test when it does not hold by the test binary's
+// deadline (less a margin to report it). A fixed wait would fail a correct
+// test on a machine loaded enough; a wrong one still fails, and says what
+// it waited for.
+func await(t *testing.T, what string, changed signal, cond func() bool) {
 	t.Helper()
-	if !holdsWithin(5*time.Second, changed, cond) {
-		t.Fatalf("%s: not within 5s", what)
+	wait := awaitBound(t)
+	if !holdsWithin(wait, changed, cond) {
+		t.Fatalf("%s: not within %v", what, wait)
 	}
+}
+
+// awaitBound is how long await waits: until the test binary's deadline
+// less a minute, or a minute when it has none.
+func awaitBound(t *testing.T) time.Duration {
+	const margin = time.Minute
+	deadline, ok := t.Deadline()
+	if !ok {
+		return margin
+	}
+	return max(time.Until(deadline)-margin, time.Second)
 }
 
 // holdsWithin reports whether cond holds within d, checking it again

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bufio"
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
@@ -16,13 +17,15 @@ import (
 // instead of speaking HTTP, for backends that misbehave in ways no
 // net/http server can be made to.
 type hostileServer struct {
-	// URL is the server's base URL, http://127.0.0.1:port.
+	// URL is the server's base URL, http://127.0.0.1:port (https:// over
+	// TLS).
 	URL string
 	// Conns counts the connections accepted, Requests the request heads
-	// scripts read, Ended the connections whose script returned; ended is
-	// notified at each.
-	Conns, Requests, Ended atomic.Int64
-	ended                  signal
+	// scripts read, Ended the connections whose script returned, Unasked
+	// the answers scripts sent on a connection held idle; ended is
+	// notified at each end and each unasked answer.
+	Conns, Requests, Ended, Unasked atomic.Int64
+	ended                           signal
 
 	// idle is closed once the client holds the connection idle (the test
 	// says so between its probes); closing once Close begins.
@@ -40,6 +43,8 @@ type hostileConn struct {
 	net.Conn
 	br  *bufio.Reader
 	srv *hostileServer
+	// n is the connection's number on its server, from 1.
+	n int64
 }
 
 // hostileServe serves every connection with script until the test ends;
@@ -48,18 +53,30 @@ type hostileConn struct {
 // every script to return.
 func hostileServe(t testing.TB, script func(c *hostileConn)) *hostileServer {
 	t.Helper()
+	return hostileServeTLS(t, nil, script)
+}
+
+// hostileServeTLS is hostileServe over TLS with config, or in plaintext
+// when config is nil.
+func hostileServeTLS(t testing.TB, config *tls.Config, script func(c *hostileConn)) *hostileServer {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &hostileServer{URL: "http://" + l.Addr().String(), l: l, ended: newSignal(), idle: make(chan struct{}), closing: make(chan struct{})}
+	scheme := "http://"
+	if config != nil {
+		l = tls.NewListener(l, config)
+		scheme = "https://"
+	}
+	s := &hostileServer{URL: scheme + l.Addr().String(), l: l, ended: newSignal(), idle: make(chan struct{}), closing: make(chan struct{})}
 	s.wg.Go(func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			s.Conns.Add(1)
+			n := s.Conns.Add(1)
 			s.mu.Lock()
 			s.conns = append(s.conns, c)
 			s.mu.Unlock()
@@ -69,7 +86,7 @@ func hostileServe(t testing.TB, script func(c *hostileConn)) *hostileServer {
 					s.Ended.Add(1)
 					s.ended.notify()
 				}()
-				script(&hostileConn{Conn: c, br: bufio.NewReader(c), srv: s})
+				script(&hostileConn{Conn: c, br: bufio.NewReader(c), srv: s, n: n})
 			})
 		}
 	})
@@ -154,8 +171,24 @@ func (c *hostileConn) silence() {
 
 // reset closes the connection with a TCP reset instead of a FIN.
 func (c *hostileConn) reset() {
-	c.Conn.(*net.TCPConn).SetLinger(0)
-	c.Close()
+	conn := c.Conn
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	conn.(*net.TCPConn).SetLinger(0)
+	conn.Close()
+}
+
+// sendUnasked sends s on a connection the client holds idle, once the
+// test says it does, and tells the test it was sent. It reports false
+// when the server closed first or the write failed.
+func (c *hostileConn) sendUnasked(s string) bool {
+	if !c.awaitIdle() || !c.write(s) {
+		return false
+	}
+	c.srv.Unasked.Add(1)
+	c.srv.ended.notify()
+	return true
 }
 
 // answerEach answers every request on the connection with answer, the

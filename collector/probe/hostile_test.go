@@ -105,77 +105,98 @@ func sendGarbage(c net.Conn) {
 	c.Write(garbage)
 }
 
+// probeVia probes url once on path with a client of its own.
+func probeVia(t *testing.T, path probePath, url string, timeout time.Duration) health.Result {
+	t.Helper()
+	return httpTarget(t, newClient(t), url, timeout, path).run(context.Background(), time.Now)
+}
+
 func TestHostileHugeBodyIsCutShort(t *testing.T) {
-	var written atomic.Int64
-	finished := make(chan struct{}, 1)
-	srv := startServer(t, hugeBody(&written, finished))
-	timeout := 10 * time.Second
-	r := probeOnce(context.Background(), newClient(t), srv.URL+"/healthz", timeout)
-	if r.Class != health.ClassOK || r.StatusCode != 200 {
-		t.Fatalf("got %+v, want ok 200: the status decides, not the body", r)
-	}
-	if r.Duration > timeout/2 {
-		t.Errorf("the probe took %v, want well within its %v timeout", r.Duration, timeout)
-	}
-	select {
-	case <-finished:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the backend was still writing its 1 GiB body 5s after the probe ended")
-	}
-	// The backend writes what fits in the loopback socket buffers before
-	// the probe hangs up; far less than the body.
-	if n := written.Load(); n > 64<<20 {
-		t.Errorf("the backend wrote %d MiB of its 1 GiB body", n>>20)
-	}
-	if n := srv.connections.Load(); n != 1 {
-		t.Errorf("%d connections, want 1", n)
+	for _, path := range probePaths() {
+		t.Run(path.name, func(t *testing.T) {
+			var written atomic.Int64
+			finished := make(chan struct{}, 1)
+			srv := startServer(t, hugeBody(&written, finished))
+			timeout := 10 * time.Second
+			r := probeVia(t, path, srv.URL+"/healthz", timeout)
+			if r.Class != health.ClassOK || r.StatusCode != 200 {
+				t.Fatalf("got %+v, want ok 200: the status decides, not the body", r)
+			}
+			if r.Duration > timeout/2 {
+				t.Errorf("the probe took %v, want well within its %v timeout", r.Duration, timeout)
+			}
+			select {
+			case <-finished:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the backend was still writing its 1 GiB body 5s after the probe ended")
+			}
+			// The backend writes what fits in the loopback socket buffers
+			// before the probe hangs up; far less than the body.
+			if n := written.Load(); n > 64<<20 {
+				t.Errorf("the backend wrote %d MiB of its 1 GiB body", n>>20)
+			}
+			if n := srv.connections.Load(); n != 1 {
+				t.Errorf("%d connections, want 1", n)
+			}
+		})
 	}
 }
 
 func TestHostileEndlessTrickleTimesOut(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, trickleBody)
-	timeout := 100 * time.Millisecond
-	r := probeOnce(context.Background(), newClient(t), srv.URL+"/healthz", timeout)
-	checkTimeout(t, r, timeout, "reading the body after status 200")
+	for _, path := range probePaths() {
+		t.Run(path.name, func(t *testing.T) {
+			srv := startServer(t, trickleBody)
+			timeout := 100 * time.Millisecond
+			r := probeVia(t, path, srv.URL+"/healthz", timeout)
+			checkTimeout(t, r, timeout, "reading the body after status 200")
+		})
+	}
 }
 
 func TestHostileHeadersThatNeverEnd(t *testing.T) {
-	t.Run("slowly", func(t *testing.T) {
-		var written atomic.Int64
-		url := listenRaw(t, sendEndlessHeaders(10*time.Millisecond, &written))
-		timeout := 100 * time.Millisecond
-		r := probeOnce(context.Background(), newClient(t), url+"/healthz", timeout)
-		checkTimeout(t, r, timeout, "probe timeout")
-	})
-	t.Run("as fast as the socket takes them", func(t *testing.T) {
-		var written atomic.Int64
-		url := listenRaw(t, sendEndlessHeaders(0, &written))
-		timeout := 5 * time.Second
-		r := probeOnce(context.Background(), newClient(t), url+"/healthz", timeout)
-		if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport || !strings.Contains(r.Err, "headers exceeded") {
-			t.Fatalf("got %+v, want a transport failure for too large a header", r)
-		}
-		// The header limit ends it, not the timeout; how much sooner depends
-		// on the machine's load, which a unit test does not measure.
-		if r.Duration >= timeout {
-			t.Errorf("the probe took %v, its whole %v timeout: the header limit did not end it", r.Duration, timeout)
-		}
-		if n := written.Load(); n > 64<<20 {
-			t.Errorf("the backend wrote %d MiB of headers", n>>20)
-		}
-	})
+	for _, path := range probePaths() {
+		t.Run(path.name+"/slowly", func(t *testing.T) {
+			var written atomic.Int64
+			url := listenRaw(t, sendEndlessHeaders(10*time.Millisecond, &written))
+			timeout := 100 * time.Millisecond
+			r := probeVia(t, path, url+"/healthz", timeout)
+			checkTimeout(t, r, timeout, "probe timeout")
+		})
+		t.Run(path.name+"/as fast as the socket takes them", func(t *testing.T) {
+			var written atomic.Int64
+			url := listenRaw(t, sendEndlessHeaders(0, &written))
+			timeout := 5 * time.Second
+			r := probeVia(t, path, url+"/healthz", timeout)
+			if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport || !strings.Contains(r.Err, "headers exceeded") {
+				t.Fatalf("got %+v, want a transport failure for too large a header", r)
+			}
+			// The header limit ends it, not the timeout; how much sooner
+			// depends on the machine's load, which a unit test does not
+			// measure.
+			if r.Duration >= timeout {
+				t.Errorf("the probe took %v, its whole %v timeout: the header limit did not end it", r.Duration, timeout)
+			}
+			if n := written.Load(); n > 64<<20 {
+				t.Errorf("the backend wrote %d MiB of headers", n>>20)
+			}
+		})
+	}
 }
 
 func TestHostileRedirectLoopIsNotFollowed(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, redirectLoop)
-	r := probeOnce(context.Background(), newClient(t), srv.URL+"/healthz", time.Second)
-	if r.Class != health.ClassOK || r.StatusCode != http.StatusFound {
-		t.Fatalf("got %+v, want ok 302", r)
-	}
-	if n := srv.requests.Load(); n != 1 {
-		t.Errorf("the backend got %d requests, want 1: redirects are not followed", n)
+	for _, path := range probePaths() {
+		t.Run(path.name, func(t *testing.T) {
+			srv := startServer(t, redirectLoop)
+			r := probeVia(t, path, srv.URL+"/healthz", time.Second)
+			if r.Class != health.ClassOK || r.StatusCode != http.StatusFound {
+				t.Fatalf("got %+v, want ok 302", r)
+			}
+			if n := srv.requests.Load(); n != 1 {
+				t.Errorf("the backend got %d requests, want 1: redirects are not followed", n)
+			}
+		})
 	}
 }
 
@@ -204,14 +225,16 @@ func TestHostileNotHTTP(t *testing.T) {
 			}
 		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			url := listenRaw(t, tc.serve)
-			r := probeOnce(context.Background(), newClient(t), url+"/healthz", 2*time.Second)
-			if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport || r.Answered() || r.Err == "" {
-				t.Fatalf("got %+v, want an unanswered transport failure", r)
-			}
-		})
+	for _, path := range probePaths() {
+		for _, tc := range cases {
+			t.Run(path.name+"/"+tc.name, func(t *testing.T) {
+				url := listenRaw(t, tc.serve)
+				r := probeVia(t, path, url+"/healthz", 2*time.Second)
+				if r.Class != health.ClassFailed || r.Reason != health.ReasonTransport || r.Answered() || r.Err == "" {
+					t.Fatalf("got %+v, want an unanswered transport failure", r)
+				}
+			})
+		}
 	}
 }
 
@@ -248,7 +271,10 @@ func TestHostileBackendsKeepOthersOnSchedule(t *testing.T) {
 			}
 		}
 	})
-	interval, timeout := model.Duration(250*time.Millisecond), model.Duration(250*time.Millisecond)
+	// Long enough against the prober's 50 ms slots that the normal
+	// backend, probed once a slot, is probed many times while the hanging
+	// probes overlap.
+	interval, timeout := model.Duration(time.Second), model.Duration(time.Second)
 	failures := 1
 	cfg := newConfig(config.Backend{Name: "normal", URL: normal.URL, HealthProbe: config.NewHealthProbeOverride(
 		config.HealthProbe{Interval: model.Duration(20 * time.Millisecond), Timeout: model.Duration(5 * time.Second)}, "interval", "timeout")})
@@ -283,8 +309,8 @@ func TestHostileBackendsKeepOthersOnSchedule(t *testing.T) {
 		return true
 	})
 	rig.stop(t)
-	// The ten hanging probes overlap: each lasts 250ms from a first probe
-	// within the first 250ms. Held workers would let the normal backend
+	// The ten hanging probes overlap: each lasts a second from a first
+	// probe within the first second. Held workers would let the normal backend
 	// be probed only with fewer hanging than the idle workers (a backend
 	// hangs up a moment after its probe gave up, hence twice as many).
 	if n := most.Load(); n < 2*minProbeWorkers {

@@ -15,7 +15,9 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/httpclient"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
 )
 
 // maxBodyBytes is how much of a probe response body is read. A backend
@@ -25,26 +27,50 @@ import (
 const maxBodyBytes = 64 << 10
 
 // newHTTP builds the HTTP probe of a backend: GET (or HEAD) its url and
-// probe path with the configured headers through the backend's client,
-// never following a redirect, and match the body when asked to.
-func newHTTP(b *pool.Backend) (Func, error) {
-	p, err := newHTTPProbe(b)
+// probe path with the configured headers, never following a redirect, and
+// match the body when asked to. The probe owns its connection unless the
+// backend's http_client_config needs net/http's Transport; then it goes
+// through the backend's client. A probe that owns its connection keeps
+// its own deadline and releases its connection.
+func newHTTP(b *pool.Backend) (built, error) {
+	spec, err := newHTTPProbe(b)
 	if err != nil {
-		return nil, err
+		return built{}, err
 	}
-	return func(ctx context.Context) health.Result {
-		return httpProbe(ctx, p.client, p.req, p.timeout, p.body, nil)
+	return spec.build()
+}
+
+// build makes the probe of spec, on the path spec.transport says.
+func (spec *httpProbeSpec) build() (built, error) {
+	if spec.transport != "" {
+		return built{probe: func(ctx context.Context) health.Result {
+			return httpProbe(ctx, spec.client, spec.req, spec.timeout, spec.body, nil)
+		}}, nil
+	}
+	p, err := newConnProbe(spec)
+	if err != nil {
+		return built{}, err
+	}
+	return built{
+		probe:   func(ctx context.Context) health.Result { return p.probe(ctx, nil) },
+		timed:   p.probeBy,
+		release: p.release,
 	}, nil
 }
 
 // httpProbeSpec is what an HTTP probe of a backend sends and expects,
 // prepared once.
 type httpProbeSpec struct {
-	client  *http.Client
-	req     *http.Request
-	timeout time.Duration
+	client       *http.Client
+	clientConfig config.HTTPClientConfig
+	req          *http.Request
+	timeout      time.Duration
 	// body, when not nil, must match the body of an ok answer.
 	body *regexp.Regexp
+	// transport names the http_client_config setting that makes the
+	// probe go through net/http's Transport (the client); "" when the
+	// probe owns its connection.
+	transport string
 }
 
 // newHTTPProbe prepares the HTTP probe of a backend.
@@ -56,9 +82,9 @@ func newHTTPProbe(b *pool.Backend) (*httpProbeSpec, error) {
 	if b.Probe.Method != "" {
 		req.Method = b.Probe.Method
 	}
-	// keep_alive false: the client gives a request that asks to close its
-	// connection one of its own, closed after the answer, as HAProxy's
-	// checks do; no connection is kept between probes.
+	// keep_alive false: a request that asks to close its connection gets
+	// one of its own, closed after the answer, as HAProxy's checks do; no
+	// connection is kept between probes.
 	req.Close = !b.Probe.KeepsAlive()
 	for name, value := range b.Probe.Headers {
 		if strings.EqualFold(name, "Host") {
@@ -74,8 +100,34 @@ func newHTTPProbe(b *pool.Backend) (*httpProbeSpec, error) {
 			return nil, fmt.Errorf("expect_body_regexp: %w", err)
 		}
 	}
-	return &httpProbeSpec{client: b.Client, req: req, timeout: time.Duration(b.Probe.Timeout), body: body}, nil
+	cfg := b.ClientConfig()
+	return &httpProbeSpec{client: b.Client, clientConfig: cfg, req: req, timeout: time.Duration(b.Probe.Timeout), body: body,
+		transport: httpclient.TransportOnly(cfg, req.URL)}, nil
 }
+
+// HTTPPath says how the HTTP probe of b reaches it: "own connection", or
+// "net/http" and the http_client_config setting that needs net/http's
+// Transport. It is "" for the other kinds and for a probe url that does
+// not parse.
+func HTTPPath(b *pool.Backend) string {
+	if b.Probe.EffectiveKind() != config.KindHTTP {
+		return ""
+	}
+	u, err := url.Parse(b.URL + b.Probe.Path)
+	if err != nil {
+		return ""
+	}
+	if reason := httpclient.TransportOnly(b.ClientConfig(), u); reason != "" {
+		return pathTransport + " (" + reason + ")"
+	}
+	return pathOwnConnection
+}
+
+// The paths an HTTP probe takes, as HTTPPath names them.
+const (
+	pathOwnConnection = "own connection"
+	pathTransport     = "net/http"
+)
 
 // NewHTTPRequest builds the request template a backend's probes send. It
 // is built once per backend and only ever copied, so the URL is parsed
@@ -198,6 +250,13 @@ func simulatedHTTP(answer string) (health.Result, bool) {
 // deadline is what makes a timeout, whatever error the transport chose to
 // report it with; anything else is a transport failure.
 func errorResult(ctx context.Context, prefix string, err error, timeout time.Duration) health.Result {
+	deadline, _ := ctx.Deadline()
+	return classifyError(deadline, ctx.Err(), prefix, err, timeout)
+}
+
+// classifyError is errorResult for a probe whose deadline (zero for none)
+// and context's error are given apart.
+func classifyError(deadline time.Time, ctxErr error, prefix string, err error, timeout time.Duration) health.Result {
 	// The *url.Error wrapper repeats the method and URL, which the
 	// backend's log lines and /healthz already show (redacted).
 	var urlErr *url.Error
@@ -208,9 +267,12 @@ func errorResult(ctx context.Context, prefix string, err error, timeout time.Dur
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return health.TimeoutResult(fmt.Sprintf("%sno answer within the probe timeout of %s", prefix, timeout))
-	case errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
-		// The body closed at the deadline, or a connection deadline that
-		// fired a moment before the context's: the same timeout.
+	case errors.Is(ctxErr, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) ||
+		(!deadline.IsZero() && !time.Now().Before(deadline)):
+		// The body closed at the deadline, a connection deadline that
+		// fired a moment before the context's, or any error at or after
+		// the deadline (a status line cut short by it is not a malformed
+		// one): the same timeout.
 		return health.TimeoutResult(fmt.Sprintf("%sno answer within the probe timeout of %s: %v", prefix, timeout, err))
 	}
 	return health.TransportError(prefix, err)

@@ -186,25 +186,27 @@ func TestProbeReusesItsConnection(t *testing.T) {
 		{"body of exactly the limit", strings.Repeat("x", maxBodyBytes), 1},
 		{"body over the limit", strings.Repeat("x", maxBodyBytes+1), 3},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
-				// With its length known the body's end comes with its last
-				// byte; a chunked body of exactly the limit would need one
-				// read more, which the probe does not make.
-				w.Header().Set("Content-Length", strconv.Itoa(len(tc.body)))
-				w.Write([]byte(tc.body))
-			})
-			client := newClient(t)
-			for range 3 {
-				if r := probeOnce(context.Background(), client, srv.URL+"/healthz", time.Second); r.Class != health.ClassOK {
-					t.Fatalf("got %+v, want ok", r)
+	for _, path := range probePaths() {
+		for _, tc := range cases {
+			t.Run(path.name+"/"+tc.name, func(t *testing.T) {
+				srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+					// With its length known the body's end comes with its last
+					// byte; a chunked body of exactly the limit would need one
+					// read more, which the probe does not make.
+					w.Header().Set("Content-Length", strconv.Itoa(len(tc.body)))
+					w.Write([]byte(tc.body))
+				})
+				target := httpTarget(t, newClient(t), srv.URL+"/healthz", time.Second, path)
+				for range 3 {
+					if r := target.run(t.Context(), time.Now); r.Class != health.ClassOK {
+						t.Fatalf("got %+v, want ok", r)
+					}
 				}
-			}
-			if n := srv.connections.Load(); n != tc.wantConnections {
-				t.Errorf("3 probes used %d connections, want %d", n, tc.wantConnections)
-			}
-		})
+				if n := srv.connections.Load(); n != tc.wantConnections {
+					t.Errorf("3 probes used %d connections, want %d", n, tc.wantConnections)
+				}
+			})
+		}
 	}
 }
 
@@ -212,20 +214,25 @@ func TestProbeReusesItsConnection(t *testing.T) {
 // the probe retries on a new connection.
 func TestProbeSurvivesBackendClosingIdleConnection(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {})
-	client := newClient(t)
-	for i := range 3 {
-		if r := probeOnce(context.Background(), client, srv.URL+"/healthz", time.Second); r.Class != health.ClassOK {
-			t.Fatalf("probe %d: got %+v, want ok", i, r)
-		}
-		srv.CloseClientConnections()
-		// The next probe comes once the backend has closed the connection.
-		// Whether the client has seen the close by then or finds out when
-		// it sends, the probe must go out on a new connection.
-		await(t, "the backend closed the connection", srv.changed, func() bool { return srv.closed.Load() == int64(i+1) })
-	}
-	if n := srv.requests.Load(); n != 3 {
-		t.Errorf("the backend got %d requests, want 3", n)
+	for _, path := range probePaths() {
+		t.Run(path.name, func(t *testing.T) {
+			srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {})
+			target := httpTarget(t, newClient(t), srv.URL+"/healthz", time.Second, path)
+			for i := range 3 {
+				if r := target.run(t.Context(), time.Now); r.Class != health.ClassOK {
+					t.Fatalf("probe %d: got %+v, want ok", i, r)
+				}
+				srv.CloseClientConnections()
+				// The next probe comes once the backend has closed the
+				// connection. Whether the client has seen the close by
+				// then or finds out when it sends, the probe must go out
+				// on a new connection.
+				await(t, "the backend closed the connection", srv.changed, func() bool { return srv.closed.Load() == int64(i+1) })
+			}
+			if n := srv.requests.Load(); n != 3 {
+				t.Errorf("the backend got %d requests, want 3", n)
+			}
+		})
 	}
 }
 

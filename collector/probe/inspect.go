@@ -28,21 +28,26 @@ type Inspection struct {
 // Inspect sends one probe of b now, within its probe timeout, built as the
 // Prober builds it: the backend's own kind, client and classification. An
 // HTTP probe runs with trace's hooks (when not nil) and keeps the answer's
-// head and what it read of the body; a probe of another kind is built for
-// this one call and released after it (a gRPC probe dials a connection of
-// its own). Nothing is recorded: the caller gets the result.
+// head and what it read of the body. Every probe inspected dials a
+// connection of its own, as blackbox_exporter's debug probes do, so that
+// its connect and TLS phases always show: an HTTP probe that owns its
+// connection is built for this one call, one through net/http's Transport
+// asks for a connection closed after the answer, and a probe of another
+// kind is built for this one call and released after it (a gRPC probe
+// dials a connection of its own). Nothing is recorded: the caller gets the
+// result.
 func Inspect(ctx context.Context, b *pool.Backend, trace *httptrace.ClientTrace) Inspection {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(b.Probe.Timeout))
 	defer cancel()
 	if b.Probe.EffectiveKind() != config.KindHTTP {
-		f, release, err := newFunc(b)
+		made, err := newFunc(b)
 		if err != nil {
 			return Inspection{Result: health.TransportResult(err.Error())}
 		}
-		if release != nil {
-			defer release()
+		if made.release != nil {
+			defer made.release()
 		}
-		return Inspection{Result: f(ctx)}
+		return Inspection{Result: made.probe(ctx)}
 	}
 	spec, err := newHTTPProbe(b)
 	if err != nil {
@@ -52,7 +57,19 @@ func Inspect(ctx context.Context, b *pool.Backend, trace *httptrace.ClientTrace)
 		ctx = httptrace.WithClientTrace(ctx, trace)
 	}
 	var seen seenAnswer
-	r := httpProbe(ctx, spec.client, spec.req, spec.timeout, spec.body, &seen)
+	var r health.Result
+	if spec.transport == "" {
+		p, err := newConnProbe(spec)
+		if err != nil {
+			return Inspection{Result: health.TransportResult(err.Error())}
+		}
+		r = p.probe(ctx, &seen)
+		p.closeConn()
+	} else {
+		own := spec.req.Clone(context.Background())
+		own.Close = true
+		r = httpProbe(ctx, spec.client, own, spec.timeout, spec.body, &seen)
+	}
 	return Inspection{Result: r, Request: spec.req, Response: seen.head, Body: seen.body}
 }
 

@@ -23,6 +23,9 @@ func TestProbeKeepAlive(t *testing.T) {
 			Enabled: true, Timeout: model.Duration(time.Second), KeepAlive: new(keepAlive),
 		}}
 		target := newProbeTarget(b, newFunc)
+		if target.release != nil {
+			t.Cleanup(target.release)
+		}
 		const probes = 3
 		for i := range probes {
 			if r := target.run(t.Context(), time.Now); r.Class != health.ClassOK {

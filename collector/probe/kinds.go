@@ -12,9 +12,8 @@ import (
 type kind struct {
 	// name is the kind's health_probe.kind.
 	name string
-	// build makes the probe of one backend, and the function that releases
-	// what the probe holds (nil when it holds nothing).
-	build func(b *pool.Backend) (Func, func(), error)
+	// build makes the probe of one backend.
+	build func(b *pool.Backend) (built, error)
 	// simulate is the result this kind classifies an answer of `probegate
 	// simulate` as, and false when the kind has no such answer.
 	simulate func(answer string) (health.Result, bool)
@@ -26,9 +25,9 @@ type kind struct {
 // entry here, the file that defines its functions, and its name and keys
 // in config.
 var kinds = []kind{
-	{name: config.KindHTTP, build: withoutRelease(newHTTP), simulate: simulatedHTTP, answers: httpAnswers},
+	{name: config.KindHTTP, build: newHTTP, simulate: simulatedHTTP, answers: httpAnswers},
 	{name: config.KindTCP, build: withoutRelease(newTCP), simulate: simulatedTCP, answers: tcpAnswers},
-	{name: config.KindGRPC, build: newGRPC, simulate: simulatedGRPC, answers: grpcAnswers},
+	{name: config.KindGRPC, build: withRelease(newGRPC), simulate: simulatedGRPC, answers: grpcAnswers},
 }
 
 // kindNamed is the kind called name.
@@ -41,11 +40,20 @@ func kindNamed(name string) (kind, bool) {
 	return kind{}, false
 }
 
+// withRelease is the builder of a kind whose probes hold something to
+// release.
+func withRelease(build func(*pool.Backend) (Func, func(), error)) func(*pool.Backend) (built, error) {
+	return func(b *pool.Backend) (built, error) {
+		f, release, err := build(b)
+		return built{probe: f, release: release}, err
+	}
+}
+
 // withoutRelease is the builder of a kind whose probes hold nothing to
 // release.
-func withoutRelease(build func(*pool.Backend) (Func, error)) func(*pool.Backend) (Func, func(), error) {
-	return func(b *pool.Backend) (Func, func(), error) {
+func withoutRelease(build func(*pool.Backend) (Func, error)) func(*pool.Backend) (built, error) {
+	return func(b *pool.Backend) (built, error) {
 		f, err := build(b)
-		return f, nil, err
+		return built{probe: f}, err
 	}
 }

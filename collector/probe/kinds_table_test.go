@@ -52,7 +52,7 @@ func TestUnknownKindIsABuildError(t *testing.T) {
 	cfg := newConfig(config.Backend{Name: "b", URL: "http://127.0.0.1:1"})
 	b := newPool(t, cfg).Backends()[0]
 	b.Probe.Kind = "udp"
-	if f, _, err := newFunc(b); err == nil || f != nil || !strings.Contains(err.Error(), `"udp"`) {
-		t.Errorf("newFunc for kind udp = %v, %v; want an error naming the kind", f != nil, err)
+	if made, err := newFunc(b); err == nil || made.probe != nil || !strings.Contains(err.Error(), `"udp"`) {
+		t.Errorf("newFunc for kind udp = %v, %v; want an error naming the kind", made.probe != nil, err)
 	}
 }

@@ -37,8 +37,11 @@ func TestOutOfDescriptorsJudgesNoBackend(t *testing.T) {
 			if st := b.Health().State; st != health.StateHealthy {
 				t.Fatalf("before the fault the backend is %s, want healthy", st)
 			}
-			// A kept-alive connection would spare the probe its dial.
-			b.Client.CloseIdleConnections()
+			// A kept-alive connection would spare the probe its dial: the
+			// HTTP probe's own is closed (it dials anew on its next probe).
+			if target.release != nil {
+				target.release()
+			}
 
 			var results []health.Result
 			withoutDescriptors(t, func() {

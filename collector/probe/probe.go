@@ -7,10 +7,12 @@
 // simulate` reads its answers. Everything a kind can prepare
 // per backend (a parsed URL, a request template, a gRPC connection) it
 // prepares when it builds the Func, so that each probe only sends and
-// classifies. A kind that holds a resource also returns the function that
-// releases it, which the Prober calls once no probe uses it any more. The Prober owns the
-// timing: it gives every probe a context whose deadline is the probe
-// timeout and stamps the result's time and duration.
+// classifies. A kind that holds a resource (a gRPC connection, the HTTP
+// probe's own connection) also returns the function that releases it,
+// which the Prober calls once no probe uses it any more. The Prober owns
+// the timing: it gives every probe a context whose deadline is the probe
+// timeout (or, to a probe that keeps its own deadline on its connection,
+// the deadline itself) and stamps the result's time and duration.
 package probe
 
 import (
@@ -28,12 +30,27 @@ import (
 // caller's to set.
 type Func func(ctx context.Context) health.Result
 
-// newFunc builds the probe of one backend for its kind, and the function
-// that releases what the probe holds (nil when it holds nothing).
-func newFunc(b *pool.Backend) (Func, func(), error) {
+// TimedFunc sends one probe that ends by deadline whatever the backend
+// does, and reads ctx only for its cancellation: a probe that keeps its
+// own deadline (on its connection) needs no context with a timer of its
+// own, which would cost every probe a timer and a handful of allocations.
+type TimedFunc func(ctx context.Context, deadline time.Time) health.Result
+
+// built is a backend's probe as its kind builds it.
+type built struct {
+	probe Func
+	// timed, when set, is the same probe keeping its own deadline, which
+	// the Prober calls instead of probe.
+	timed TimedFunc
+	// release frees what the probe holds; nil when it holds nothing.
+	release func()
+}
+
+// newFunc builds the probe of one backend for its kind.
+func newFunc(b *pool.Backend) (built, error) {
 	k, ok := kindNamed(b.Probe.EffectiveKind())
 	if !ok {
-		return nil, nil, fmt.Errorf("%q is not a probe kind", b.Probe.Kind)
+		return built{}, fmt.Errorf("%q is not a probe kind", b.Probe.Kind)
 	}
 	return k.build(b)
 }
@@ -43,9 +60,12 @@ func newFunc(b *pool.Backend) (Func, func(), error) {
 func (t *probeTarget) run(ctx context.Context, now func() time.Time) health.Result {
 	start := now()
 	var r health.Result
-	if t.buildErr != nil {
+	switch {
+	case t.buildErr != nil:
 		r = health.TransportResult(t.buildErr.Error())
-	} else {
+	case t.timed != nil:
+		r = t.timed(ctx, start.Add(t.timeout))
+	default:
 		probeCtx, cancel := context.WithTimeout(ctx, t.timeout)
 		r = t.probe(probeCtx)
 		cancel()

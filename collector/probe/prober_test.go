@@ -47,9 +47,9 @@ func newFakeProbes() *fakeProbes {
 }
 
 // newFunc is the Prober's newFunc for fake probes.
-func (f *fakeProbes) newFunc(b *pool.Backend) (Func, func(), error) {
+func (f *fakeProbes) newFunc(b *pool.Backend) (built, error) {
 	name, path := b.Name, b.Probe.Path
-	return func(ctx context.Context) health.Result {
+	return built{probe: func(ctx context.Context) health.Result {
 		f.mu.Lock()
 		f.starts[name] = append(f.starts[name], time.Now())
 		f.inFlight[name]++
@@ -71,7 +71,7 @@ func (f *fakeProbes) newFunc(b *pool.Backend) (Func, func(), error) {
 			return health.TimeoutResult("no answer within the probe timeout")
 		}
 		return health.StatusResult(http.StatusOK)
-	}, nil, nil
+	}}, nil
 }
 
 func (f *fakeProbes) startsOf(name string) []time.Time {
@@ -521,7 +521,9 @@ func TestProberSurvivesPanickingObserver(t *testing.T) {
 				calls.Add(1)
 				panic("observer bug")
 			})
-		time.Sleep(500 * time.Millisecond)
+		// Stopped between two slots, so that no probe is cut short by the
+		// stop (its result, dropped, would reach no observer).
+		time.Sleep(500*time.Millisecond + probeSlot/2)
 		rig.stop(t)
 		rig.checkOnGrid(t, "a", rig.started, time.Now())
 		if n, probes := calls.Load(), len(rig.probes.startsOf("a")); n != int64(probes) || n < 9 {

@@ -36,7 +36,7 @@ type schedule struct {
 	entries map[string]*probeEntry
 	// newFunc builds a backend's probe: the package's newFunc, unless a
 	// test swaps in one that never touches the network.
-	newFunc func(*pool.Backend) (Func, func(), error)
+	newFunc func(*pool.Backend) (built, error)
 	// releases are the release functions of retired targets that no probe
 	// uses any more, for the Prober to call outside its lock.
 	releases []func()
@@ -68,7 +68,10 @@ type probeTarget struct {
 	backend *pool.Backend
 	// probe sends one probe; buildErr is set instead when the backend's
 	// probe cannot be built (its probe URL does not parse, say).
-	probe    Func
+	probe Func
+	// timed, when set, is probe keeping its own deadline, which run calls
+	// instead.
+	timed    TimedFunc
 	buildErr error
 	timeout  time.Duration
 	// release frees what probe holds (a gRPC connection); nil when it
@@ -92,9 +95,10 @@ func newSchedule(epoch time.Time, phase func(time.Duration) time.Duration) *sche
 	return &schedule{epoch: epoch, phase: phase, entries: map[string]*probeEntry{}, newFunc: newFunc}
 }
 
-func newProbeTarget(b *pool.Backend, build func(*pool.Backend) (Func, func(), error)) *probeTarget {
+func newProbeTarget(b *pool.Backend, build func(*pool.Backend) (built, error)) *probeTarget {
 	t := &probeTarget{backend: b, timeout: time.Duration(b.Probe.Timeout)}
-	t.probe, t.release, t.buildErr = build(b)
+	made, err := build(b)
+	t.probe, t.timed, t.release, t.buildErr = made.probe, made.timed, made.release, err
 	if t.timeout <= 0 {
 		t.timeout = probeInterval(b)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,5 +86,39 @@ func TestProbesReportTheCertificateExpiry(t *testing.T) {
 				t.Errorf("got class %v, certificate expiry %v (err %q); want %v, %v", r.Class, r.TLSCertExpiry, r.Err, tc.class, tc.expiry)
 			}
 		})
+	}
+}
+
+// TestProbeResumesTLSSessions: a probe that owns its connection and opens
+// one per probe (keep_alive false) resumes the TLS session of the last
+// one instead of a full handshake each time.
+func TestProbeResumesTLSSessions(t *testing.T) {
+	pki := testpki.New(t)
+	var resumed atomic.Int64
+	srv := hostileServeTLS(t, &tls.Config{Certificates: []tls.Certificate{pki.Server}}, func(c *hostileConn) {
+		if !c.readRequest() {
+			return
+		}
+		// Counted before the answer, which the probe waits for.
+		if c.Conn.(*tls.Conn).ConnectionState().DidResume {
+			resumed.Add(1)
+		}
+		c.write(empty200)
+	})
+	cc := trustTestCA(pki)
+	cfg := newConfig(config.Backend{Name: "b", URL: srv.URL, HTTPClientConfig: &cc})
+	cfg.HealthProbe.KeepAlive = new(false)
+	target := releasedTarget(t, newProbeTarget(newPool(t, cfg).Backends()[0], buildOn(probePaths()[0])))
+	const probes = 3
+	for i := range probes {
+		if r := target.run(t.Context(), time.Now); r.Class != health.ClassOK {
+			t.Fatalf("probe %d: %+v", i+1, r)
+		}
+	}
+	if n := srv.Conns.Load(); n != probes {
+		t.Errorf("%d probes took %d connections, want one each", probes, n)
+	}
+	if n := resumed.Load(); n != probes-1 {
+		t.Errorf("%d of the %d probes after the first resumed the TLS session, want all", n, probes-1)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/passive"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/probe"
 )
 
 //go:embed status.html
@@ -147,18 +148,21 @@ type replicaView struct {
 
 type backendRow struct {
 	Name, URL, ProbePath string
-	State                string
-	InService, Verified  bool
-	Reachable            bool
-	Since                string
-	SinceAgo             string
-	Downtime             string
-	LastProbe            *probeView
-	Probes, Refusals     uint64
-	Failures             uint64
-	Window               *passive.Counts
-	Maintenance          string
-	History              historyView
+	// ProbeVia is how an HTTP probe reaches the backend: its own
+	// connection, or net/http and the setting that needs it.
+	ProbeVia            string
+	State               string
+	InService, Verified bool
+	Reachable           bool
+	Since               string
+	SinceAgo            string
+	Downtime            string
+	LastProbe           *probeView
+	Probes, Refusals    uint64
+	Failures            uint64
+	Window              *passive.Counts
+	Maintenance         string
+	History             historyView
 	// Ejection says why outlier detection ejected the backend and until
 	// when, or what a dry run would have done; empty otherwise.
 	Ejection string
@@ -206,10 +210,14 @@ func newView(o Options, refresh time.Duration, pageNumber int) view {
 		Transitions:   newTransitionViews(s.Transitions, now),
 		HistoryLength: history.ProbeLength,
 	}
+	via := make(map[string]string, len(shown))
+	for _, b := range o.Pool.Backends() {
+		via[b.Name] = probe.HTTPPath(b)
+	}
 	for i, index := range shown {
 		b := &s.Backends[index]
 		row := backendRow{
-			Name: b.Name, URL: redact(b.URL), ProbePath: b.ProbePath,
+			Name: b.Name, URL: redact(b.URL), ProbePath: b.ProbePath, ProbeVia: via[b.Name],
 			State:     b.Health.State.String(),
 			InService: b.Health.InService(), Verified: b.Health.Verified, Reachable: b.Health.Reachable(),
 			Downtime: human(b.DowntimeAt(now)),

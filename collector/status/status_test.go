@@ -171,3 +171,27 @@ func TestPageShowsStoreAndReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestPageShowsTheProbePath: each backend's row says how its HTTP probe
+// reaches it, its own connection or net/http and why.
+func TestPageShowsTheProbePath(t *testing.T) {
+	probe := testconfig.Probe()
+	proxied := commoncfg.DefaultHTTPClientConfig
+	proxied.BasicAuth = &commoncfg.BasicAuth{Username: "u", Password: "p"}
+	p := pool.New(log.NewNopLogger(), nil)
+	if err := p.Apply([]pool.Target{
+		{Name: "a", URL: "http://127.0.0.1:19001", Probe: probe, ClientConfig: commoncfg.DefaultHTTPClientConfig},
+		{Name: "b", URL: "http://127.0.0.1:19002", Probe: probe, ClientConfig: proxied},
+	}, pool.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	body := get(t, Handler(Options{Pool: p}), "/status").Body.String()
+	for _, want := range []string{
+		`<span data-field="probe-via">via own connection</span>`,
+		`<span data-field="probe-via">via net/http (basic_auth)</span>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+}
