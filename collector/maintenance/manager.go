@@ -402,13 +402,17 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration,
 	for range maxSwapAttempts {
 		now := m.now()
 		entries := unexpired(st.Entries, now)
-		budget, inService, err := m.pool.BudgetWith(entries, e.Backend)
+		// The pool holds the backend out of its ejections' count until
+		// the entry is applied, or this attempt gave up: an ejection
+		// cannot spend the disruption granted here meanwhile.
+		budget, inService, release, err := m.pool.AdmitMaintenance(entries, e.Backend)
 		if err != nil {
 			return grant{}, err
 		}
 		forced := false
 		if inService && budget.DisruptionsAllowed == 0 {
 			if !force {
+				release()
 				return grant{}, &budgetError{Budget: budget}
 			}
 			forced = true
@@ -426,6 +430,9 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration,
 		}
 		next := sorted(append(slices.Clone(entries), entry))
 		written, err := m.swap(ctx, st, store.Write{Entries: next, Granted: e.Backend, TTL: ttl})
+		if err != nil {
+			release()
+		}
 		if errors.Is(err, store.ErrConflict) {
 			if st, err = m.refresh(ctx); err != nil {
 				return grant{}, &storeError{Kind: m.store.Kind(), Err: err}
@@ -436,6 +443,7 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration,
 			return grant{}, &storeError{Kind: m.store.Kind(), Err: err}
 		}
 		m.written(written)
+		release()
 		if i := indexOf(written.Entries, e.Backend); i >= 0 {
 			entry = written.Entries[i]
 		}

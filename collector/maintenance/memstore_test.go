@@ -172,6 +172,19 @@ func (s *memStore) stored() ([]entries.Entry, int) {
 // the real one).
 func healthyPool(t *testing.T, names []string, allowed int, now func() time.Time) *pool.Pool {
 	t.Helper()
+	p := pool.New(nil, now)
+	s := pool.Settings{Readiness: config.Readiness{MinAvailable: &config.IntOrPercent{Value: len(names) - allowed}}}
+	if err := p.Apply(probedTargets(names), s); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range p.Backends() {
+		b.RecordProbe(health.StatusResult(200))
+	}
+	return p
+}
+
+// probedTargets are probed backends with the given names.
+func probedTargets(names []string) []pool.Target {
 	probe := config.HealthProbe{Enabled: true, Path: "/healthz", Interval: model.Duration(5 * time.Second),
 		Timeout: model.Duration(time.Second), Failures: 3, Successes: 2}
 	var targets []pool.Target
@@ -179,15 +192,7 @@ func healthyPool(t *testing.T, names []string, allowed int, now func() time.Time
 		targets = append(targets, pool.Target{Name: name, URL: fmt.Sprintf("http://127.0.0.1:%d", 19001+i),
 			Probe: probe, ClientConfig: commoncfg.DefaultHTTPClientConfig})
 	}
-	p := pool.New(nil, now)
-	s := pool.Settings{Readiness: config.Readiness{MinAvailable: &config.IntOrPercent{Value: len(names) - allowed}}}
-	if err := p.Apply(targets, s); err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range p.Backends() {
-		b.RecordProbe(health.StatusResult(200))
-	}
-	return p
+	return targets
 }
 
 // startManager makes a manager over s for p and applies what the

@@ -81,12 +81,13 @@ type census struct {
 	member, ejectable              bool
 }
 
-// census counts the pool for a passive ejection of b.
+// census counts the pool for a passive ejection of b. The caller holds
+// judgeMu.
 func (p *Pool) census(b *Backend) census {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	c := census{configured: len(p.backends), readiness: p.settings.Readiness}
-	c.inService = p.budgetLocked(p.inMaintenanceLocked, func(o *Backend, _ bool) {
+	c.inService = p.budgetLocked(p.heldOutLocked, func(o *Backend, _ bool) {
 		if o == b {
 			c.member = true
 			c.ejectable = b.passivelyEjectable()

@@ -3,6 +3,7 @@ package pool
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,12 @@ type maintenanceEntries struct {
 	// inUse is set once a store gave the pool its entries: maintenance is
 	// a feature in use, and its series are exported from then on.
 	inUse atomic.Bool
+	// admitted counts, by backend, the maintenance requests admitted by
+	// AdmitMaintenance whose entry is not applied yet. It is guarded by
+	// judgeMu: the ejectors count these backends out of service, so that
+	// a request and an ejection cannot both spend the last disruption
+	// while the request's entry is on its way through the store.
+	admitted map[string]int
 }
 
 // SetMaintenance makes entries the pool's maintenance entries, replacing
@@ -44,6 +51,10 @@ type maintenanceEntries struct {
 func (p *Pool) SetMaintenance(in []entries.Entry) {
 	p.maint.inUse.Store(true)
 	now := p.now()
+	// judgeMu orders the change against the ejections' judgements, which
+	// count the entries in force between counting and ejecting.
+	p.judgeMu.Lock()
+	defer p.judgeMu.Unlock()
 	p.mu.Lock()
 	for _, name := range p.maint.set.Replace(in, now) {
 		if b := p.backendLocked(name); b != nil {
@@ -52,7 +63,7 @@ func (p *Pool) SetMaintenance(in []entries.Entry) {
 	}
 	p.attachMaintenanceLocked()
 	p.mu.Unlock()
-	p.noteFailOpen()
+	p.failOpenLocked()
 }
 
 // Maintenances returns every maintenance entry in force, sorted by
@@ -84,6 +95,47 @@ func (p *Pool) BudgetWith(in []entries.Entry, name string) (b budget.Budget, inS
 		return budget.Budget{}, false, ErrUnknownBackend
 	}
 	return b, inService, nil
+}
+
+// AdmitMaintenance is BudgetWith for a new entry of the named backend,
+// judged under the same lock as the ejections, and it holds the backend
+// out of the ejections' count from then until release is called: the
+// caller stores the entry (I/O, under no pool lock) and calls release once
+// the pool applied it, or once it gave up. Without that hold, an
+// ejection judged between this judgement and SetMaintenance would spend
+// the same last disruption. Other admitted requests do not count here:
+// the store's compare-and-swap orders those. release may be called more
+// than once; it is not nil when err is nil.
+func (p *Pool) AdmitMaintenance(in []entries.Entry, name string) (b budget.Budget, inService bool, release func(), err error) {
+	p.judgeMu.Lock()
+	defer p.judgeMu.Unlock()
+	b, inService, err = p.BudgetWith(in, name)
+	if err != nil {
+		return b, inService, nil, err
+	}
+	if p.maint.admitted == nil {
+		p.maint.admitted = make(map[string]int)
+	}
+	p.maint.admitted[name]++
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			p.judgeMu.Lock()
+			defer p.judgeMu.Unlock()
+			if p.maint.admitted[name]--; p.maint.admitted[name] <= 0 {
+				delete(p.maint.admitted, name)
+			}
+		})
+	}
+	return b, inService, release, nil
+}
+
+// heldOutLocked reports whether the ejectors count the backend out of
+// service for maintenance: it has an entry in force, or a request for
+// one was admitted and its entry is not applied yet. The caller holds
+// judgeMu and mu.
+func (p *Pool) heldOutLocked(b *Backend) bool {
+	return p.inMaintenanceLocked(b) || p.admittedLocked(b)
 }
 
 // budgetLocked is the one count of the readiness budget, which /ready and
@@ -235,4 +287,10 @@ func (b *Backend) exitMaintenance(why string) {
 func (b *Backend) logHiddenTransition(from, to health.State, r health.Result) {
 	level.Debug(b.logger).Log("msg", "Probe-derived state changed during maintenance", "backend", b.Name,
 		"url", b.URL, "probe_path", b.Probe.Path, "from", from, "to", to, "class", r.Class, "status", r.StatusCode)
+}
+
+// admittedLocked reports whether a maintenance request for the backend
+// was admitted and its entry is not applied yet. The caller holds judgeMu.
+func (p *Pool) admittedLocked(b *Backend) bool {
+	return p.maint.admitted[b.Name] > 0
 }

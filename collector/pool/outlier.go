@@ -77,7 +77,7 @@ func (p *Pool) RecordRound(samples []RoundSample) {
 	inService := 0
 	for _, b := range backends {
 		sum, judged, in := b.outlierSummary(now, s)
-		if in {
+		if in && !p.admittedLocked(b) {
 			inService++
 		}
 		if judged {

@@ -30,8 +30,9 @@ import (
 //  2. judgeMu: one judgement over the whole pool at a time, each of
 //     which counts the backends and then acts on one: a passive or an
 //     outlier ejection, the passive readmission scan, judging a round,
-//     re-evaluating fail-open. It also guards the outlier scratch space
-//     and failOpen.
+//     re-evaluating fail-open, admitting and applying maintenance. It
+//     also guards the outlier scratch space, failOpen and the admitted
+//     maintenance requests.
 //  3. mu (read-write): the backend list, the settings and the
 //     maintenance entries.
 //  4. Backend.mu: one backend's health, counters and windows.
