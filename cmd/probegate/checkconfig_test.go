@@ -182,3 +182,32 @@ func TestCheckConfigFindsASelfLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckConfigNamesEveryProblemInOneRun: a file with an unknown key
+// and a value validation refuses still has its HTTP clients, budget and
+// the web configuration checked, and every problem is named at once, in
+// the order of the file, those outside it last.
+func TestCheckConfigNamesEveryProblemInOneRun(t *testing.T) {
+	isolateEnv(t)
+	web := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(web, []byte("tls_server_config:\n  cert_file: missing.pem\n  key_file: missing-key.pem\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, "backends:\n"+
+		"  - {name: a, url: http://127.0.0.1:1}\n"+
+		"  - {name: a, url: http://127.0.0.1:2}\n"+
+		"readiness:\n  min_available: 5\n"+
+		"http_client_config:\n  tls_config:\n    ca_file: missing-ca.pem\n"+
+		"no_such_key: 1\n")
+	code, _, stderr := runCheckConfig(t, "--config.file="+file, "--web.config.file="+web)
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	want := []string{file + ":3: backends[1].name", file + ":5: readiness.min_available", file + ":6: http_client_config", file + ":9:", "--web.config.file " + web}
+	if code != 1 || len(lines) != len(want) {
+		t.Fatalf("exit %d, stderr:\n%s\nwant 1 and %d problems", code, stderr, len(want))
+	}
+	for i, prefix := range want {
+		if !strings.HasPrefix(lines[i], prefix) {
+			t.Errorf("problem %d is %q, want it to start %q", i+1, lines[i], prefix)
+		}
+	}
+}

@@ -165,7 +165,9 @@ func (o *options) configPath() (path string, explicit bool) {
 // loadConfig reads the configuration file (or starts from the defaults
 // when probegate.yml was not named and does not exist), applies the flags
 // and validates the result. Reloads call it again, so flags keep beating
-// the file.
+// the file. A configuration that decoded but has problems is returned
+// with the error that names them, so that judge can name the problems of
+// its own checks too; a caller that only wants a valid one checks err.
 func (o *options) loadConfig() (*config.Config, error) {
 	path, explicit := o.configPath()
 	cfg, err := config.DecodeFile(path)
@@ -179,10 +181,7 @@ func (o *options) loadConfig() (*config.Config, error) {
 		return nil, err
 	}
 	o.overrides.Apply(cfg)
-	if err := config.JoinErrors(err, cfg.Validate()); err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return cfg, config.JoinErrors(err, cfg.Validate())
 }
 
 // webFlagConfig is what exporter-toolkit's web.ListenAndServe needs.

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/prometheus/exporter-toolkit/web"
 
@@ -20,8 +23,10 @@ import (
 // file missing), a readiness budget the listed backends can never meet, a
 // static backend that leads back to one of probegate's own listeners,
 // listen, and a --web.config.file that does not load. Every problem is
-// named at once. It returns the configuration and its warnings (valid,
-// but most likely a mistake), or an error and no configuration.
+// named at once, a configuration with problems is checked on, and the
+// problems come in the order of the file. It returns the configuration
+// and its warnings (valid, but most likely a mistake), or an error and
+// no configuration.
 func (o *options) judge(listen []net.Addr) (*config.Config, []config.Problem, error) {
 	if path, explicit := o.configPath(); !explicit && !o.overrides.AddsBackends() {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -33,11 +38,38 @@ func (o *options) judge(listen []net.Addr) (*config.Config, []config.Problem, er
 	if cfg == nil {
 		return nil, nil, err
 	}
-	err = config.JoinErrors(cfg.CheckHTTPClients(), staticBudget(cfg), selfTargets(selfPredicate(listen), cfg), o.checkWebConfig())
+	// A configuration with problems is checked on: its other problems
+	// are named in the same run.
+	err = config.JoinErrors(err, cfg.CheckHTTPClients(), staticBudget(cfg), selfTargets(selfPredicate(listen), cfg), o.checkWebConfig())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, inFileOrder(err)
 	}
 	return cfg, cfg.Warnings(), nil
+}
+
+// inFileOrder sorts the problems of a joined *config.Error by file and
+// line, as one reads the file, those at no line of it (flags, the web
+// configuration, a key the file lacks) after them in the order they were
+// found.
+func inFileOrder(err error) error {
+	var e *config.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	slices.SortStableFunc(e.Problems, func(a, b config.Problem) int {
+		placed := func(p config.Problem) bool { return p.File != "" && p.Line > 0 && p.Origin == "" }
+		switch {
+		case placed(a) != placed(b):
+			if placed(a) {
+				return -1
+			}
+			return 1
+		case !placed(a):
+			return 0
+		}
+		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+	return e
 }
 
 // checkWebConfig loads --web.config.file as the listeners will.
