@@ -29,9 +29,14 @@ type Discovery struct {
 	dropped  *prometheus.CounterVec
 
 	mu sync.Mutex
-	// groups are the manager's last update: the groups of each target
-	// set, one set per discovery block (sdConfigs).
-	groups map[string][]*targetgroup.Group
+	// groups are the last groups the manager reported of each target
+	// set, one set per discovery block (sdConfigs), once the set's
+	// discoverer has delivered (deliveries): the manager reports a set
+	// its discoverer has not delivered yet as empty. A set the manager
+	// no longer serves is kept while its block stands in for the block
+	// that replaced it (groupsOf).
+	groups     map[string][]*targetgroup.Group
+	deliveries *deliveries
 	// update counts the manager's updates; reported is the update and the
 	// configuration whose drops were last logged and counted, so that
 	// each is reported once per update, not at every call of Targets.
@@ -43,8 +48,8 @@ type Discovery struct {
 	sources []*source
 	cfg     *config.Config
 	// prev is the configuration before cfg while cfg is new: until the
-	// manager has reported every block of cfg, the blocks prev had and
-	// cfg has not stand in for them (groupsOf).
+	// manager has reported every block of cfg, the blocks of prev that
+	// cfg replaced stand in for theirs (groupsOf).
 	prev *config.Config
 	// clashed are the name clashes of the last call of Targets: a clash
 	// is logged and counted once while it lasts. There are at most as
@@ -85,8 +90,9 @@ func New(ctx context.Context, logger log.Logger, slogger *slog.Logger, reg prome
 			Name: "probegate_discovery_dropped_targets_total",
 			Help: "Discovered targets that did not become backends, counted at each discovery update that drops them, by reason (relabel, invalid, name_clash, limit, loop).",
 		}, []string{"reason"}),
-		groups:  map[string][]*targetgroup.Group{},
-		clashed: map[clash]bool{},
+		groups:     map[string][]*targetgroup.Group{},
+		deliveries: &deliveries{},
+		clashed:    map[clash]bool{},
 	}
 	for _, m := range mechanisms {
 		d.backends.WithLabelValues(m.name)
@@ -113,8 +119,36 @@ func (d *Discovery) DetectLoops(isLoop func(backendURL string) bool) {
 
 // ApplyConfig starts, keeps or stops the discoverers to match cfg's
 // discovery blocks; unchanged ones keep running and keep their targets.
+// The groups of a set whose discoverer the manager (re)started are
+// forgotten until it delivers, but those of the configuration in force
+// before stay, to stand in for the blocks cfg replaced.
 func (d *Discovery) ApplyConfig(cfg *config.Config) error {
-	return d.manager.ApplyConfig(sdConfigs(cfg))
+	sets := sdConfigs(cfg)
+	for set, configs := range sets {
+		for i, c := range configs {
+			configs[i] = deliveringConfig{Config: c, set: set, deliveries: d.deliveries}
+		}
+	}
+	if err := d.manager.ApplyConfig(sets); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	standIns := map[string]bool{}
+	for _, c := range []*config.Config{d.prev, d.cfg} {
+		if c != nil && c != cfg {
+			for _, e := range entries(c) {
+				standIns[e.set] = true
+			}
+		}
+	}
+	for set := range d.groups {
+		if _, ours := sets[set]; ours && !d.deliveries.hasDelivered(set) || !ours && !standIns[set] {
+			delete(d.groups, set)
+		}
+	}
+	d.deliveries.forget(func(set string) bool { _, ours := sets[set]; return ours })
+	return nil
 }
 
 // Run receives the manager's updates until its context ends, calling
@@ -125,12 +159,23 @@ func (d *Discovery) Run(updated func()) {
 	wg.Go(func() { _ = d.manager.Run() })
 	defer wg.Wait()
 	for groups := range d.manager.SyncCh() {
-		d.mu.Lock()
-		d.groups = groups
-		d.update++
-		d.mu.Unlock()
+		d.received(groups)
 		updated()
 	}
+}
+
+// received keeps an update of the manager.
+func (d *Discovery) received(groups map[string][]*targetgroup.Group) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for set, g := range groups {
+		// An empty set whose discoverer has not delivered is one the
+		// manager has not heard from yet, not one found empty.
+		if len(g) > 0 || d.deliveries.hasDelivered(set) {
+			d.groups[set] = g
+		}
+	}
+	d.update++
 }
 
 // Targets are the pool's targets under cfg: its static backends and the
@@ -174,28 +219,37 @@ func (d *Discovery) Targets(cfg *config.Config) []pool.Target {
 // together and never admits a target of a removed block under the new
 // rules alone.
 //
-// A block the reload changed is a new set, which the manager reports
-// only at its next update. Until every block of cfg has been reported,
-// the blocks of the configuration before (prev) that cfg no longer has
-// stand in for them, their targets admitted only where both
+// A block the reload changed is a new set, which counts as reported only
+// once its discoverer delivered. Until it has, the block it replaced (the
+// one of the configuration before, prev, at the same place in the same
+// list) stands in for it, its targets admitted only where both
 // configurations keep them: the backends of a block whose refresh
 // interval changed keep their state, and no target either configuration
-// drops is admitted in between. Call it with mu held.
+// drops is admitted in between. A block the reload removed stands in for
+// nothing. A replaced block whose successor never delivers stands in for
+// it until it does, as a failing source keeps its last targets. Call it
+// with mu held.
 func (d *Discovery) groupsOf(cfg *config.Config) []mechanismGroups {
 	out := make([]mechanismGroups, len(mechanisms))
 	seen := map[string]bool{}
-	pending := false
-	for _, e := range entries(cfg) {
-		if _, reported := d.groups[e.set]; !reported {
-			pending = true
+	replaced := map[string]entry{}
+	if d.prev != nil {
+		for _, e := range entries(d.prev) {
+			replaced[e.field] = e
 		}
 	}
-	if !pending {
-		d.prev = nil
-	}
 	var standIns []entry
-	if d.prev != nil {
-		standIns = entries(d.prev)
+	for _, e := range entries(cfg) {
+		if _, reported := d.groups[e.set]; reported {
+			continue
+		}
+		if old, ok := replaced[e.field]; ok && old.set != e.set {
+			standIns = append(standIns, old)
+		}
+	}
+	if len(standIns) == 0 && d.prev != nil {
+		d.prev = nil
+		d.forgetGroupsNotOf(cfg)
 	}
 	for _, e := range entries(cfg) {
 		mg := &out[e.mechanism]
@@ -253,6 +307,20 @@ func (d *Discovery) groupsOf(cfg *config.Config) []mechanismGroups {
 		}
 	}
 	return out
+}
+
+// forgetGroupsNotOf drops the groups of the sets cfg does not have, once
+// no block of an older configuration stands in. Call it with mu held.
+func (d *Discovery) forgetGroupsNotOf(cfg *config.Config) {
+	ours := map[string]bool{}
+	for _, e := range entries(cfg) {
+		ours[e.set] = true
+	}
+	for set := range d.groups {
+		if !ours[set] {
+			delete(d.groups, set)
+		}
+	}
 }
 
 // report counts one mechanism's dropped targets and logs the invalid
