@@ -78,3 +78,43 @@ func TestLocalResultChangesNoState(t *testing.T) {
 		t.Errorf("a refused connection became %+v (local %v), want a transport failure without its cause", r, local)
 	}
 }
+
+// TestAddressNotAvailableIsLocalOnlyWithASourceAddress: EADDRNOTAVAIL on
+// a dial is local when the host has a source address for the destination
+// (its ports ran out), and a transport failure when it has none (an IPv6
+// backend from a host without IPv6), so that such a backend is taken out
+// of service instead of staying unknown for ever.
+func TestAddressNotAvailableIsLocalOnlyWithASourceAddress(t *testing.T) {
+	ipv6 := &net.TCPAddr{IP: net.ParseIP("2001:db8::1"), Port: 80}
+	dial := fmt.Errorf("probe: %w", &net.OpError{Op: "dial", Net: "tcp", Addr: ipv6, Err: os.NewSyscallError("connect", syscall.EADDRNOTAVAIL)})
+	for _, c := range []struct {
+		name      string
+		reachable error
+		cause     string
+		local     bool
+	}{
+		{"a source address: the ports ran out", nil, "cannot assign requested address", true},
+		{"no route for the family", os.NewSyscallError("connect", syscall.ENETUNREACH), "", false},
+		{"no source address for the family", os.NewSyscallError("connect", syscall.EADDRNOTAVAIL), "", false},
+		{"the check ran out of descriptors", os.NewSyscallError("socket", syscall.EMFILE), "too many open files", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var asked net.Addr
+			cause, local := localCause(dial, func(dest net.Addr) error {
+				asked = dest
+				return c.reachable
+			})
+			if cause != c.cause || local != c.local {
+				t.Errorf("localCause = %q, %v; want %q, %v", cause, local, c.cause, c.local)
+			}
+			if asked != ipv6 {
+				t.Errorf("checked %v, want the dialled %v", asked, ipv6)
+			}
+		})
+	}
+	// The real check finds a source address for loopback.
+	loopback := &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}, Err: syscall.EADDRNOTAVAIL}
+	if cause, local := LocalCause(loopback); !local || cause != "cannot assign requested address" {
+		t.Errorf("LocalCause(EADDRNOTAVAIL to 127.0.0.1) = %q, %v; want local", cause, local)
+	}
+}
