@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
@@ -55,14 +58,19 @@ func newGRPC(b *pool.Backend) (Func, func(), error) {
 	}
 	interval := probeInterval(b)
 	timeout := time.Duration(b.Probe.Timeout)
-	conn, err := grpc.NewClient("passthrough:///"+addr,
+	options := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
-		grpc.WithUserAgent("probegate/"+version.Version),
+		grpc.WithUserAgent("probegate/" + version.Version),
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: min(time.Second, interval), Multiplier: 1.6, Jitter: 0.2, MaxDelay: interval},
 			MinConnectTimeout: max(timeout, time.Second),
 		}),
-	)
+	}
+	dials := &grpcDials{}
+	if !grpcProxied(addr) {
+		options = append(options, grpc.WithContextDialer(dials.dial))
+	}
+	conn, err := grpc.NewClient("passthrough:///"+addr, options...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("grpc client: %w", err)
 	}
@@ -75,7 +83,7 @@ func newGRPC(b *pool.Backend) (Func, func(), error) {
 			defer conn.ResetConnectBackoff()
 		}
 		if !overTLS {
-			return grpcCheck(ctx, client, req, timeout)
+			return dials.withCause(grpcCheck(ctx, client, req, timeout))
 		}
 		// The peer tells which certificates the connection presented; a
 		// plaintext probe does without the option it costs.
@@ -84,9 +92,53 @@ func newGRPC(b *pool.Backend) (Func, func(), error) {
 		if info, ok := p.AuthInfo.(credentials.TLSInfo); ok {
 			r.TLSCertExpiry = certExpiry(&info.State)
 		}
-		return r
+		return dials.withCause(r)
 	}
 	return probe, func() { conn.Close() }, nil
+}
+
+// grpcProxied reports whether gRPC would reach addr through a proxy of
+// the environment (HTTPS_PROXY, NO_PROXY), as it decides it. gRPC connects
+// through one only with its own dialer, so such a backend keeps it, and
+// its probes then go without the cause of a failed dial (below).
+func grpcProxied(addr string) bool {
+	proxy, err := http.ProxyFromEnvironment(&http.Request{URL: &url.URL{Scheme: "https", Host: addr}})
+	return err == nil && proxy != nil
+}
+
+// grpcDials is the dialer of a gRPC probe's connection, which keeps the
+// error of its last dial: gRPC reports a failed dial to the call only as
+// a message, and the probe needs the error itself as the result's Cause,
+// so that a failure of probegate's own (out of descriptors, say) is told
+// from the backend's (health.LocalCause).
+type grpcDials struct {
+	last atomic.Pointer[error]
+}
+
+// dial connects as gRPC's own dialer does, with TCP keepalives at the
+// system's settings, and keeps the outcome.
+func (d *grpcDials) dial(ctx context.Context, addr string) (net.Conn, error) {
+	dialer := net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: -1, Interval: -1, Count: -1}}
+	conn, err := dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		d.last.Store(&err)
+	} else {
+		d.last.Store(nil)
+	}
+	return conn, err
+}
+
+// withCause gives a transport failure the error of the last dial as its
+// Cause, when that dial failed: gRPC fails a call on a connection it
+// cannot make with that dial's error.
+func (d *grpcDials) withCause(r health.Result) health.Result {
+	if r.Reason != health.ReasonTransport {
+		return r
+	}
+	if err := d.last.Load(); err != nil {
+		r.Cause = *err
+	}
+	return r
 }
 
 // grpcCheck sends one health check and classifies its outcome.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 )
 
@@ -49,23 +50,31 @@ func TestOutOfDescriptorsJudgesNoBackend(t *testing.T) {
 					results = append(results, target.run(ctx, time.Now))
 				}
 			})
-			for _, r := range results {
-				if !strings.Contains(r.Err, "too many open files") {
-					t.Fatalf("the probe failed with %q, not with EMFILE", r.Err)
-				}
-				b.RecordProbe(r)
-			}
-			s := b.Snapshot()
-			if s.Health.State != health.StateHealthy || !s.Health.InService() {
-				t.Errorf("after %d probes without descriptors the backend is %s, want healthy and in service", len(results), s.Health.State)
-			}
-			if got := s.Failures[health.ReasonLocal]; got != uint64(len(results)) {
-				t.Errorf("local failures counted %d, want %d", got, len(results))
-			}
-			if got := s.Failures[health.ReasonTransport]; got != 0 {
-				t.Errorf("transport failures counted %d, want 0: EMFILE is not the backend's", got)
-			}
+			judgedNobody(t, b, results)
 		})
+	}
+}
+
+// judgedNobody records results, probes that failed with EMFILE, on a
+// healthy backend b, and checks that each counted as local and left b
+// healthy and in service.
+func judgedNobody(t *testing.T, b *pool.Backend, results []health.Result) {
+	t.Helper()
+	for _, r := range results {
+		if !strings.Contains(r.Err, "too many open files") {
+			t.Fatalf("the probe failed with %q, not with EMFILE", r.Err)
+		}
+		b.RecordProbe(r)
+	}
+	s := b.Snapshot()
+	if s.Health.State != health.StateHealthy || !s.Health.InService() {
+		t.Errorf("after %d probes without descriptors the backend is %s, want healthy and in service", len(results), s.Health.State)
+	}
+	if got := s.Failures[health.ReasonLocal]; got != uint64(len(results)) {
+		t.Errorf("local failures counted %d, want %d", got, len(results))
+	}
+	if got := s.Failures[health.ReasonTransport]; got != 0 {
+		t.Errorf("transport failures counted %d, want 0: EMFILE is not the backend's", got)
 	}
 }
 
