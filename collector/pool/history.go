@@ -39,3 +39,34 @@ func (b *Backend) logTransitionLocked(before, after health.Health, now time.Time
 	}
 	b.pool.transitionLog.Add(history.OverlayTransition(b.Name, before, after, now))
 }
+
+// SnapshotWithTransitions is Snapshot with the pool's last state changes
+// (Transitions) filled but no backend's History: the status page shows a
+// page of rows, and copies the histories of those alone
+// (ProbeHistories), not the whole pool's on every request.
+func (p *Pool) SnapshotWithTransitions() snapshot.Pool {
+	s := p.snapshot(false)
+	s.Transitions = p.transitionLog.NewestFirst()
+	return s
+}
+
+// ProbeHistories are the last probe results of the named backends, in the
+// order of names: nil for a backend the pool does not have (a reload
+// removed it since the snapshot that named it).
+func (p *Pool) ProbeHistories(names []string) [][]history.Probe {
+	at := make(map[string]int, len(names))
+	for i, name := range names {
+		at[name] = i
+	}
+	out := make([][]history.Probe, len(names))
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, b := range p.backends {
+		if i, ok := at[b.Name]; ok {
+			b.mu.Lock()
+			out[i] = b.stats.Records()
+			b.mu.Unlock()
+		}
+	}
+	return out
+}

@@ -119,3 +119,22 @@ func TestTransitionLog(t *testing.T) {
 		t.Errorf("after many changes: %d kept, newest %+v; want %d, the last ejection by a 503", len(got), got[0], history.TransitionLength)
 	}
 }
+
+// TestProbeHistoriesOfTheNamedBackends: the histories come in the order
+// asked, nil for a backend the pool does not have, and the snapshot the
+// status page pages leaves every history out but keeps the transitions.
+func TestProbeHistoriesOfTheNamedBackends(t *testing.T) {
+	p := newPool(t, namedTargets("a", "b"), Settings{})
+	bs := p.Backends()
+	bs[0].RecordProbe(numberedResult(1))
+	bs[1].RecordProbe(numberedResult(2))
+	bs[1].RecordProbe(numberedResult(3))
+	got := p.ProbeHistories([]string{"b", "gone", "a"})
+	if len(got) != 3 || len(got[0]) != 2 || got[1] != nil || len(got[2]) != 1 || got[2][0].StatusCode != numberedResult(1).StatusCode {
+		t.Errorf("histories %+v, want b's two results, none, a's one", got)
+	}
+	s := p.SnapshotWithTransitions()
+	if s.Backends[0].History != nil || s.Backends[1].History != nil || len(s.Transitions) == 0 {
+		t.Errorf("snapshot carries histories %v %v or no transitions %v", s.Backends[0].History, s.Backends[1].History, s.Transitions)
+	}
+}

@@ -187,13 +187,20 @@ type roundView struct {
 }
 
 func newView(o Options, refresh time.Duration, pageNumber int) view {
-	s := o.Pool.SnapshotWithHistory()
+	s := o.Pool.SnapshotWithTransitions()
 	now := s.Time
 	query := ""
 	if refresh != defaultRefresh {
 		query = "&refresh=" + strconv.Itoa(int(refresh/time.Second))
 	}
 	shown, pager := paginate(s.Backends, pageNumber, query)
+	// The histories of the shown rows alone are copied: a page is a
+	// hundred rows, the pool may have ten thousand backends.
+	names := make([]string, len(shown))
+	for i, index := range shown {
+		names[i] = s.Backends[index].Name
+	}
+	histories := o.Pool.ProbeHistories(names)
 	v := view{
 		Replica: o.Replica, Instance: o.Instance, Version: o.Version, MetricsPath: o.MetricsPath,
 		Now:            now.UTC().Format(time.RFC3339),
@@ -223,7 +230,7 @@ func newView(o Options, refresh time.Duration, pageNumber int) view {
 			Downtime: human(b.DowntimeAt(now)),
 			Probes:   b.Probes, Refusals: b.Refusals,
 			Maintenance: "—",
-			History:     newHistoryView(b.History),
+			History:     newHistoryView(histories[i]),
 		}
 		if m := b.Maintenance; m != nil {
 			row.Maintenance = m.Reason + " (by " + m.By + ")"
