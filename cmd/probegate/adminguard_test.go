@@ -40,3 +40,38 @@ func TestAdminRefusesItsOwnFanout(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminRefusesForeignHosts: the admin listener serves a request for
+// an IP address, localhost or its own listen address's name, and answers
+// 421 to any other Host, as a DNS-rebound page's requests carry.
+func TestAdminRefusesForeignHosts(t *testing.T) {
+	srv := adminTestServer()
+	named := &options{ReplicaName: "gate-a", ReadTimeout: model.Duration(time.Minute)}
+	named.AdminListenAddress = "Admin.Internal.:9799"
+	for _, c := range []struct {
+		srv  *http.Server
+		host string
+		want int
+	}{
+		{srv, "127.0.0.1:9799", http.StatusOK},
+		{srv, "127.0.0.1", http.StatusOK},
+		{srv, "[::1]:9799", http.StatusOK},
+		{srv, "10.0.0.7:9799", http.StatusOK},
+		{srv, "localhost:9799", http.StatusOK},
+		{srv, "LOCALHOST.:9799", http.StatusOK},
+		{srv, "evil.example:9799", http.StatusMisdirectedRequest},
+		{srv, "localhost.evil.example", http.StatusMisdirectedRequest},
+		{srv, "127.0.0.1.nip.io:9799", http.StatusMisdirectedRequest},
+		{srv, "", http.StatusMisdirectedRequest},
+		{named.adminServer(http.NotFoundHandler()), "admin.internal:9799", http.StatusNotFound},
+		{named.adminServer(http.NotFoundHandler()), "other.internal:9799", http.StatusMisdirectedRequest},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/api/v1/backends/a/maintenance", nil)
+		r.Host = c.host
+		w := httptest.NewRecorder()
+		c.srv.Handler.ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("Host %q: status %d; want %d", c.host, w.Code, c.want)
+		}
+	}
+}
