@@ -24,6 +24,9 @@ func TestScannerFindsAmbiguousHeads(t *testing.T) {
 		{"chunked alone", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", false},
 		{"after a chunked request", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + ambiguous, false},
 		{"content-length alone", "POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\n\r\n", false},
+		{"a long Transfer-Encoding line", "POST / HTTP/1.1\r\nTransfer-Encoding:" + strings.Repeat(" ", 300) + "chunked\r\nContent-Length: 4\r\n\r\n", true},
+		{"a long Content-Length line", "POST / HTTP/1.1\r\nContent-Length:" + strings.Repeat(" ", 300) + "4\r\nTransfer-Encoding: chunked\r\n\r\n", true},
+		{"a folded Content-Length", "POST / HTTP/1.1\r\nContent-Length:\r\n 4\r\nTransfer-Encoding: chunked\r\n\r\n", true},
 		{"after long lines", "GET /" + strings.Repeat("a", 5000) + " HTTP/1.1\r\nX-Pad: " + strings.Repeat("b", 5000) + "\r\n\r\n" + ambiguous, true},
 	} {
 		for _, size := range []int{1, 2, 7, len(c.stream)} {
