@@ -75,6 +75,22 @@ func limitInFlight(next http.Handler, limit int, writeTimeout time.Duration, rej
 	})
 }
 
+// limitMetrics serves the metrics handler next for GET and HEAD only,
+// at most limit at once as limitPage bounds them, and answers any other
+// method 405: promhttp serves every method, and limitPage lets writes
+// through unbounded, so a POST would otherwise be a scrape past the bound.
+func limitMetrics(next http.Handler, limit int, writeTimeout time.Duration, rejected *prometheus.CounterVec) http.Handler {
+	bounded := limitPage("metrics", next, limit, writeTimeout, rejected)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "the metrics answer GET and HEAD only", http.StatusMethodNotAllowed)
+			return
+		}
+		bounded.ServeHTTP(w, r)
+	})
+}
+
 // limitPage serves next with at most limit of its reads in flight at once;
 // one more is answered 503 with Retry-After and counted under page. Writes
 // pass through. A read's answer must be written within writeTimeout: the

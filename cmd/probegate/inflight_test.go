@@ -158,3 +158,33 @@ func TestAHeavyPageIsWrittenWithinItsTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsAnswerReadsOnly: with the metrics' bound full, a POST is
+// not served past it but answered 405 naming GET and HEAD.
+func TestMetricsAnswerReadsOnly(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var runs sync.WaitGroup
+	served := 0
+	h := limitMetrics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			close(entered)
+			<-release
+			return
+		}
+		served++
+	}), 1, pageWriteTimeout, newRejectedCounter(prometheus.NewRegistry()))
+	runs.Go(func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/metrics", nil)) })
+	<-entered
+	for _, method := range []string{"POST", "PUT", "DELETE"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(method, "/metrics", nil))
+		if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != "GET, HEAD" {
+			t.Errorf("%s /metrics with the bound full: %d, Allow %q; want 405, GET, HEAD", method, rec.Code, rec.Header().Get("Allow"))
+		}
+	}
+	close(release)
+	runs.Wait()
+	if served != 0 {
+		t.Errorf("the metrics handler served %d writes", served)
+	}
+}

@@ -167,7 +167,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	gatherer := collector.SharedGatherer(collector.NewGatherer(backends, reg))
 	metrics := shareScrapes(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		Registry: reg, ErrorLog: logging.Printer(logger), MaxRequestsInFlight: opts.MaxRequestsInFlight}))
-	mux.Handle(opts.TelemetryPath, limitPage("metrics", promhttp.InstrumentMetricHandler(reg, metrics), opts.MaxRequestsInFlight, pageWriteTimeout, rejected))
+	mux.Handle(opts.TelemetryPath, limitMetrics(promhttp.InstrumentMetricHandler(reg, metrics), opts.MaxRequestsInFlight, pageWriteTimeout, rejected))
 	mux.Handle("/healthz", collector.HealthzHandlerWithStore(backends, s.fanout.LastRound, maint.healthzStore()))
 	s.mountIntrospection(mux, started)
 	if err := s.mountLandingPage(mux); err != nil {

@@ -49,3 +49,26 @@ func TestScrapesInFlightShareOneAnswer(t *testing.T) {
 		}
 	})
 }
+
+// TestScrapesInFlightShareOneAnswerWhateverTheirQuery: the metrics read
+// no query, so scrapes in flight that differ only by theirs share one run.
+func TestScrapesInFlightShareOneAnswerWhateverTheirQuery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var runs atomic.Int64
+		h := shareScrapes(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			runs.Add(1)
+			<-release
+		}))
+		var wg sync.WaitGroup
+		for _, query := range []string{"", "?a=1", "?a=2", "?b"} {
+			wg.Go(func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/metrics"+query, nil)) })
+		}
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		if got := runs.Load(); got != 1 {
+			t.Errorf("4 scrapes in flight with 4 queries: %d runs; want 1", got)
+		}
+	})
+}
