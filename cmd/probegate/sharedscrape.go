@@ -25,7 +25,11 @@ func shareScrapes(metrics http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// promhttp reads no query: scrapes that differ only by theirs get
 		// the same answer, and must not each cost an encoding of their own.
-		key := strings.Join([]string{r.Method, r.Header.Get("Accept"), r.Header.Get("Accept-Encoding")}, "\n")
+		// It negotiates over every line of Accept and Accept-Encoding,
+		// not the first alone.
+		key := strings.Join([]string{r.Method,
+			strings.Join(r.Header.Values("Accept"), ","),
+			strings.Join(r.Header.Values("Accept-Encoding"), ",")}, "\n")
 		shared, _, _ := flight.Do(key, func() (any, error) {
 			rec := &recordedAnswer{header: http.Header{}}
 			metrics.ServeHTTP(rec, r)
