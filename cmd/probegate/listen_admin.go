@@ -30,6 +30,6 @@ func (o *options) adminServer(handler http.Handler) *http.Server {
 		ReadHeaderTimeout: min(time.Duration(o.ReadHeaderTimeout), readTimeout),
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       readTimeout,
-		MaxHeaderBytes:    o.MaxHeaderBytes,
+		MaxHeaderBytes:    serverMaxHeaderBytes(o.MaxHeaderBytes),
 	}
 }

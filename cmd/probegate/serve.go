@@ -203,7 +203,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 		ReadHeaderTimeout: min(time.Duration(opts.ReadHeaderTimeout), readTimeout),
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       readTimeout,
-		MaxHeaderBytes:    opts.MaxHeaderBytes,
+		MaxHeaderBytes:    serverMaxHeaderBytes(opts.MaxHeaderBytes),
 	}
 	if healthSrv != nil {
 		// Registered first, so it runs last: /ready keeps answering
