@@ -8,13 +8,16 @@
 //
 // net/http accepts such a request and deletes its Content-Length before a
 // handler sees it, so the head is watched as the server reads it: a
-// Listener's connections scan the request heads they carry, and Handler
-// answers 400 and closes the connection when the head of the request it
-// serves had both fields. The scan follows heads and Content-Length
-// bodies only: once it meets a head it cannot follow past (one with a
-// Transfer-Encoding, or a Content-Length it cannot read), Handler closes
-// the connection after the request it serves, so no head is ever read
-// unwatched.
+// Listener's connections scan the request heads they carry and end their
+// stream right after a head with both fields, and Handler answers 400 and
+// closes the connection when the head of the request it serves had both.
+// The scan follows heads and Content-Length bodies only: once it meets a
+// head it cannot follow past (one with a Transfer-Encoding, or a
+// Content-Length it cannot read), Handler closes the connection after the
+// request it serves, so no head is read unwatched. A handler in front of
+// Handler that answers such a request itself (exporter-toolkit's basic
+// auth, with 401) keeps the connection, and the heads after it are not
+// watched.
 //
 // Over TLS the listener sees encrypted bytes, and net/http decrypts them
 // where nothing can watch, so there is no scan: a request with both fields
@@ -27,6 +30,7 @@ package framing
 import (
 	"context"
 	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -64,10 +68,17 @@ type conn struct {
 }
 
 func (c *conn) Read(p []byte) (int, error) {
+	if c.ambiguous.Load() {
+		// Nothing after a head with both framing fields reaches the
+		// server, whoever answers that request: a handler in front of
+		// Handler (basic auth) may answer it and keep the connection.
+		return 0, io.EOF
+	}
 	n, err := c.Conn.Read(p)
 	if n > 0 && !c.unwatched.Load() {
-		if c.scan.feed(p[:n]) {
+		if end := c.scan.feed(p[:n]); end >= 0 {
 			c.ambiguous.Store(true)
+			n, err = end, nil
 		}
 		if c.scan.stopped() {
 			c.unwatched.Store(true)

@@ -59,6 +59,19 @@ func exchange(t *testing.T, dial func() (net.Conn, error), raw string) (statuses
 	return statuses, false
 }
 
+// serveWatched serves h on a loopback Listener until the test ends, and
+// returns how to dial it.
+func serveWatched(t *testing.T, h http.Handler) func() (net.Conn, error) {
+	srv := &http.Server{Handler: h, ConnContext: ConnContext}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(Listener(l))
+	t.Cleanup(func() { srv.Close() })
+	return func() (net.Conn, error) { return net.Dial("tcp", l.Addr().String()) }
+}
+
 // ambiguousThenSmuggled is a request with both framing fields whose body,
 // framed by its Content-Length, ends before a request for /smuggled.
 const ambiguousThenSmuggled = "POST /ambiguous HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -68,14 +81,7 @@ const ambiguousThenSmuggled = "POST /ambiguous HTTP/1.1\r\nHost: x\r\nContent-Le
 // served, and a head with both framing fields is answered 400.
 func TestNoHeadIsServedUnwatched(t *testing.T) {
 	h := &servedPaths{}
-	srv := &http.Server{Handler: Handler(h), ConnContext: ConnContext}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(Listener(l))
-	t.Cleanup(func() { srv.Close() })
-	dial := func() (net.Conn, error) { return net.Dial("tcp", l.Addr().String()) }
+	dial := serveWatched(t, Handler(h))
 	for _, c := range []struct {
 		name, stream string
 		statuses     []int
@@ -133,5 +139,30 @@ func TestTLSClosesWhatItCannotWatch(t *testing.T) {
 	}
 	if statuses, closed := exchange(t, dial, "GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /first HTTP/1.1\r\nHost: x\r\n\r\n"); len(statuses) != 2 || closed {
 		t.Errorf("two plain requests over TLS: answers %v, connection closed %v; want two, the connection open", statuses, closed)
+	}
+}
+
+// TestNothingAfterAnAmbiguousHeadReachesTheServer: a handler in front of
+// Handler (exporter-toolkit's basic auth) may answer a request with both
+// framing fields itself, keeping the connection open; the request
+// smuggled after it is still never read.
+func TestNothingAfterAnAmbiguousHeadReachesTheServer(t *testing.T) {
+	h := &servedPaths{}
+	guarded := Handler(h)
+	dial := serveWatched(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	}))
+	smuggling := "POST /ambiguous HTTP/1.1\r\nHost: x\r\nContent-Length: 54\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		"0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\nAuthorization: x\r\n\r\n"
+	statuses, closed := exchange(t, dial, smuggling)
+	if len(statuses) != 1 || statuses[0] != http.StatusUnauthorized || !closed {
+		t.Errorf("answers %v, connection closed %v; want one 401 and the connection closed", statuses, closed)
+	}
+	if served := h.served(); len(served) != 0 {
+		t.Errorf("served %v after a head with both framing fields", served)
 	}
 }

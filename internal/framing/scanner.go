@@ -37,13 +37,15 @@ const (
 	stopped
 )
 
-// feed scans p and reports whether it completed a head with both
-// Content-Length and Transfer-Encoding.
-func (s *scanner) feed(p []byte) bool {
+// feed scans p and returns how many of its bytes come up to the end of a
+// head with both Content-Length and Transfer-Encoding, or -1 when p
+// completes no such head.
+func (s *scanner) feed(p []byte) int {
+	size := len(p)
 	for len(p) > 0 {
 		switch s.state {
 		case stopped:
-			return false
+			return -1
 		case inBody:
 			n := int64(len(p))
 			if n > s.body {
@@ -58,16 +60,16 @@ func (s *scanner) feed(p []byte) bool {
 			i := bytes.IndexByte(p, '\n')
 			if i < 0 {
 				s.keep(p)
-				return false
+				return -1
 			}
 			s.keep(p[:i])
 			p = p[i+1:]
 			if s.endOfLine() {
-				return true
+				return size - len(p)
 			}
 		}
 	}
-	return false
+	return -1
 }
 
 // keep adds part of a line, up to keptLine bytes of it.

@@ -33,7 +33,7 @@ func TestScannerFindsAmbiguousHeads(t *testing.T) {
 			var s scanner
 			got := false
 			for i := 0; i < len(c.stream); i += size {
-				got = s.feed([]byte(c.stream[i:min(i+size, len(c.stream))])) || got
+				got = s.feed([]byte(c.stream[i:min(i+size, len(c.stream))])) >= 0 || got
 			}
 			if got != c.want {
 				t.Errorf("%s, fed %d bytes at a time: ambiguous %v; want %v", c.name, size, got, c.want)
@@ -52,5 +52,16 @@ func TestScannerKeepsLittleOfALongLine(t *testing.T) {
 	}
 	if cap(s.line) > 2*keptLine {
 		t.Errorf("after 1 MiB of one line the scanner holds %d bytes; want at most %d", cap(s.line), 2*keptLine)
+	}
+}
+
+// TestScannerFindsTheEndOfAnAmbiguousHead: feed returns the offset just
+// past the head with both framing fields, so that nothing after it is
+// passed on.
+func TestScannerFindsTheEndOfAnAmbiguousHead(t *testing.T) {
+	const before, head = "GET / HTTP/1.1\r\n\r\n", "POST / HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+	var s scanner
+	if got, want := s.feed([]byte(before+head+"0\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n")), len(before+head); got != want {
+		t.Errorf("feed returned %d; want %d, the end of the ambiguous head", got, want)
 	}
 }
