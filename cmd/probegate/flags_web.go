@@ -40,3 +40,16 @@ func (o *options) webLimitFlags(app, serveOnly flagconfig.Adder) {
 	flagconfig.NewValue(&o.MaxRequestsInFlight, flagconfig.Count).Register(serveOnly, "web.max-requests-in-flight",
 		"Most requests each of the metrics, /healthz, /status and /api/v1/ endpoints serves at once; more get 503.").Default("4")
 }
+
+// netHTTPHeaderSlack is what net/http reads of a request head beyond an
+// http.Server's MaxHeaderBytes (its read buffer's worth).
+const netHTTPHeaderSlack = 4096
+
+// serverMaxHeaderBytes is the http.Server MaxHeaderBytes under which
+// net/http answers 431 to a head of more than limit bytes, request line
+// and blank line included. A limit of 4 KiB or less cannot be met (net/http
+// reads its buffer's worth whatever the setting, and takes 0 for its 1 MiB
+// default), so every head of up to 4 KiB and one byte is read.
+func serverMaxHeaderBytes(limit int) int {
+	return max(limit-netHTTPHeaderSlack, 1)
+}

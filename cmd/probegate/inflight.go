@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -17,6 +18,13 @@ import (
 // DELETE, a reload) are not pages: they are small, served on the admin
 // listener alone with its own connection limit, and must not be refused
 // because someone reads a page; they pass unbounded here.
+
+// pageWriteTimeout bounds the time a heavy page's answer may take to be
+// written. A client that does not read would otherwise hold its slot, and
+// the memory of its answer, for as long as it likes: four of them would
+// refuse every scrape. A minute is longer than any Prometheus
+// scrape_timeout can usefully be, at any scrape interval up to a minute.
+const pageWriteTimeout = time.Minute
 
 // heavyPages are the groups of paths that share one in-flight bound. The
 // metrics, whose path is a flag, are bounded where they are mounted, and
@@ -50,13 +58,13 @@ func newRejectedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 }
 
 // limitInFlight serves next with at most limit reads (GET, HEAD) of each
-// heavy page group in flight at once; one more is answered 503 with
-// Retry-After and counted in rejected. Light paths and writes pass
-// through unbounded.
-func limitInFlight(next http.Handler, limit int, rejected *prometheus.CounterVec) http.Handler {
+// heavy page group in flight at once, each written within writeTimeout;
+// one more is answered 503 with Retry-After and counted in rejected.
+// Light paths and writes pass through unbounded.
+func limitInFlight(next http.Handler, limit int, writeTimeout time.Duration, rejected *prometheus.CounterVec) http.Handler {
 	bounded := make(map[string]http.Handler, len(heavyPages))
 	for _, page := range heavyPages {
-		bounded[page] = limitPage(page, next, limit, rejected)
+		bounded[page] = limitPage(page, next, limit, writeTimeout, rejected)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h, ok := bounded[heavyPage(r.URL.Path)]; ok {
@@ -67,10 +75,28 @@ func limitInFlight(next http.Handler, limit int, rejected *prometheus.CounterVec
 	})
 }
 
+// limitMetrics serves the metrics handler next for GET and HEAD only,
+// at most limit at once as limitPage bounds them, and answers any other
+// method 405: promhttp serves every method, and limitPage lets writes
+// through unbounded, so a POST would otherwise be a scrape past the bound.
+func limitMetrics(next http.Handler, limit int, writeTimeout time.Duration, rejected *prometheus.CounterVec) http.Handler {
+	bounded := limitPage("metrics", next, limit, writeTimeout, rejected)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "the metrics answer GET and HEAD only", http.StatusMethodNotAllowed)
+			return
+		}
+		bounded.ServeHTTP(w, r)
+	})
+}
+
 // limitPage serves next with at most limit of its reads in flight at once;
 // one more is answered 503 with Retry-After and counted under page. Writes
-// pass through.
-func limitPage(page string, next http.Handler, limit int, rejected *prometheus.CounterVec) http.Handler {
+// pass through. A read's answer must be written within writeTimeout: the
+// slot is held until it is, and a client that does not read must not
+// keep it.
+func limitPage(page string, next http.Handler, limit int, writeTimeout time.Duration, rejected *prometheus.CounterVec) http.Handler {
 	slots := make(chan struct{}, limit)
 	refused := rejected.WithLabelValues(page)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -87,6 +113,11 @@ func limitPage(page string, next http.Handler, limit int, rejected *prometheus.C
 			return
 		}
 		defer func() { <-slots }()
+		// The deadline bounds the server's flush of the answer's end too;
+		// net/http lifts it before the next request on the connection. A
+		// writer that cannot set deadlines (a test's recorder) holds no
+		// connection.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
 		next.ServeHTTP(w, r)
 	})
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bufio"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -32,7 +35,7 @@ func TestHeavyPagesServeALimitedNumberAtOnce(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	})
 	rejected := newRejectedCounter(prometheus.NewRegistry())
-	h := limitInFlight(slow, limit, rejected)
+	h := limitInFlight(slow, limit, pageWriteTimeout, rejected)
 	serve := func(method, path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
@@ -73,5 +76,115 @@ func TestHeavyPage(t *testing.T) {
 		if got := heavyPage(path); got != want {
 			t.Errorf("heavyPage(%q) = %q; want %q", path, got, want)
 		}
+	}
+}
+
+// TestAHeavyPageIsWrittenWithinItsTimeout: a client that asks for a heavy
+// page and never reads its answer holds its slot no longer than the write
+// timeout, after which the page is served again; and the deadline does
+// not outlive its answer on a kept-alive connection. The kernel measures
+// the deadline on the real clock, so the test waits on it.
+func TestAHeavyPageIsWrittenWithinItsTimeout(t *testing.T) {
+	const writeTimeout = 200 * time.Millisecond
+	chunk := make([]byte, 64<<10)
+	big := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/status" {
+			io.WriteString(w, "light")
+			return
+		}
+		for range 256 { // 16 MiB: more than loopback's socket buffers hold.
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	ts := httptest.NewServer(limitInFlight(big, 1, writeTimeout, newRejectedCounter(prometheus.NewRegistry())))
+	t.Cleanup(ts.Close)
+	stuck, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Close()
+	if _, err := stuck.Write([]byte("GET /status HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	status := func() int {
+		resp, err := ts.Client().Get(ts.URL + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	served := false
+	for deadline := time.Now().Add(5 * time.Second); !served && time.Now().Before(deadline); {
+		served = status() == http.StatusOK
+		if !served {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if !served {
+		t.Fatal("a client that does not read its answer still holds the only slot after 5s")
+	}
+
+	// A kept-alive connection serves a light page after the heavy page's
+	// deadline has passed.
+	c, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	for i, page := range []struct {
+		path string
+		size int64
+	}{{"/status", 256 * int64(len(chunk))}, {"/ready", int64(len("light"))}} {
+		if i > 0 {
+			time.Sleep(2 * writeTimeout)
+		}
+		if _, err := c.Write([]byte("GET " + page.path + " HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s after %d requests on one connection: %v", page.path, i, err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || n != page.size {
+			t.Fatalf("%s after %d requests on one connection: read %d bytes, %v; want %d", page.path, i, n, err, page.size)
+		}
+	}
+}
+
+// TestMetricsAnswerReadsOnly: with the metrics' bound full, a POST is
+// not served past it but answered 405 naming GET and HEAD.
+func TestMetricsAnswerReadsOnly(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var runs sync.WaitGroup
+	served := 0
+	h := limitMetrics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			close(entered)
+			<-release
+			return
+		}
+		served++
+	}), 1, pageWriteTimeout, newRejectedCounter(prometheus.NewRegistry()))
+	runs.Go(func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/metrics", nil)) })
+	<-entered
+	for _, method := range []string{"POST", "PUT", "DELETE"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(method, "/metrics", nil))
+		if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != "GET, HEAD" {
+			t.Errorf("%s /metrics with the bound full: %d, Allow %q; want 405, GET, HEAD", method, rec.Code, rec.Header().Get("Allow"))
+		}
+	}
+	close(release)
+	runs.Wait()
+	if served != 0 {
+		t.Errorf("the metrics handler served %d writes", served)
 	}
 }

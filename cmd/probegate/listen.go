@@ -135,6 +135,6 @@ func (o *options) healthServer(health, ready http.Handler) *http.Server {
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10 * time.Second,
 		IdleTimeout:       time.Minute,
-		MaxHeaderBytes:    min(8<<10, o.MaxHeaderBytes),
+		MaxHeaderBytes:    serverMaxHeaderBytes(min(8<<10, o.MaxHeaderBytes)),
 	}
 }

@@ -25,11 +25,11 @@ const adminMaxConnections = 64
 func (o *options) adminServer(handler http.Handler) *http.Server {
 	readTimeout := time.Duration(o.ReadTimeout)
 	return &http.Server{
-		Handler:           framing.Handler(handler),
+		Handler:           framing.Handler(refuseForeignHosts(refuseOwnHops(handler, o.replicaName()), o.AdminListenAddress)),
 		ConnContext:       framing.ConnContext,
 		ReadHeaderTimeout: min(time.Duration(o.ReadHeaderTimeout), readTimeout),
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       readTimeout,
-		MaxHeaderBytes:    o.MaxHeaderBytes,
+		MaxHeaderBytes:    serverMaxHeaderBytes(o.MaxHeaderBytes),
 	}
 }

@@ -167,7 +167,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	gatherer := collector.SharedGatherer(collector.NewGatherer(backends, reg))
 	metrics := shareScrapes(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		Registry: reg, ErrorLog: logging.Printer(logger), MaxRequestsInFlight: opts.MaxRequestsInFlight}))
-	mux.Handle(opts.TelemetryPath, limitPage("metrics", promhttp.InstrumentMetricHandler(reg, metrics), opts.MaxRequestsInFlight, rejected))
+	mux.Handle(opts.TelemetryPath, limitMetrics(promhttp.InstrumentMetricHandler(reg, metrics), opts.MaxRequestsInFlight, pageWriteTimeout, rejected))
 	mux.Handle("/healthz", collector.HealthzHandlerWithStore(backends, s.fanout.LastRound, maint.healthzStore()))
 	s.mountIntrospection(mux, started)
 	if err := s.mountLandingPage(mux); err != nil {
@@ -190,7 +190,7 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 		healthSrv = opts.healthServer(g.Wrap(g.HealthHandler()), g.Wrap(g.ReadyHandler()))
 	}
 	if listeners.admin != nil {
-		adminSrv = opts.adminServer(g.Wrap(limitInFlight(adminMux, opts.MaxRequestsInFlight, rejected)))
+		adminSrv = opts.adminServer(g.Wrap(limitInFlight(adminMux, opts.MaxRequestsInFlight, pageWriteTimeout, rejected)))
 	}
 	// Discovered backends that lead back to probegate are dropped; an
 	// update discovery delivered before the rule was set is applied again
@@ -198,12 +198,12 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	s.targets.DetectLoops(selfPredicate(s.listen).Targets)
 	readTimeout := time.Duration(opts.ReadTimeout)
 	srv := &http.Server{
-		Handler:           framing.Handler(routeFanout(http.NewCrossOriginProtection().Handler(s.fanout), limitInFlight(mux, opts.MaxRequestsInFlight, rejected))),
+		Handler:           framing.Handler(routeFanout(http.NewCrossOriginProtection().Handler(s.fanout), limitInFlight(mux, opts.MaxRequestsInFlight, pageWriteTimeout, rejected))),
 		ConnContext:       framing.ConnContext,
 		ReadHeaderTimeout: min(time.Duration(opts.ReadHeaderTimeout), readTimeout),
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       readTimeout,
-		MaxHeaderBytes:    opts.MaxHeaderBytes,
+		MaxHeaderBytes:    serverMaxHeaderBytes(opts.MaxHeaderBytes),
 	}
 	if healthSrv != nil {
 		// Registered first, so it runs last: /ready keeps answering

@@ -17,13 +17,19 @@ import (
 // gathering and one encoding serve them all.
 
 // shareScrapes serves concurrent requests that ask for the same encoding
-// (the same Accept, Accept-Encoding and query) with one run of metrics,
+// (the same Accept and Accept-Encoding) with one run of metrics,
 // whose answer is kept in memory until its last waiter has it. Bound the
 // scrapes in flight in front of it: sharing makes them cheap, not few.
 func shareScrapes(metrics http.Handler) http.Handler {
 	var flight singleflight.Group
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := strings.Join([]string{r.Method, r.Header.Get("Accept"), r.Header.Get("Accept-Encoding"), r.URL.RawQuery}, "\n")
+		// promhttp reads no query: scrapes that differ only by theirs get
+		// the same answer, and must not each cost an encoding of their own.
+		// It negotiates over every line of Accept and Accept-Encoding,
+		// not the first alone.
+		key := strings.Join([]string{r.Method,
+			strings.Join(r.Header.Values("Accept"), ","),
+			strings.Join(r.Header.Values("Accept-Encoding"), ",")}, "\n")
 		shared, _, _ := flight.Do(key, func() (any, error) {
 			rec := &recordedAnswer{header: http.Header{}}
 			metrics.ServeHTTP(rec, r)

@@ -87,3 +87,12 @@ func loopRefusal(r *http.Request, replica string, maxHops int) string {
 	}
 	return ""
 }
+
+// ThroughReplica reports whether r has been forwarded by the fan-out of
+// replica: its Via holds replica's entry, which every backend request
+// carries. A listener that must never be a backend (the admin listener)
+// refuses such a request, whatever address led the fan-out to it.
+func ThroughReplica(r *http.Request, replica string) bool {
+	_, self := viaHops(r.Header.Values("Via"), replica)
+	return self
+}

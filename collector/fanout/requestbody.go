@@ -30,11 +30,18 @@ func (f *Fanout) readClientBody(w http.ResponseWriter, r *http.Request, s *setti
 	rc := http.NewResponseController(w)
 	if timeout := time.Duration(s.fanout.RequestReadTimeout); timeout > 0 {
 		// A writer that cannot set deadlines (a test's recorder) reads
-		// without one: there is no connection to hold.
-		_ = rc.SetReadDeadline(f.now().Add(timeout))
+		// without one: there is no connection to hold. The kernel
+		// measures the deadline on the real clock, never on the injected
+		// one, which may be skewed.
+		_ = rc.SetReadDeadline(time.Now().Add(timeout))
 	}
 	body, err := readRequestBody(w, r, int64(s.fanout.MaxRequestBytes), mem)
 	if err == nil {
+		// Once the body is in (at once when it is empty), net/http reads
+		// the connection in the background to notice the client leaving;
+		// the deadline firing there would cancel the round. The deadline
+		// was for the body alone.
+		_ = rc.SetReadDeadline(time.Time{})
 		return body, true
 	}
 	status := http.StatusBadRequest

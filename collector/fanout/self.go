@@ -77,6 +77,12 @@ func (s *Self) Targets(rawURL string) bool {
 			return true
 		case l.Addr().IsUnspecified() && s.isLocal(addr.Unmap()):
 			return true
+		case addr.Unmap().IsUnspecified() && s.isLocal(l.Addr()):
+			// A connection to the unspecified address (0.0.0.0, ::) is a
+			// connection to this host: Linux and the BSDs take it for
+			// loopback. So it reaches a listener on loopback or on any of
+			// the host's addresses.
+			return true
 		}
 	}
 	return false

@@ -40,6 +40,12 @@ func TestSelfTargets(t *testing.T) {
 		"http://elsewhere:9000/fanout":      false,
 		"http://192.0.2.10:80/fanout":       false,
 		"not a url at all":                  false,
+		// A dial to the unspecified address reaches loopback, so it
+		// reaches the listener on 127.0.0.1 and every local one.
+		"http://0.0.0.0:9797/api/v1/backends": true,
+		"http://[::]:9797/fanout":             true,
+		"http://0.0.0.0:9000/fanout":          true,
+		"http://0.0.0.0:9798/fanout":          false,
 	} {
 		if got := self.Targets(url); got != want {
 			t.Errorf("Targets(%q) = %v; want %v", url, got, want)

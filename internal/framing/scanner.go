@@ -5,19 +5,19 @@ import (
 	"strconv"
 )
 
-// keptLine is how much of a line the scanner keeps: enough for any
-// framing field, so that a connection costs a few hundred bytes at most
-// whatever its lines. A framing field longer than this stops the scan.
+// keptLine is how much of a line the scanner keeps: enough for the name
+// of any framing field, so that a connection costs a few hundred bytes at
+// most whatever its lines. A framing field is known by its name alone; a
+// Content-Length whose value is cut, or does not parse, leaves the body's
+// end unknown and stops the scan after its head.
 const keptLine = 256
 
 // scanner follows the request heads of one connection as bytes arrive,
 // in whatever pieces. It reads each head's lines, skips a body framed by
-// Content-Length, and stops at the first head with a Transfer-Encoding:
-// Handler closes the connection after that request, so no head follows
-// it. It stops too at anything it cannot frame (a bad Content-Length, an
-// overlong framing field); net/http refuses such a request itself, and a
-// request with a Transfer-Encoding closes its connection whatever the scan
-// found.
+// Content-Length, and stops after the first head with a Transfer-Encoding
+// or with a Content-Length it cannot read (cut, folded, not a number):
+// from there on it cannot tell where the next head starts, so Handler
+// closes the connection after the request being served.
 type scanner struct {
 	state int
 	line  []byte
@@ -25,9 +25,10 @@ type scanner struct {
 	long bool
 	// body is how many bytes of a Content-Length body are still to come.
 	body int64
-	// The current head: whether it has started, and its framing fields.
-	started, contentLength, transferEncoding bool
-	length                                   int64
+	// The current head: whether it has started, its framing fields, and
+	// whether its Content-Length could not be read.
+	started, contentLength, transferEncoding, unreadLength bool
+	length                                                 int64
 }
 
 const (
@@ -36,13 +37,15 @@ const (
 	stopped
 )
 
-// feed scans p and reports whether it completed a head with both
-// Content-Length and Transfer-Encoding.
-func (s *scanner) feed(p []byte) bool {
+// feed scans p and returns how many of its bytes come up to the end of a
+// head with both Content-Length and Transfer-Encoding, or -1 when p
+// completes no such head.
+func (s *scanner) feed(p []byte) int {
+	size := len(p)
 	for len(p) > 0 {
 		switch s.state {
 		case stopped:
-			return false
+			return -1
 		case inBody:
 			n := int64(len(p))
 			if n > s.body {
@@ -57,19 +60,16 @@ func (s *scanner) feed(p []byte) bool {
 			i := bytes.IndexByte(p, '\n')
 			if i < 0 {
 				s.keep(p)
-				return false
+				return -1
 			}
 			s.keep(p[:i])
 			p = p[i+1:]
-			if s.state == stopped {
-				return false
-			}
 			if s.endOfLine() {
-				return true
+				return size - len(p)
 			}
 		}
 	}
-	return false
+	return -1
 }
 
 // keep adds part of a line, up to keptLine bytes of it.
@@ -97,25 +97,26 @@ func (s *scanner) endOfLine() bool {
 	}
 	ambiguous := s.contentLength && s.transferEncoding
 	switch {
-	case s.transferEncoding:
+	case s.transferEncoding || s.unreadLength:
 		s.state = stopped
 	case s.length > 0:
 		s.state, s.body = inBody, s.length
 	}
-	s.started, s.contentLength, s.transferEncoding, s.length = false, false, false, 0
+	s.started, s.contentLength, s.transferEncoding, s.unreadLength, s.length = false, false, false, false, 0
 	return ambiguous
 }
 
-// field notes a header field that frames the body; long says that the
-// line was cut.
+// stopped reports whether the scan has stopped: the heads that follow, if
+// any, are not watched.
+func (s *scanner) stopped() bool {
+	return s.state == stopped
+}
+
+// field notes a header field that frames the body by its name, whatever
+// its value; long says that the line was cut.
 func (s *scanner) field(line []byte, long bool) {
 	name, value, ok := bytes.Cut(line, []byte(":"))
 	if !ok {
-		return
-	}
-	framing := bytes.EqualFold(name, []byte("Transfer-Encoding")) || bytes.EqualFold(name, []byte("Content-Length"))
-	if framing && long {
-		s.state = stopped
 		return
 	}
 	switch {
@@ -123,9 +124,8 @@ func (s *scanner) field(line []byte, long bool) {
 		s.transferEncoding = true
 	case bytes.EqualFold(name, []byte("Content-Length")):
 		n, err := strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64)
-		if err != nil || n < 0 || (s.contentLength && n != s.length) {
-			s.state = stopped
-			return
+		if long || err != nil || n < 0 || (s.contentLength && n != s.length) {
+			s.unreadLength = true
 		}
 		s.contentLength, s.length = true, n
 	}
