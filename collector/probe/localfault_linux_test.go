@@ -43,6 +43,10 @@ func TestOutOfDescriptorsJudgesNoBackend(t *testing.T) {
 			if target.release != nil {
 				target.release()
 			}
+			// The server's ends of the earlier probes' connections close
+			// now, not later: a descriptor they freed after the limit was
+			// reached would let a probe dial after all.
+			srv.CloseClientConnections()
 
 			var results []health.Result
 			withoutDescriptors(t, func() {
