@@ -292,49 +292,20 @@ func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, h
 	return answers
 }
 
-// charge hands each answer's outcome to the pool once the round is in. A
-// failure is charged to its backend only when another backend asked in
-// the same round succeeded, or when it was the only one asked: when every
-// backend fails alike, the query is the likelier culprit (or an outage,
-// which the probes judge), so such a round charges nobody and is counted.
+// charge hands the finished round to the pool (Pool.RecordRound), which
+// decides whether its failures are correlated and charges, or not, each
+// backend; a correlated round is counted here.
 func (f *Fanout) charge(answers []backendAnswer) {
-	succeeded, failed := false, false
-	for _, a := range answers {
-		switch o := a.outcome; {
-		case o.Failed:
-			failed = true
-		case o.Reason != traffic.Local || !o.Erred:
-			succeeded = true
-		}
-	}
-	correlated := failed && !succeeded && len(answers) > 1
-	if correlated && f.metrics != nil {
-		f.metrics.correlatedFailures.Inc()
-	}
-	var samples []pool.RoundSample
-	if f.pool.OutlierDetection() {
-		samples = make([]pool.RoundSample, len(answers))
-	}
-	for i := range answers {
-		o := answers[i].outcome
-		o.Correlated = correlated && o.Failed
-		// A straggler cut is neither a failure nor a success: the
-		// backend was only slower than its peers this once, which
-		// passive health has no word for. Outlier detection judges it
-		// by the time it was given.
-		if !(o.Erred && o.Reason == traffic.Straggler) {
-			answers[i].backend.RecordTraffic(o)
-		}
-		if samples != nil {
-			samples[i] = pool.RoundSample{Backend: answers[i].backend, Outcome: o, Latency: answers[i].latency}
-		}
+	samples := make([]pool.RoundSample, len(answers))
+	for i, a := range answers {
+		samples[i] = pool.RoundSample{Backend: a.backend, Outcome: a.outcome, Latency: a.latency}
 		// A local outcome measured probegate, not the backend.
-		if f.metrics != nil && !(o.Erred && o.Reason == traffic.Local) {
-			f.metrics.observeDuration(answers[i].backend.Name, answers[i].latency)
+		if f.metrics != nil && !(a.outcome.Erred && a.outcome.Reason == traffic.Local) {
+			f.metrics.observeDuration(a.backend.Name, a.latency)
 		}
 	}
-	if samples != nil {
-		f.pool.RecordRound(samples)
+	if f.pool.RecordRound(samples) && f.metrics != nil {
+		f.metrics.correlatedFailures.Inc()
 	}
 }
 
@@ -400,9 +371,11 @@ func (f *Fanout) rejectLocally(w http.ResponseWriter, limit int) {
 		f.metrics.rejectedMaxConcurrent.Inc()
 	}
 	selected, _, _, _ := f.pool.Selection()
-	for _, b := range selected {
-		b.RecordTraffic(traffic.Outcome{Erred: true, Reason: traffic.Local})
+	samples := make([]pool.RoundSample, len(selected))
+	for i, b := range selected {
+		samples[i] = pool.RoundSample{Backend: b, Outcome: traffic.Outcome{Erred: true, Reason: traffic.Local}}
 	}
+	f.pool.RecordRound(samples)
 	w.Header().Set("Retry-After", "1")
 	f.refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("%d fan-out rounds are in flight, the most fanout.max_concurrent allows: retry shortly", limit))
 }

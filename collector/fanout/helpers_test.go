@@ -355,7 +355,7 @@ func (r *rig) window(t *testing.T, i int) windowCounts {
 	b := r.backend(i)
 	msg := []string{`msg="Backend ejected by passive health"`, "backend=" + b.Name + " "}
 	before := r.logs.count(msg...)
-	b.RecordTraffic(traffic.Outcome{Failed: true})
+	r.pool.RecordRound([]pool.RoundSample{{Backend: b, Outcome: traffic.Outcome{Failed: true}}})
 	lines := r.logs.lines(msg...)
 	if len(lines) != before+1 {
 		t.Fatalf("reading the window of %s: one more failure did not eject it (%+v):\n%s", b.Name, b.Health(), r.logs)

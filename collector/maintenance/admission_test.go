@@ -56,7 +56,7 @@ func TestAdmittedEntryHoldsTheFloorAgainstEjections(t *testing.T) {
 	}
 	victim := p.Backends()[1]
 	for range 3 {
-		victim.RecordTraffic(traffic.Outcome{Erred: true, Reason: traffic.HTTP5xx, Failed: true})
+		p.RecordRound([]pool.RoundSample{{Backend: victim, Outcome: traffic.Outcome{Erred: true, Reason: traffic.HTTP5xx, Failed: true}}})
 	}
 	ejected := victim.Health().Ejected
 	close(judged)

@@ -74,7 +74,7 @@ func (b *Backend) Health() health.Health {
 // RecordProbe feeds a probe result through the state machine, counts it
 // and logs the state change it causes, if any. A result whose Cause is a
 // fault of probegate's own is only counted, as local (localfault.go). It
-// is the prober's way in, as RecordTraffic is the fan-out's. It does not
+// is the prober's way in, as Pool.RecordRound is the fan-out's. It does not
 // allocate unless the state changes.
 func (b *Backend) RecordProbe(r health.Result) {
 	r, cause, local := health.LocalResult(r)

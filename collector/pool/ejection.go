@@ -18,11 +18,11 @@ import (
 // readmitting, when the window has elapsed, one that probes cannot bring
 // back.
 
-// RecordTraffic counts the outcome of one fan-out request to the backend
+// chargeTraffic counts the outcome of one fan-out request to the backend
 // and, with passive health on, ejects it when its window calls for it and
-// its pool can spare it (max_ejected_percent). It is the fan-out's way in,
-// as RecordProbe is the prober's. It does not allocate unless it ejects.
-func (b *Backend) RecordTraffic(o traffic.Outcome) {
+// its pool can spare it (max_ejected_percent). RecordRound calls it for
+// each backend of a round. It does not allocate unless it ejects.
+func (b *Backend) chargeTraffic(o traffic.Outcome) {
 	p := b.pool
 	if p == nil {
 		b.recordTraffic(o, time.Now(), config.PassiveHealth{})

@@ -57,7 +57,7 @@ var failedOutcome = traffic.Outcome{Erred: true, Reason: traffic.HTTP5xx, Failed
 // failTraffic records n failed fan-out requests to b.
 func failTraffic(p *Pool, b *Backend, n int) {
 	for range n {
-		b.RecordTraffic(failedOutcome)
+		b.chargeTraffic(failedOutcome)
 	}
 }
 
@@ -66,16 +66,16 @@ func selectedNames(p *Pool) string {
 	return fmt.Sprint(names(selected))
 }
 
-// TestRecordTrafficEjectsUpToMaxEjectedPercent: failing traffic ejects a
+// TestChargeTrafficEjectsUpToMaxEjectedPercent: failing traffic ejects a
 // backend at max_failures, never more than max_ejected_percent of the pool,
 // and Selection readmits the unprobed ones exactly when the window elapsed.
-func TestRecordTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
+func TestChargeTrafficEjectsUpToMaxEjectedPercent(t *testing.T) {
 	var buf bytes.Buffer
 	p, clock := newClockedPool(t, log.NewLogfmtLogger(&buf), unprobedTargets(4), passiveSettings())
 	bs := p.Backends()
 
 	failTraffic(p, bs[0], 2)
-	bs[0].RecordTraffic(traffic.Outcome{}) // a success does not eject
+	bs[0].chargeTraffic(traffic.Outcome{}) // a success does not eject
 	if got := selectedNames(p); got != "[b0 b1 b2 b3]" {
 		t.Fatalf("after 2 failures Selection() = %s, want every backend", got)
 	}
@@ -129,7 +129,7 @@ func TestPassiveHealthOffOnlyCounts(t *testing.T) {
 	p, _ := newClockedPool(t, nil, unprobedTargets(2), s)
 	b := p.Backends()[0]
 	failTraffic(p, b, 10)
-	b.RecordTraffic(traffic.Outcome{Erred: true, Reason: traffic.InvalidBody})
+	b.chargeTraffic(traffic.Outcome{Erred: true, Reason: traffic.InvalidBody})
 	if snap := b.Snapshot(); snap.Health.Ejected || snap.Traffic.Errors[traffic.HTTP5xx] != 10 || snap.Traffic.Errors[traffic.InvalidBody] != 1 {
 		t.Errorf("with passive health off: %+v", snap)
 	}
@@ -177,10 +177,10 @@ func TestApplyShorterWindowReadmitsSooner(t *testing.T) {
 	}
 }
 
-// TestRecordTrafficOnRemovedBackendEjectsNothing: a fan-out round that
+// TestChargeTrafficOnRemovedBackendEjectsNothing: a fan-out round that
 // finishes after a reload removed its backend counts on the old object but
 // cannot eject it from the pool, nor use up max_ejected_percent.
-func TestRecordTrafficOnRemovedBackendEjectsNothing(t *testing.T) {
+func TestChargeTrafficOnRemovedBackendEjectsNothing(t *testing.T) {
 	p, _ := newClockedPool(t, nil, unprobedTargets(3), passiveSettings())
 	removed := p.Backends()[2]
 	if err := p.Apply(unprobedTargets(2), passiveSettings()); err != nil {

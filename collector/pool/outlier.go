@@ -20,15 +20,6 @@ import (
 // budget allows, or records what it would do when not enforcing. The
 // rules themselves are package outlier's.
 
-// RoundSample is one backend's part in a fan-out round, as outlier
-// detection sees it.
-type RoundSample struct {
-	Backend *Backend
-	Outcome traffic.Outcome
-	// Latency is how long the backend took to answer, body included.
-	Latency time.Duration
-}
-
 // outlierPool is the pool's part: the judge's scratch space, guarded by
 // judgeMu, the suppressions by reason and the next end of an ejection.
 type outlierPool struct {
@@ -41,18 +32,10 @@ type outlierPool struct {
 	due due.Time
 }
 
-// OutlierDetection reports whether outlier detection is on, so that the
-// fan-out gathers its samples only then.
-func (p *Pool) OutlierDetection() bool {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.settings.Outlier.Enabled
-}
-
-// RecordRound hands outlier detection a finished round and judges the
+// judgeRound adds a finished round to the outlier windows and judges the
 // backends in service. Local outcomes and correlated failures say nothing
 // about a backend and are left out.
-func (p *Pool) RecordRound(samples []RoundSample) {
+func (p *Pool) judgeRound(samples []RoundSample) {
 	p.mu.RLock()
 	cfg := p.settings.Outlier
 	backends := p.backends

@@ -40,7 +40,7 @@ import (
 //
 // A backend's methods release Backend.mu before they take any lock of its
 // pool's, so the order holds for the inputs too (RecordProbe,
-// RecordTraffic). The client cache's lock is httpclient's own and taken
+// RecordRound). The client cache's lock is httpclient's own and taken
 // under applyMu only. Due times, the pending fail-open flag and the
 // counters of suppressed ejections are atomics, under no lock, and the
 // causes of local probe failures already logged a sync.Map.

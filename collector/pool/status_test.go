@@ -57,7 +57,7 @@ func TestPassiveEjectionIsATransition(t *testing.T) {
 	if w := s.Backends[0].Traffic.Window; w != (passive.Counts{}) {
 		t.Errorf("window after ejection %+v, want empty", w)
 	}
-	p.Backends()[1].RecordTraffic(traffic.Outcome{})
+	p.Backends()[1].chargeTraffic(traffic.Outcome{})
 	failTraffic(p, p.Backends()[1], 1)
 	if w := p.Snapshot().Backends[1].Traffic.Window; w != (passive.Counts{Successes: 1, Failures: 1}) {
 		t.Errorf("window of b1 %+v, want 1 success and 1 failure", w)

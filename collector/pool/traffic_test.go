@@ -15,9 +15,9 @@ import (
 // epoch is the fixed start of the tests' clocks.
 var epoch = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// TestRecordTrafficDoesNotAllocate: counting an outcome in a backend's
+// TestChargeTrafficDoesNotAllocate: counting an outcome in a backend's
 // window, under its mutex, allocates nothing.
-func TestRecordTrafficDoesNotAllocate(t *testing.T) {
+func TestChargeTrafficDoesNotAllocate(t *testing.T) {
 	b := &Backend{}
 	p := config.PassiveHealth{Enabled: true, Window: model.Duration(30 * time.Second), MaxFailures: 1 << 30}
 	now := epoch
@@ -30,9 +30,9 @@ func TestRecordTrafficDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// TestRecordTrafficIsSafeUnderConcurrency records from many goroutines at
+// TestChargeTrafficIsSafeUnderConcurrency records from many goroutines at
 // once (run under -race) and checks that no outcome is lost.
-func TestRecordTrafficIsSafeUnderConcurrency(t *testing.T) {
+func TestChargeTrafficIsSafeUnderConcurrency(t *testing.T) {
 	const goroutines, each = 8, 500
 	b := &Backend{}
 	p := config.PassiveHealth{Enabled: true, Window: model.Duration(time.Hour)}
