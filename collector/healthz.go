@@ -93,8 +93,9 @@ type healthzRound struct {
 }
 
 // healthzRoundBackend is one backend's outcome in a fan-out round:
-// contributed, failed (with the reason and any HTTP status) or skipped
-// (not selected: out of service).
+// contributed, failed (with any HTTP status) or skipped (not selected: out
+// of service), with the reason a failed or skipped one is missing in the
+// words of X-Backends-Missing.
 type healthzRoundBackend struct {
 	Name    string `json:"name"`
 	Outcome string `json:"outcome"`
@@ -219,7 +220,7 @@ func newHealthzReport(s snapshot.Pool, round *fanout.RoundSummary) healthzReport
 		}
 		for i, b := range round.Backends {
 			report.LastFanout.Backends[i] = healthzRoundBackend{
-				Name: b.Name, Outcome: b.Outcome.String(), Reason: b.Reason, Status: b.Status,
+				Name: b.Name, Outcome: b.Outcome.String(), Reason: b.Reason.String(), Status: b.Status,
 			}
 		}
 	}

@@ -30,7 +30,7 @@ func TestHealthzSinceDowntimeAndRoundBackends(t *testing.T) {
 	clock.Advance(90 * time.Second)
 	round := &fanout.RoundSummary{Time: clock.Now(), Contributed: 1, Configured: 2, Partial: true, Backends: []fanout.RoundBackend{
 		{Name: "b", Outcome: fanout.OutcomeContributed, Status: 200},
-		{Name: "a", Outcome: fanout.OutcomeSkipped, Reason: "skipped"},
+		{Name: "a", Outcome: fanout.OutcomeSkipped, Reason: fanout.MissingMaintenance},
 	}}
 	doc := getHealthz(t, HealthzHandler(p, func() *fanout.RoundSummary { return round }))
 	backends := doc["backends"].([]any)
@@ -48,7 +48,7 @@ func TestHealthzSinceDowntimeAndRoundBackends(t *testing.T) {
 	checkFields(t, "last_fanout.backends[0]", jsonKeys(t, "last_fanout.backends[0]", rbs[0], "name", "outcome", "reason", "status"),
 		map[string]any{"name": "b", "outcome": "contributed", "reason": "", "status": 200.0})
 	checkFields(t, "last_fanout.backends[1]", rbs[1].(map[string]any),
-		map[string]any{"name": "a", "outcome": "skipped", "reason": "skipped", "status": 0.0})
+		map[string]any{"name": "a", "outcome": "skipped", "reason": "maintenance", "status": 0.0})
 }
 
 // TestLastTransitionMetric: the timestamp of the last state change is

@@ -184,7 +184,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	abandoned := r.Context().Err() != nil
 	missing := missingBackends(answers, skippedBackends)
-	f.observe(start, contributed, configured, abandoned, answers, backendNames(skippedBackends), missing)
+	f.observe(start, contributed, configured, abandoned, answers, missing)
 	if abandoned {
 		return
 	}
@@ -312,7 +312,7 @@ func (f *Fanout) charge(answers []backendAnswer) {
 // observe counts a finished round and remembers it for /healthz. A round
 // the client abandoned counts as a request but neither partial nor failed:
 // the backends had no chance to finish.
-func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned bool, answers []backendAnswer, skipped []string, missing []missingBackend) {
+func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned bool, answers []backendAnswer, missing []missingBackend) {
 	if m := f.metrics; m != nil {
 		m.Requests.Inc()
 		m.Duration.Observe(f.now().Sub(start).Seconds())
@@ -335,7 +335,7 @@ func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned
 			Contributed: contributed,
 			Configured:  configured,
 			Partial:     contributed < configured,
-			Backends:    roundBackends(answers, skipped),
+			Backends:    roundBackends(answers, missing),
 		})
 	}
 }

@@ -9,19 +9,97 @@ import (
 )
 
 // This file says which backends are missing from a round and why, in the
-// words of X-Backends-Missing and of the fan-out's JSON errors: why a
-// backend was not asked (its state), or why its answer did not
-// contribute.
+// one vocabulary every reader uses: X-Backends-Missing, the fan-out's JSON
+// errors, /healthz's last round and the status page. A backend is missing
+// either because it was not asked (its state) or because its answer did
+// not contribute.
 
 // maxMissingHeaderBytes bounds X-Backends-Missing. A pool of thousands of
 // backends all missing must not make a header that proxies and clients
 // refuse; X-Backends still says how many are missing.
 const maxMissingHeaderBytes = 4 << 10
 
+// MissingReason says why a backend is missing from a round. Its words
+// are coarser than the error counter's reasons (traffic.Reason): a client
+// reading them needs to know whether the backend was out of service,
+// refused the query (4xx), broke (5xx) or sent something unmergeable, not
+// which status exactly.
+type MissingReason uint8
+
+// The reasons a backend is missing from a round. NotMissing, the zero
+// value, is a backend that contributed.
+const (
+	NotMissing MissingReason = iota
+	// MissingUnhealthy, MissingMaintenance and MissingEjected are
+	// backends out of service, not asked at all.
+	MissingUnhealthy
+	MissingMaintenance
+	MissingEjected
+	MissingTimeout
+	MissingTransport
+	MissingHTTP4xx
+	MissingHTTP5xx
+	MissingTooLarge
+	// MissingBadFormat is an answer the merge format cannot read: an
+	// invalid body, or a redirect or other status that is not an error.
+	MissingBadFormat
+	// MissingLocal is a fault on probegate's side, not the backend's.
+	MissingLocal
+	// MissingStraggler is a backend the round stopped waiting for.
+	MissingStraggler
+	numMissingReasons
+)
+
+var missingReasonNames = [numMissingReasons]string{"", "unhealthy", "maintenance", "ejected",
+	"timeout", "transport", "http_4xx", "http_5xx", "too_large", "bad_format", "local", "straggler"}
+
+// String is the reason's word on the wire.
+func (r MissingReason) String() string { return missingReasonNames[r] }
+
+// Skipped reports whether a backend missing for r was not asked.
+func (r MissingReason) Skipped() bool {
+	return r == MissingUnhealthy || r == MissingMaintenance || r == MissingEjected
+}
+
+// missingAnswer is why an asked backend whose error counter says r did
+// not contribute.
+func missingAnswer(r traffic.Reason) MissingReason {
+	switch r {
+	case traffic.Timeout:
+		return MissingTimeout
+	case traffic.Transport:
+		return MissingTransport
+	case traffic.HTTP4xx, traffic.HTTP429:
+		return MissingHTTP4xx
+	case traffic.HTTP5xx:
+		return MissingHTTP5xx
+	case traffic.TooLarge:
+		return MissingTooLarge
+	case traffic.InvalidBody, traffic.HTTP3xx:
+		return MissingBadFormat
+	case traffic.Straggler:
+		return MissingStraggler
+	default:
+		return MissingLocal
+	}
+}
+
+// missingSkipped is why a backend in state s was not asked.
+func missingSkipped(s health.State) MissingReason {
+	switch s {
+	case health.StateMaintenance:
+		return MissingMaintenance
+	case health.StateEjected:
+		return MissingEjected
+	default:
+		return MissingUnhealthy
+	}
+}
+
 // missingBackend is one backend that did not contribute to a round.
 type missingBackend struct {
 	name   string
-	reason string
+	reason MissingReason
 	// status is the HTTP status it answered, 0 for none.
 	status int
 }
@@ -32,50 +110,13 @@ func missingBackends(answers []backendAnswer, skipped []*pool.Backend) []missing
 	var out []missingBackend
 	for _, a := range answers {
 		if !a.contributed {
-			out = append(out, missingBackend{name: a.backend.Name, reason: answerMissingReason(a.outcome.Reason), status: a.status})
+			out = append(out, missingBackend{name: a.backend.Name, reason: missingAnswer(a.outcome.Reason), status: a.status})
 		}
 	}
 	for _, b := range skipped {
-		out = append(out, missingBackend{name: b.Name, reason: skippedMissingReason(b.Health().State)})
+		out = append(out, missingBackend{name: b.Name, reason: missingSkipped(b.Health().State)})
 	}
 	return out
-}
-
-// answerMissingReason is why an asked backend did not contribute. The
-// words are coarser than the error counter's reasons: a client reading
-// the header needs to know whether the backend refused the query (4xx),
-// broke (5xx) or sent something unmergeable, not which status exactly.
-func answerMissingReason(r traffic.Reason) string {
-	switch r {
-	case traffic.Timeout:
-		return "timeout"
-	case traffic.Transport:
-		return "transport"
-	case traffic.HTTP4xx, traffic.HTTP429:
-		return "http_4xx"
-	case traffic.HTTP5xx:
-		return "http_5xx"
-	case traffic.TooLarge:
-		return "too_large"
-	case traffic.InvalidBody, traffic.HTTP3xx:
-		return "bad_format"
-	case traffic.Straggler:
-		return "straggler"
-	default:
-		return "local"
-	}
-}
-
-// skippedMissingReason is why a backend in state s was not asked.
-func skippedMissingReason(s health.State) string {
-	switch s {
-	case health.StateMaintenance:
-		return "maintenance"
-	case health.StateEjected:
-		return "ejected"
-	default:
-		return "unhealthy"
-	}
 }
 
 // missingHeader is the X-Backends-Missing value: "name=reason, …" in the
@@ -85,7 +126,8 @@ func skippedMissingReason(s health.State) string {
 func missingHeader(missing []missingBackend) string {
 	var b strings.Builder
 	for _, m := range missing {
-		size := len(m.name) + 1 + len(m.reason)
+		reason := m.reason.String()
+		size := len(m.name) + 1 + len(reason)
 		if b.Len() > 0 {
 			size += 2
 		}
@@ -97,7 +139,7 @@ func missingHeader(missing []missingBackend) string {
 		}
 		b.WriteString(m.name)
 		b.WriteByte('=')
-		b.WriteString(m.reason)
+		b.WriteString(reason)
 	}
 	return b.String()
 }
@@ -106,7 +148,7 @@ func missingHeader(missing []missingBackend) string {
 func missingResults(missing []missingBackend) []fanoutBackendResult {
 	out := make([]fanoutBackendResult, len(missing))
 	for i, m := range missing {
-		out[i] = fanoutBackendResult{Backend: m.name, Reason: m.reason, Status: m.status}
+		out[i] = fanoutBackendResult{Backend: m.name, Reason: m.reason.String(), Status: m.status}
 	}
 	return out
 }
@@ -119,8 +161,8 @@ func missingResults(missing []missingBackend) []fanoutBackendResult {
 func missingByDesign(missing []missingBackend) (planned, cut bool) {
 	for _, m := range missing {
 		switch m.reason {
-		case skippedMissingReason(health.StateMaintenance):
-		case answerMissingReason(traffic.Straggler):
+		case MissingMaintenance:
+		case MissingStraggler:
 			cut = true
 		default:
 			return false, false

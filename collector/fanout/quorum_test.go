@@ -80,7 +80,8 @@ func TestQuorumKeepsTheClientsRefusal(t *testing.T) {
 
 // TestExposeMissingOnEveryAnswer: with expose_missing, the merge, a
 // relayed refusal and the 502 all say which backends are missing and why;
-// without it, none does.
+// without it, none does. The last round, which /healthz and the status
+// page show, says the same in the same words.
 func TestExposeMissingOnEveryAnswer(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -114,6 +115,17 @@ func TestExposeMissingOnEveryAnswer(t *testing.T) {
 				case !expose && present:
 					t.Errorf("X-Backends-Missing %q without expose_missing", got)
 				}
+				// /healthz and the status page read the round in the
+				// header's words.
+				var words []string
+				for _, b := range rig.fanout.LastRound().Backends {
+					if b.Outcome != OutcomeContributed {
+						words = append(words, b.Name+"="+b.Reason.String())
+					}
+				}
+				if round := strings.Join(words, ", "); round != c.missing {
+					t.Errorf("the last round says %q; want the header's %q", round, c.missing)
+				}
 			}
 		})
 	}
@@ -124,7 +136,7 @@ func TestExposeMissingOnEveryAnswer(t *testing.T) {
 func TestMissingHeaderIsBounded(t *testing.T) {
 	var missing []missingBackend
 	for i := range 1000 {
-		missing = append(missing, missingBackend{name: fmt.Sprintf("backend-%04d", i), reason: "transport"})
+		missing = append(missing, missingBackend{name: fmt.Sprintf("backend-%04d", i), reason: MissingTransport})
 	}
 	h := missingHeader(missing)
 	if len(h) > maxMissingHeaderBytes || len(h) < maxMissingHeaderBytes-len("backend-0000=transport, ") {

@@ -1,10 +1,6 @@
 package fanout
 
-import (
-	"time"
-
-	"github.com/probegate/probegate/collector/pool"
-)
+import "time"
 
 // RoundSummary describes one fan-out round: the fan-out fills it after each
 // round and /healthz shows the latest as last_fanout.
@@ -43,38 +39,28 @@ func (o Outcome) String() string { return outcomeNames[o] }
 type RoundBackend struct {
 	Name    string
 	Outcome Outcome
-	// Reason says why a failed backend did not contribute (a fan-out
-	// error reason) and is "skipped" for a skipped one; empty for a
+	// Reason says why a failed or skipped backend is missing from the
+	// round, in the words of X-Backends-Missing; NotMissing for a
 	// contribution. Status is the HTTP status it answered, 0 for none.
-	Reason string
+	Reason MissingReason
 	Status int
 }
 
-// roundBackends lists the part of every backend in a round.
-func roundBackends(answers []backendAnswer, skipped []string) []RoundBackend {
-	out := make([]RoundBackend, 0, len(answers)+len(skipped))
+// roundBackends lists the part of every backend in a round: those asked
+// in the order asked, then the skipped ones of missing.
+func roundBackends(answers []backendAnswer, missing []missingBackend) []RoundBackend {
+	out := make([]RoundBackend, 0, len(answers)+len(missing))
 	for _, a := range answers {
 		rb := RoundBackend{Name: a.backend.Name, Status: a.status}
 		if !a.contributed {
-			rb.Outcome, rb.Reason = OutcomeFailed, a.outcome.Reason.String()
+			rb.Outcome, rb.Reason = OutcomeFailed, missingAnswer(a.outcome.Reason)
 		}
 		out = append(out, rb)
 	}
-	for _, name := range skipped {
-		out = append(out, RoundBackend{Name: name, Outcome: OutcomeSkipped, Reason: skippedReason})
+	for _, m := range missing {
+		if m.reason.Skipped() {
+			out = append(out, RoundBackend{Name: m.name, Outcome: OutcomeSkipped, Reason: m.reason})
+		}
 	}
 	return out
-}
-
-// skippedReason is the reason of a backend the round did not ask because
-// it is out of service.
-const skippedReason = "skipped"
-
-// backendNames are the names of backends.
-func backendNames(backends []*pool.Backend) []string {
-	names := make([]string, len(backends))
-	for i, b := range backends {
-		names[i] = b.Name
-	}
-	return names
 }

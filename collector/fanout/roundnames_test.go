@@ -18,8 +18,8 @@ func TestLastRoundNamesEveryBackend(t *testing.T) {
 	round := rig.fanout.LastRound()
 	want := []RoundBackend{
 		{Name: "b0", Outcome: OutcomeContributed, Status: 200},
-		{Name: "b1", Outcome: OutcomeFailed, Reason: "http_5xx", Status: 503},
-		{Name: "b2", Outcome: OutcomeSkipped, Reason: "skipped"},
+		{Name: "b1", Outcome: OutcomeFailed, Reason: MissingHTTP5xx, Status: 503},
+		{Name: "b2", Outcome: OutcomeSkipped, Reason: MissingUnhealthy},
 	}
 	if round == nil || fmt.Sprint(round.Backends) != fmt.Sprint(want) {
 		t.Fatalf("LastRound backends = %+v; want %+v", round, want)

@@ -122,7 +122,7 @@ func TestStragglerIsCutAtMinWait(t *testing.T) {
 		if got := [3]float64{testutil.ToFloat64(r.metrics.Partial), testutil.ToFloat64(r.metrics.partialStragglers), testutil.ToFloat64(r.metrics.partialMaintenance)}; got != [3]float64{1, 1, 0} {
 			t.Errorf("partial, partial by stragglers, partial by maintenance %v; want [1 1 0]", got)
 		}
-		if last := r.fanout.LastRound(); last.Backends[2].Reason != "straggler" {
+		if last := r.fanout.LastRound(); last.Backends[2].Reason != MissingStraggler {
 			t.Errorf("last round's b2 %+v; want reason straggler", last.Backends[2])
 		}
 	})

@@ -53,7 +53,7 @@ func TestPageAtTenThousandBackends(t *testing.T) {
 		p.Backends()[9_999].RecordProbe(health.StatusResult(503))
 	}
 	p.SetMaintenance([]entries.Entry{{Backend: "b07777", Reason: "disk", By: "ops"}})
-	round.Backends[9_998] = fanout.RoundBackend{Name: "b09998", Outcome: fanout.OutcomeFailed, Reason: "timeout"}
+	round.Backends[9_998] = fanout.RoundBackend{Name: "b09998", Outcome: fanout.OutcomeFailed, Reason: fanout.MissingTimeout}
 	h := Handler(Options{Pool: p, LastRound: func() *fanout.RoundSummary { return round }, Started: now, MetricsPath: "/metrics"})
 
 	rec := get(t, h, "/status")

@@ -53,7 +53,7 @@ func TestPageShowsEveryBackendWithStateSinceAndDowntime(t *testing.T) {
 	now = now.Add(3 * time.Minute)
 	round := &fanout.RoundSummary{Time: now, Contributed: 1, Configured: 2, Partial: true, Backends: []fanout.RoundBackend{
 		{Name: "b", Outcome: fanout.OutcomeContributed, Status: 200},
-		{Name: "a", Outcome: fanout.OutcomeSkipped, Reason: "skipped"},
+		{Name: "a", Outcome: fanout.OutcomeSkipped, Reason: fanout.MissingMaintenance},
 	}}
 	h := Handler(Options{Pool: p, LastRound: func() *fanout.RoundSummary { return round }, Replica: "pg-eu-1", Instance: "host-1",
 		Version: "1.2.3", Started: start, MetricsPath: "/metrics"})
@@ -69,7 +69,7 @@ func TestPageShowsEveryBackendWithStateSinceAndDowntime(t *testing.T) {
 		`<time datetime="2024-03-01T12:00:00Z" title="2024-03-01T12:00:00Z">3m0s ago</time>`,
 		`<td class="num" data-field="downtime">3m0s</td>`,
 		`http://user:xxxxx@127.0.0.1:19002`,
-		`<tr data-round-backend="a" data-outcome="skipped">`,
+		`<tr data-round-backend="a" data-outcome="skipped">`, `<td>maintenance</td>`,
 		`<tr data-round-backend="b" data-outcome="contributed">`,
 		`<meta http-equiv="refresh" content="5">`,
 		`href="?refresh=0"`,

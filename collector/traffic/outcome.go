@@ -1,14 +1,16 @@
 // Package traffic is the vocabulary of real fan-out traffic as the rest of
 // probegate judges it: the Outcome of one backend's part in a round and
-// the Reason a backend did not contribute. The fan-out writes outcomes;
-// the pool counts them, and passive health and outlier detection judge
-// backends by them. It is plain data, with no behaviour beyond names.
+// the Reason its request erred, as the error counter labels it (the
+// fan-out's MissingReason is the coarser word clients read). The fan-out
+// writes outcomes; the pool counts them, and passive health and outlier
+// detection judge backends by them. It is plain data, with no behaviour beyond names.
 package traffic
 
-// Reason says why a backend did not contribute to a fan-out round.
+// Reason says why a backend's request in a fan-out round erred, as the
+// error counter labels it.
 type Reason uint8
 
-// The reasons a backend did not contribute to a fan-out round.
+// The reasons a backend's request erred.
 const (
 	Timeout Reason = iota
 	Transport
