@@ -208,9 +208,10 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// Written piece by piece from the answers' buffers: a merged
 		// copy would double what the round holds.
-		w.Header().Set("Content-Length", strconv.Itoa(s.merger.Size(bodies)))
+		merged := s.merger.Merge(bodies)
+		w.Header().Set("Content-Length", strconv.Itoa(merged.Len()))
 		w.WriteHeader(http.StatusOK)
-		_ = s.merger.WriteTo(w, bodies)
+		_, _ = merged.WriteTo(w)
 	case contributed == 0 && relay != nil:
 		// Nobody contributed and a backend refused the request: the
 		// query is the client's to fix, so it gets the refusal as is,

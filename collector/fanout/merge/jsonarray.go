@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 )
 
 // jsonArray expects every backend to answer one JSON array and
@@ -35,15 +34,7 @@ func (jsonArray) Validate(body []byte) error {
 }
 
 // Merge implements Merger: one array of every element.
-func (jsonArray) Merge(bodies [][]byte) []byte { return jsonArrayPieces.merged(bodies) }
-
-// Size implements Merger.
-func (jsonArray) Size(bodies [][]byte) int { return jsonArrayPieces.size(bodies) }
-
-// WriteTo implements Merger.
-func (jsonArray) WriteTo(w io.Writer, bodies [][]byte) error {
-	return jsonArrayPieces.writeTo(w, bodies)
-}
+func (jsonArray) Merge(bodies [][]byte) Merged { return Merged{jsonArrayPieces, bodies} }
 
 // jsonArrayPieces are "[", the elements of each array with "," between
 // arrays that have any, and "]".

@@ -24,44 +24,42 @@ type Merger interface {
 	// Validate checks that body is one backend's answer in this format.
 	// A body that passes may be given to Merge.
 	Validate(body []byte) error
-	// Merge joins bodies that passed Validate, in the order given.
-	Merge(bodies [][]byte) []byte
-	// Size is the length of what Merge returns, without merging.
-	Size(bodies [][]byte) int
-	// WriteTo writes what Merge returns to w without copying the bodies
-	// into one buffer.
-	WriteTo(w io.Writer, bodies [][]byte) error
+	// Merge joins bodies that passed Validate, in the order given,
+	// without copying them.
+	Merge(bodies [][]byte) Merged
+}
+
+// Merged is a merged answer, written piece by piece from the backends'
+// bodies: a merged copy would double what the round holds. Len and
+// WriteTo walk the same pieces, so they cannot disagree.
+type Merged struct {
+	pieces pieces
+	bodies [][]byte
+}
+
+// Len is the length in bytes of the merged answer.
+func (m Merged) Len() int {
+	n := 0
+	m.pieces(m.bodies, func(b []byte) bool { n += len(b); return true })
+	return n
+}
+
+// WriteTo writes the merged answer to w, stopping at the first error
+// (io.WriterTo).
+func (m Merged) WriteTo(w io.Writer) (written int64, err error) {
+	m.pieces(m.bodies, func(b []byte) bool {
+		var n int
+		n, err = w.Write(b)
+		written += int64(n)
+		return err == nil
+	})
+	return written, err
 }
 
 // pieces is how a format merges: it yields the pieces of the merged
 // answer, slices of the bodies and separators, in order, until yield
-// returns false. Merge, Size and WriteTo all walk it, so they cannot
-// disagree.
+// returns false.
 type pieces func(bodies [][]byte, yield func([]byte) bool)
-
-// merged is what Merge returns.
-func (p pieces) merged(bodies [][]byte) []byte {
-	out := make([]byte, 0, p.size(bodies))
-	p(bodies, func(b []byte) bool { out = append(out, b...); return true })
-	return out
-}
-
-// size is the length of the merged answer.
-func (p pieces) size(bodies [][]byte) int {
-	n := 0
-	p(bodies, func(b []byte) bool { n += len(b); return true })
-	return n
-}
-
-// writeTo writes the merged answer to w, stopping at the first error.
-func (p pieces) writeTo(w io.Writer, bodies [][]byte) error {
-	var err error
-	p(bodies, func(b []byte) bool {
-		_, err = w.Write(b)
-		return err == nil
-	})
-	return err
-}
 
 // The separators the formats put between pieces.
 var (

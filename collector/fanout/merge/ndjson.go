@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 )
 
 // ndjson expects newline-delimited JSON and concatenates the lines.
@@ -29,13 +28,7 @@ func (ndjson) Validate(body []byte) error {
 }
 
 // Merge implements Merger: every non-blank line, each ending in a newline.
-func (ndjson) Merge(bodies [][]byte) []byte { return ndjsonPieces.merged(bodies) }
-
-// Size implements Merger.
-func (ndjson) Size(bodies [][]byte) int { return ndjsonPieces.size(bodies) }
-
-// WriteTo implements Merger.
-func (ndjson) WriteTo(w io.Writer, bodies [][]byte) error { return ndjsonPieces.writeTo(w, bodies) }
+func (ndjson) Merge(bodies [][]byte) Merged { return Merged{ndjsonPieces, bodies} }
 
 // ndjsonPieces are every non-blank line, trimmed, each followed by a
 // newline.

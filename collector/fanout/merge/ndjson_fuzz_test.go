@@ -34,7 +34,7 @@ func FuzzMergeNDJSON(f *testing.F) {
 				}
 			}
 		}
-		merged := (ndjson{}).Merge(valid)
+		merged := written(t, (ndjson{}).Merge(valid))
 		if err := (ndjson{}).Validate(merged); err != nil {
 			t.Fatalf("merged %q does not validate: %v", merged, err)
 		}
