@@ -565,11 +565,11 @@ func (m *Manager) Run(ctx context.Context) {
 			m.sync(ctx)
 			continue
 		}
-		if !m.pending() || time.Now().Before(retry) {
+		if !m.pending() || m.now().Before(retry) {
 			continue
 		}
 		if err := m.tidy(ctx); err != nil {
-			retry, delay = time.Now().Add(delay), min(2*delay, maxRetry)
+			retry, delay = m.now().Add(delay), min(2*delay, maxRetry)
 			continue
 		}
 		retry, delay = time.Time{}, minRetry

@@ -16,6 +16,7 @@ import (
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/maintenance/store"
+	"github.com/probegate/probegate/internal/testclock"
 )
 
 func backendNames(n int) []string {
@@ -240,6 +241,40 @@ func TestManagerUnsavedExitEndsLocallyAndIsRetried(t *testing.T) {
 		}
 		if len(p.Maintenances()) != 0 || !m.Status().Healthy {
 			t.Errorf("after the save landed: entries %+v, healthy %v", p.Maintenances(), m.Status().Healthy)
+		}
+		cancel()
+		wg.Wait()
+	})
+}
+
+// TestManagerRetriesOnItsOwnClock: Run's back-off between retries of a
+// failed save is measured on the manager's clock, not the machine's: with
+// that clock standing still, the ticks that come every second retry
+// nothing, and once it has moved by the back-off the next tick retries.
+func TestManagerRetriesOnItsOwnClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := testclock.New(time.Now())
+		ms := newMemStore("file", false, entries.Entry{Backend: "b01", Reason: "disk", Since: clock.Now()})
+		m, _ := startManager(t, healthyPool(t, backendNames(3), 1, nil), ms, clock.Now)
+		ms.set(func(s *memStore) { s.failSwaps = 2 })
+		if _, saved, err := m.exit(t.Context(), "b01"); saved || err != nil {
+			t.Fatalf("exit: saved %v err %v", saved, err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		wg.Go(func() { m.Run(ctx) })
+		// The first tick retries (nothing was due yet) and fails; the
+		// back-off then holds for as long as the manager's clock stands.
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if _, swaps := ms.stored(); swaps != 2 {
+			t.Errorf("after 10 s of ticks with the clock standing: %d swaps; want 2 (exit's and one retry)", swaps)
+		}
+		clock.Advance(minRetry)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if stored, swaps := ms.stored(); swaps != 3 || len(stored) != 0 {
+			t.Errorf("after the clock moved by the back-off: %d swaps, stored %+v; want the third swap to land", swaps, stored)
 		}
 		cancel()
 		wg.Wait()
