@@ -26,6 +26,13 @@ import (
 // Lock order. A goroutine that holds one of these locks takes only locks
 // further down the list:
 //
+//  0. the locks of the pool's callers that call it while holding them,
+//     neither taken under the other: the reconciler's mutex (reconcile,
+//     one reload or discovery update at a time, which calls Apply), and
+//     the maintenance manager's mutex (maintenance.Manager.mu), under
+//     which it hands the store's states to the pool (SetMaintenance,
+//     AdmitMaintenance, BudgetWith) so that they reach it in revision
+//     order.
 //  1. applyMu: one Apply at a time.
 //  2. judgeMu: one judgement over the whole pool at a time, each of
 //     which counts the backends and then acts on one: a passive or an
