@@ -183,7 +183,7 @@ func TestMaintenanceReadmissionNeedsProbes(t *testing.T) {
 		t.Fatalf("ok probes moved a to %s during maintenance", got)
 	}
 	code, _, body := apiCall(t, "DELETE", p.admin+"/api/v1/backends/a/maintenance", "")
-	if code != 200 || !strings.Contains(body, `"state": "unhealthy"`) {
+	if code != 200 || !strings.Contains(body, `"state":"unhealthy"`) {
 		t.Fatalf("DELETE: %d %s", code, body)
 	}
 	left := metricValue(t, p.base, `probegate_probes_total{backend="a"}`)

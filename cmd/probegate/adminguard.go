@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/probegate/probegate/collector/fanout"
+	"github.com/probegate/probegate/internal/jsonanswer"
 )
 
 // refuseOwnHops answers 403 to a request the fan-out of replica forwarded:
@@ -18,7 +19,7 @@ import (
 func refuseOwnHops(next http.Handler, replica string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if fanout.ThroughReplica(r, replica) {
-			writeJSONError(w, http.StatusForbidden, "the request came through this probegate's own fan-out ("+replica+"): the admin listener is never a backend")
+			jsonanswer.WriteError(w, r, http.StatusForbidden, "the request came through this probegate's own fan-out ("+replica+"): the admin listener is never a backend")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -44,7 +45,7 @@ func refuseForeignHosts(next http.Handler, listenAddr string) http.Handler {
 		}
 		host = normalHostName(strings.Trim(host, "[]"))
 		if _, err := netip.ParseAddr(host); err != nil && host != "localhost" && (own == "" || host != own) {
-			writeJSONError(w, http.StatusMisdirectedRequest, fmt.Sprintf("the admin listener answers only requests for an IP address, localhost or %q; Host was %q", own, r.Host))
+			jsonanswer.WriteError(w, r, http.StatusMisdirectedRequest, fmt.Sprintf("the admin listener answers only requests for an IP address, localhost or %q; Host was %q", own, r.Host))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -36,6 +35,7 @@ import (
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/gate"
 	"github.com/probegate/probegate/internal/framing"
+	"github.com/probegate/probegate/internal/jsonanswer"
 )
 
 // serve runs probegate against the configured backends until a signal ends it.
@@ -312,7 +312,7 @@ func (s *server) reloadOnSIGHUP() (stop func()) {
 // otherwise, saying how to enable it). Other methods get 405.
 func (s *server) handleReload(w http.ResponseWriter, r *http.Request) {
 	if !s.opts.EnableLifecycle {
-		writeJSONError(w, http.StatusForbidden, "lifecycle APIs are not enabled: start probegate with --web.enable-lifecycle, or send SIGHUP")
+		jsonanswer.WriteError(w, r, http.StatusForbidden, "lifecycle APIs are not enabled: start probegate with --web.enable-lifecycle, or send SIGHUP")
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -325,14 +325,6 @@ func (s *server) handleReload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fmt.Fprintln(w, "ok")
-}
-
-// writeJSONError answers with {"error": message}.
-func writeJSONError(w http.ResponseWriter, status int, message string) {
-	body, _ := json.Marshal(map[string]string{"error": message}) // A string cannot fail to encode.
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
 }
 
 // reload loads and applies the configuration. A configuration that does not

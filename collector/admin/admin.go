@@ -1,17 +1,18 @@
 // Package admin is what every endpoint of probegate's admin API shares:
 // the guard that answers 403 unless the operator enabled the API with
 // --web.enable-admin-api (and, where probegate asks for it, to clients
-// not on loopback), the client's address, and the JSON answers, errors
-// included, that the endpoints and the CLI agree on. The endpoints
-// themselves live with what they act on (collector/maintenance, the
-// debug probe).
+// not on loopback), and the client's address. Its answers, errors
+// included, are written by internal/jsonanswer, whose Error the CLI
+// decodes. The endpoints themselves live with what they act on
+// (collector/maintenance, the debug probe).
 package admin
 
 import (
-	"encoding/json"
 	"net"
 	"net/http"
 	"net/netip"
+
+	"github.com/probegate/probegate/internal/jsonanswer"
 )
 
 // Guard is what the admin API admits.
@@ -28,11 +29,11 @@ type Guard struct {
 func (g Guard) Wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !g.Enabled {
-			WriteError(w, http.StatusForbidden, "the admin API is disabled; start probegate with --web.enable-admin-api to enable it")
+			jsonanswer.WriteError(w, r, http.StatusForbidden, "the admin API is disabled; start probegate with --web.enable-admin-api to enable it")
 			return
 		}
 		if g.LoopbackOnly && !fromLoopback(r) {
-			WriteError(w, http.StatusForbidden, "the admin API answers loopback clients only here")
+			jsonanswer.WriteError(w, r, http.StatusForbidden, "the admin API answers loopback clients only here")
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -57,21 +58,14 @@ func ClientIP(r *http.Request) (netip.Addr, bool) {
 	return ip.Unmap(), err == nil
 }
 
-// WriteJSON answers with v as indented JSON.
+// WriteJSON answers with v as JSON, through jsonanswer.Write, for an
+// endpoint that answers no HEAD request. New code calls jsonanswer with
+// the request.
 func WriteJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
+	jsonanswer.Write(w, nil, code, v)
 }
 
-// Error is the body of every error answer of the admin API.
-type Error struct {
-	Error string `json:"error"`
-}
-
-// WriteError answers with {"error": msg}.
+// WriteError answers with {"error": msg}, as WriteJSON does.
 func WriteError(w http.ResponseWriter, code int, msg string) {
-	WriteJSON(w, code, Error{Error: msg})
+	jsonanswer.WriteError(w, nil, code, msg)
 }

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/probegate/probegate/internal/jsonanswer"
 )
 
 func TestGuard(t *testing.T) {
@@ -35,7 +37,7 @@ func TestGuard(t *testing.T) {
 			if tc.code != http.StatusForbidden {
 				return
 			}
-			var e Error
+			var e jsonanswer.Error
 			if rec.Header().Get("Content-Type") != "application/json" || json.Unmarshal(rec.Body.Bytes(), &e) != nil || !strings.Contains(e.Error, tc.says) {
 				t.Errorf("a refusal of type %q and body %q, want a JSON error saying %q", rec.Header().Get("Content-Type"), rec.Body.String(), tc.says)
 			}

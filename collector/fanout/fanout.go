@@ -17,6 +17,7 @@ import (
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/jsonanswer"
 	"github.com/probegate/probegate/internal/proxyheader"
 )
 
@@ -120,7 +121,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sandbox(w.Header())
 	s := f.settings.Load()
 	if !s.fanout.Enabled {
-		writeFanoutError(w, http.StatusNotFound, fanoutError{Error: "the fan-out is not enabled: set fanout.enabled: true in the configuration"})
+		jsonanswer.Write(w, r, http.StatusNotFound, fanoutError{Error: "the fan-out is not enabled: set fanout.enabled: true in the configuration"})
 		return
 	}
 	switch r.Method {

@@ -1,10 +1,10 @@
 package fanout
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
+
+	"github.com/probegate/probegate/internal/jsonanswer"
 )
 
 // fanoutError is the JSON body of a fan-out answer that is probegate's own.
@@ -35,7 +35,7 @@ func sandbox(h http.Header) {
 // refuse answers a request that starts no round.
 func (f *Fanout) refuse(w http.ResponseWriter, status int, message string) {
 	w.Header().Set("X-Backends", backendsHeader(0, f.pool.Len()))
-	writeFanoutError(w, status, fanoutError{Error: message})
+	jsonanswer.Write(w, nil, status, fanoutError{Error: message})
 }
 
 // writeNoAnswer is the 502 of a round to which nobody contributed and
@@ -46,7 +46,7 @@ func writeNoAnswer(w http.ResponseWriter, r *http.Request, missing []missingBack
 	if len(missing) == 0 {
 		e.Error = "no backends are configured"
 	}
-	writeRoundError(w, r, http.StatusBadGateway, e)
+	jsonanswer.Write(w, r, http.StatusBadGateway, e)
 }
 
 // writeNoQuorum is the 503 of a round with fewer contributions than
@@ -54,29 +54,9 @@ func writeNoAnswer(w http.ResponseWriter, r *http.Request, missing []missingBack
 // asks for (asker says which): a partial answer the client said it cannot
 // use. It names each missing backend and why.
 func writeNoQuorum(w http.ResponseWriter, r *http.Request, contributed, configured, quorum int, asker string, missing []missingBackend) {
-	writeRoundError(w, r, http.StatusServiceUnavailable, fanoutError{
+	jsonanswer.Write(w, r, http.StatusServiceUnavailable, fanoutError{
 		Error: fmt.Sprintf("%d of %d backends contributed, fewer than the %d %s asks for",
 			contributed, configured, quorum, asker),
 		Backends: missingResults(missing),
 	})
-}
-
-// writeRoundError answers a round with probegate's own JSON error; a HEAD
-// gets the head alone.
-func writeRoundError(w http.ResponseWriter, r *http.Request, status int, e fanoutError) {
-	if r.Method == http.MethodHead {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		return
-	}
-	writeFanoutError(w, status, e)
-}
-
-// writeFanoutError answers with probegate's own JSON error.
-func writeFanoutError(w http.ResponseWriter, status int, e fanoutError) {
-	body, _ := json.Marshal(e) // Strings and ints only: it cannot fail.
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/internal/jsonanswer"
 )
 
 // The paths of the admin API.
@@ -98,7 +99,7 @@ func onlyGet(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	w.Header().Set("Allow", "GET, HEAD")
-	admin.WriteError(w, http.StatusMethodNotAllowed, "use GET")
+	jsonanswer.WriteError(w, r, http.StatusMethodNotAllowed, "use GET")
 	return false
 }
 
@@ -123,7 +124,7 @@ func (a *API) listBackends() List {
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) {
 	if onlyGet(w, r) {
-		admin.WriteJSON(w, http.StatusOK, a.listBackends())
+		jsonanswer.Write(w, r, http.StatusOK, a.listBackends())
 	}
 }
 
@@ -132,10 +133,10 @@ func (a *API) replicas(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.opts.Replicas == nil {
-		admin.WriteError(w, http.StatusNotFound, "replica views need maintenance.store: etcd, where replicas share their state")
+		jsonanswer.WriteError(w, r, http.StatusNotFound, "replica views need maintenance.store: etcd, where replicas share their state")
 		return
 	}
-	admin.WriteJSON(w, http.StatusOK, ReplicaList{Replicas: a.opts.Replicas()})
+	jsonanswer.Write(w, r, http.StatusOK, ReplicaList{Replicas: a.opts.Replicas()})
 }
 
 func (a *API) maintenance(w http.ResponseWriter, r *http.Request) {
@@ -147,24 +148,24 @@ func (a *API) maintenance(w http.ResponseWriter, r *http.Request) {
 		a.exit(w, r, name)
 	default:
 		w.Header().Set("Allow", "POST, DELETE")
-		admin.WriteError(w, http.StatusMethodNotAllowed, "use POST to start a maintenance, DELETE to end it")
+		jsonanswer.WriteError(w, r, http.StatusMethodNotAllowed, "use POST to start a maintenance, DELETE to end it")
 	}
 }
 
 func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 	force, err := parseForce(r)
 	if err != nil {
-		admin.WriteError(w, http.StatusBadRequest, err.Error())
+		jsonanswer.WriteError(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
 	req, err := parseRequest(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
-		admin.WriteError(w, http.StatusBadRequest, err.Error())
+		jsonanswer.WriteError(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
 	entry, ttl, err := req.entry(a.opts.MaxTTL)
 	if err != nil {
-		admin.WriteError(w, http.StatusBadRequest, err.Error())
+		jsonanswer.WriteError(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
 	entry.Backend = name
@@ -173,29 +174,29 @@ func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 	var budgetErr *budgetError
 	switch {
 	case errors.Is(err, pool.ErrUnknownBackend):
-		admin.WriteError(w, http.StatusNotFound, fmt.Sprintf("no backend named %q", name))
+		jsonanswer.WriteError(w, r, http.StatusNotFound, fmt.Sprintf("no backend named %q", name))
 	case errors.As(err, &budgetErr):
 		a.manager.metrics.refusals.Inc()
 		b := budgetErr.Budget
 		level.Info(a.logger).Log("msg", "Maintenance refused by the readiness budget", "backend", name, "by", entry.By,
 			"expected", b.Expected, "current_healthy", b.CurrentHealthy, "desired_healthy", b.DesiredHealthy, "disruptions_allowed", b.DisruptionsAllowed)
 		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(name)))
-		admin.WriteJSON(w, http.StatusTooManyRequests, Refused{Error: budgetErr.Error() + "; retry later or use force", Budget: b})
+		jsonanswer.Write(w, r, http.StatusTooManyRequests, Refused{Error: budgetErr.Error() + "; retry later or use force", Budget: b})
 	case errors.Is(err, errContended):
 		w.Header().Set("Retry-After", "1")
-		admin.WriteError(w, http.StatusTooManyRequests, err.Error())
+		jsonanswer.WriteError(w, r, http.StatusTooManyRequests, err.Error())
 	case err != nil:
-		a.storeUnavailable(w, err)
+		a.storeUnavailable(w, r, err)
 	default:
-		admin.WriteJSON(w, http.StatusOK, Entered{Backend: name, State: "maintenance", Forced: g.Forced,
+		jsonanswer.Write(w, r, http.StatusOK, Entered{Backend: name, State: "maintenance", Forced: g.Forced,
 			Maintenance: g.Entry, Readiness: g.Budget})
 	}
 }
 
 // storeUnavailable answers 503 for a request the store could not take.
-func (a *API) storeUnavailable(w http.ResponseWriter, err error) {
+func (a *API) storeUnavailable(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("Retry-After", strconv.Itoa(storeRetryAfter))
-	admin.WriteError(w, http.StatusServiceUnavailable, err.Error())
+	jsonanswer.WriteError(w, r, http.StatusServiceUnavailable, err.Error())
 }
 
 func parseForce(r *http.Request) (bool, error) {
@@ -282,10 +283,10 @@ func (a *API) exit(w http.ResponseWriter, r *http.Request, name string) {
 	existed, saved, err := a.manager.exit(r.Context(), name)
 	switch {
 	case errors.Is(err, pool.ErrUnknownBackend):
-		admin.WriteError(w, http.StatusNotFound, fmt.Sprintf("no backend named %q and no maintenance entry for it", name))
+		jsonanswer.WriteError(w, r, http.StatusNotFound, fmt.Sprintf("no backend named %q and no maintenance entry for it", name))
 		return
 	case err != nil:
-		a.storeUnavailable(w, err)
+		a.storeUnavailable(w, r, err)
 		return
 	}
 	view := Ended{Backend: name, WasInMaintenance: existed, Saved: saved}
@@ -297,5 +298,5 @@ func (a *API) exit(w http.ResponseWriter, r *http.Request, name string) {
 	if existed {
 		level.Info(a.logger).Log("msg", "Maintenance ended by request", "backend", name, "by", a.requester(r), "saved", saved)
 	}
-	admin.WriteJSON(w, http.StatusOK, view)
+	jsonanswer.Write(w, r, http.StatusOK, view)
 }

@@ -12,12 +12,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/internal/jsonanswer"
 	"github.com/probegate/probegate/internal/testclock"
 )
 
@@ -115,7 +115,7 @@ func TestAPIDisabledForbids(t *testing.T) {
 		{"POST", "/api/v1/backends/a/maintenance"}, {"DELETE", "/api/v1/backends/a/maintenance"},
 	} {
 		w := f.do(request{method: req[0], target: req[1], body: `{"reason":"x"}`})
-		var e admin.Error
+		var e jsonanswer.Error
 		if w.Code != http.StatusForbidden || json.Unmarshal(w.Body.Bytes(), &e) != nil || !strings.Contains(e.Error, "--web.enable-admin-api") {
 			t.Errorf("%s %s: %d %s", req[0], req[1], w.Code, w.Body)
 		}
@@ -213,7 +213,7 @@ func TestAPIEnterListExit(t *testing.T) {
 		t.Error("entry kept after DELETE")
 	}
 	w = f.do(request{method: "DELETE", target: "/api/v1/backends/b/maintenance"})
-	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"was_in_maintenance": false`) {
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"was_in_maintenance":false`) {
 		t.Errorf("second DELETE: %d %s", w.Code, w.Body)
 	}
 }
@@ -344,7 +344,7 @@ func TestAPIStoreDownAnswers503(t *testing.T) {
 		{method: "DELETE", target: "/api/v1/backends/c/maintenance"},
 	} {
 		w := f.do(r)
-		var e admin.Error
+		var e jsonanswer.Error
 		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "5" || json.Unmarshal(w.Body.Bytes(), &e) != nil {
 			t.Fatalf("%s %s: %d Retry-After %q %s", r.method, r.target, w.Code, w.Header().Get("Retry-After"), w.Body)
 		}
@@ -449,7 +449,7 @@ func TestMaintenancePathIsServed(t *testing.T) {
 	if w := f.post(MaintenancePath("b"), `{"reason":"kernel"}`); w.Code != http.StatusOK {
 		t.Errorf("POST %s: %d %s", MaintenancePath("b"), w.Code, w.Body)
 	}
-	if w := f.do(request{method: "DELETE", target: MaintenancePath("b")}); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"was_in_maintenance": true`) {
+	if w := f.do(request{method: "DELETE", target: MaintenancePath("b")}); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"was_in_maintenance":true`) {
 		t.Errorf("DELETE %s: %d %s", MaintenancePath("b"), w.Code, w.Body)
 	}
 }

@@ -1,11 +1,11 @@
 package status
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/probegate/probegate/collector/discovery"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/jsonanswer"
 )
 
 // apiAnswer is the body of the JSON introspection endpoints, shaped as
@@ -31,10 +31,10 @@ func ConfigHandler(running func() *config.Config) http.Handler {
 		}
 		out, err := running().RedactedYAML()
 		if err != nil {
-			writeAPIAnswer(w, r, http.StatusInternalServerError, apiAnswer{Status: "error", ErrorType: "internal", Error: err.Error()})
+			jsonanswer.Write(w, r, http.StatusInternalServerError, apiAnswer{Status: "error", ErrorType: "internal", Error: err.Error()})
 			return
 		}
-		writeAPIAnswer(w, r, http.StatusOK, apiAnswer{Status: "success", Data: &configData{YAML: string(out)}})
+		jsonanswer.Write(w, r, http.StatusOK, apiAnswer{Status: "success", Data: &configData{YAML: string(out)}})
 	})
 }
 
@@ -50,10 +50,10 @@ func DiscoveryAPIHandler(view func(target string) discovery.View) http.Handler {
 		}
 		target, err := targetParam(r)
 		if err != nil {
-			writeAPIAnswer(w, r, http.StatusBadRequest, apiAnswer{Status: "error", ErrorType: "bad_data", Error: err.Error()})
+			jsonanswer.Write(w, r, http.StatusBadRequest, apiAnswer{Status: "error", ErrorType: "bad_data", Error: err.Error()})
 			return
 		}
-		writeAPIAnswer(w, r, http.StatusOK, apiAnswer{Status: "success", Data: view(target)})
+		jsonanswer.Write(w, r, http.StatusOK, apiAnswer{Status: "success", Data: view(target)})
 	})
 }
 
@@ -64,16 +64,6 @@ func readOnly(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	w.Header().Set("Allow", "GET, HEAD")
-	writeAPIAnswer(w, r, http.StatusMethodNotAllowed, apiAnswer{Status: "error", ErrorType: "bad_data", Error: "method not allowed: use GET"})
+	jsonanswer.Write(w, r, http.StatusMethodNotAllowed, apiAnswer{Status: "error", ErrorType: "bad_data", Error: "method not allowed: use GET"})
 	return false
-}
-
-func writeAPIAnswer(w http.ResponseWriter, r *http.Request, code int, a apiAnswer) {
-	body, _ := json.Marshal(a) // Strings, numbers, maps and slices only: it cannot fail.
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(append(body, '\n'))
-	}
 }

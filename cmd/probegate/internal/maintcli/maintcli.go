@@ -24,11 +24,11 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
-	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/maintenance/store"
+	"github.com/probegate/probegate/internal/jsonanswer"
 	"github.com/probegate/probegate/internal/redact"
 )
 
@@ -329,7 +329,7 @@ func budgetText(b budget.Budget) string {
 
 // apiError is the error message of a JSON error answer, or the answer.
 func apiError(data []byte) string {
-	var e admin.Error
+	var e jsonanswer.Error
 	if json.Unmarshal(data, &e) == nil && e.Error != "" {
 		return e.Error
 	}
