@@ -31,7 +31,7 @@ func (s *server) mountIntrospection(mux *http.ServeMux, started time.Time) {
 	mux.Handle("/status", status.Handler(status.Options{
 		Pool: s.pool, LastRound: s.fanout.LastRound, Draining: s.gate.Draining,
 		Replica: s.opts.replicaName(), Instance: instance, Version: version.Version, Started: started, MetricsPath: s.opts.TelemetryPath,
-		Store: s.maint.manager.Status, Replicas: s.maint.liveReplicas(), AdminAPI: s.opts.EnableAdminAPI,
+		Store: s.maint.Status, Replicas: s.maint.LiveReplicas(), AdminAPI: s.opts.EnableAdminAPI,
 	}))
 	mux.Handle(configPath, status.ConfigHandler(s.targets.Running))
 	mux.Handle(discoveryPath, status.DiscoveryAPIHandler(s.sd.View))

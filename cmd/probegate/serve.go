@@ -31,6 +31,7 @@ import (
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/probe"
+	"github.com/probegate/probegate/collector/readiness"
 	"github.com/probegate/probegate/collector/reconcile"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/gate"
@@ -94,8 +95,12 @@ type server struct {
 	targets *reconcile.Reconciler
 	// sd is service discovery, for its view.
 	sd *discovery.Discovery
-	// maint is maintenance, its store and the replica views.
-	maint *maintenanceService
+	// maint is maintenance, its store and the replica views, and the
+	// readiness checks that read them.
+	maint *readiness.Maintenance
+	// mainSrv, healthSrv and adminSrv serve the listeners; the last two
+	// are nil without their listener.
+	mainSrv, healthSrv, adminSrv *http.Server
 	// reloads makes SIGHUP and POST /-/reload one reload at a time: a
 	// request that arrives while one runs shares its result, so a storm of
 	// reloads costs one. The reconciler orders them with discovery
@@ -106,11 +111,27 @@ type server struct {
 // runServer wires everything and serves on listeners until the gate's
 // lifecycle ends. cfg was judged for the listeners; reloads judge theirs
 // with judge. announce, when set, is called once the listener is about
-// to start.
+// to start. Each failure is logged once, here.
 func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners listenerSet, judge judgement, announce func()) int {
-	started := time.Now()
 	level.Info(logger).Log("msg", "Starting probegate", "version", version.Info(), "backends", len(cfg.Backends))
+	s, err := newServer(opts, logger, cfg, listeners, judge)
+	if err != nil {
+		level.Error(logger).Log("msg", "Cannot start probegate", "err", err)
+		return 1
+	}
+	if err := s.serve(listeners, announce); err != nil {
+		level.Error(logger).Log("msg", "Server stopped", "err", err)
+		return 1
+	}
+	level.Info(logger).Log("msg", "probegate stopped")
+	return 0
+}
 
+// newServer builds every part of probegate for cfg and the listeners,
+// and starts service discovery; nothing is served yet. Its error names
+// the part that could not be built.
+func newServer(opts *options, logger log.Logger, cfg *config.Config, listeners listenerSet, judge judgement) (*server, error) {
+	started := time.Now()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		versioncollector.NewCollector("probegate"),
@@ -119,42 +140,69 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	)
 	s := &server{opts: opts, logger: logger, judge: judge, listen: listenerAddrs(listeners.all()), metrics: collector.NewMetrics(reg)}
 	now := opts.clock()
-	backends := pool.New(logger, now)
-	if err := backends.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
-		level.Error(logger).Log("msg", "Cannot build the backend pool", "err", err)
-		return 1
+	s.pool = pool.New(logger, now)
+	if err := s.pool.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
+		return nil, fmt.Errorf("build the backend pool: %w", err)
 	}
-	maint, err := openMaintenance(opts, cfg, backends, reg, logger, now)
+	var err error
+	s.maint, err = readiness.Open(cfg.Maintenance, s.pool, readiness.Options{Replica: opts.replicaName(), StorageDir: opts.storageDir(),
+		AdminAPI: opts.EnableAdminAPI, Registerer: reg, Logger: logger, Now: now})
 	if err != nil {
-		level.Error(logger).Log("msg", "Cannot read the maintenance state", "err", err)
-		return 1
+		return nil, fmt.Errorf("read the maintenance state: %w", err)
 	}
-	s.maint = maint
-	s.pool = backends
-	s.prober = probe.NewProber(backends, logger, s.metrics.ObserveProbe)
+	s.prober = probe.NewProber(s.pool, logger, s.metrics.ObserveProbe)
 	stopDiscovery, err := s.startDiscovery(cfg, reg)
 	if err != nil {
-		level.Error(logger).Log("msg", "Cannot start service discovery", "err", err)
-		return 1
+		return nil, fmt.Errorf("start service discovery: %w", err)
 	}
-	s.fanout = fanout.New(backends, cfg.Fanout, fanout.NewMetrics(reg), logger, now)
+	s.fanout = fanout.New(s.pool, cfg.Fanout, fanout.NewMetrics(reg), logger, now)
 	s.fanout.SetReplicaName(opts.replicaName())
 	applyMemoryLimit(logger, cfg.Fanout)
 	s.metrics.ObserveReload(true, now())
 
 	gateOptions := gateTimings(cfg.Gate)
 	gateOptions.Logger = logger
-	g := gate.New(gateOptions)
-	s.gate = g
-	g.OnShutdown(func(context.Context) { stopDiscovery() })
-	maint.startReplicas(opts.replicaName(), g, backends, reg, logger, now)
-	g.RegisterWithOutput("backends", s.budgetCheck(reg))
-	maint.registerReadiness(g)
-	reg.MustRegister(g)
+	s.gate = gate.New(gateOptions)
+	s.gate.OnShutdown(func(context.Context) { stopDiscovery() })
+	s.maint.RegisterChecks(s.gate, func() bool { return s.targets.Running().Readiness.PeerRelative })
+	reg.MustRegister(s.gate)
 
+	rejected := newRejectedCounter(reg)
+	mux, err := s.mainMux(reg, rejected, started)
+	if err != nil {
+		return nil, err
+	}
+	adminMux, err := s.adminMux(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if listeners.health != nil {
+		s.healthSrv = opts.healthServer(s.gate.Wrap(s.gate.HealthHandler()), s.gate.Wrap(s.gate.ReadyHandler()))
+	}
+	if listeners.admin != nil {
+		s.adminSrv = opts.adminServer(s.gate.Wrap(limitInFlight(adminMux, opts.MaxRequestsInFlight, pageWriteTimeout, rejected)))
+	}
+	// Discovered backends that lead back to probegate are dropped; an
+	// update discovery delivered before the rule was set is applied again
+	// under it.
+	s.targets.DetectLoops(selfPredicate(s.listen).Targets)
+	readTimeout := time.Duration(opts.ReadTimeout)
+	s.mainSrv = &http.Server{
+		Handler:           framing.Handler(routeFanout(http.NewCrossOriginProtection().Handler(s.fanout), limitInFlight(mux, opts.MaxRequestsInFlight, pageWriteTimeout, rejected))),
+		ConnContext:       framing.ConnContext,
+		ReadHeaderTimeout: min(time.Duration(opts.ReadHeaderTimeout), readTimeout),
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       readTimeout,
+		MaxHeaderBytes:    serverMaxHeaderBytes(opts.MaxHeaderBytes),
+	}
+	return s, nil
+}
+
+// mainMux is the main listener's routes but the fan-out's.
+func (s *server) mainMux(reg *prometheus.Registry, rejected *prometheus.CounterVec, started time.Time) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
-	mux.Handle("/health", g.HealthHandler())
-	mux.Handle("/ready", g.ReadyHandler())
+	mux.Handle("/health", s.gate.HealthHandler())
+	mux.Handle("/ready", s.gate.ReadyHandler())
 	// The pool's series are built straight into metric families at scrape
 	// time and merged with the registry's: at 10,000 backends the registry's
 	// per-series checks would cost more than the whole budget.
@@ -163,52 +211,41 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	// --web.max-requests-in-flight are in flight, the excess refused as
 	// the other heavy pages' (promhttp's own bound stays behind, on the
 	// encodings).
-	rejected := newRejectedCounter(reg)
-	gatherer := collector.SharedGatherer(collector.NewGatherer(backends, reg))
+	gatherer := collector.SharedGatherer(collector.NewGatherer(s.pool, reg))
 	metrics := shareScrapes(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
-		Registry: reg, ErrorLog: logging.Printer(logger), MaxRequestsInFlight: opts.MaxRequestsInFlight}))
-	mux.Handle(opts.TelemetryPath, limitMetrics(promhttp.InstrumentMetricHandler(reg, metrics), opts.MaxRequestsInFlight, pageWriteTimeout, rejected))
-	mux.Handle("/healthz", collector.HealthzHandlerWithStore(backends, s.fanout.LastRound, maint.healthzStore()))
+		Registry: reg, ErrorLog: logging.Printer(s.logger), MaxRequestsInFlight: s.opts.MaxRequestsInFlight}))
+	mux.Handle(s.opts.TelemetryPath, limitMetrics(promhttp.InstrumentMetricHandler(reg, metrics), s.opts.MaxRequestsInFlight, pageWriteTimeout, rejected))
+	mux.Handle("/healthz", collector.HealthzHandlerWithStore(s.pool, s.fanout.LastRound, s.maint.HealthzStore()))
 	s.mountIntrospection(mux, started)
 	if err := s.mountLandingPage(mux); err != nil {
-		level.Error(logger).Log("msg", "Cannot build the landing page", "err", err)
-		return 1
+		return nil, fmt.Errorf("build the landing page: %w", err)
 	}
-	// The admin interface is served on its own listener only.
-	adminMux := http.NewServeMux()
-	adminMux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
-	api, err := maint.api(opts, cfg, logger)
-	if err != nil {
-		level.Error(logger).Log("msg", "Cannot serve the admin API", "err", err)
-		return 1
-	}
-	api.Register(adminMux)
-	mountDebugProbe(adminMux, opts, backends)
+	return mux, nil
+}
 
-	var healthSrv, adminSrv *http.Server
-	if listeners.health != nil {
-		healthSrv = opts.healthServer(g.Wrap(g.HealthHandler()), g.Wrap(g.ReadyHandler()))
+// adminMux is the admin listener's routes: the admin interface is served
+// there only.
+func (s *server) adminMux(cfg *config.Config) (*http.ServeMux, error) {
+	authenticated, err := webConfigAuthenticates(s.opts.WebConfigFile)
+	if err != nil {
+		return nil, fmt.Errorf("serve the admin API: %w", err)
 	}
-	if listeners.admin != nil {
-		adminSrv = opts.adminServer(g.Wrap(limitInFlight(adminMux, opts.MaxRequestsInFlight, pageWriteTimeout, rejected)))
-	}
-	// Discovered backends that lead back to probegate are dropped; an
-	// update discovery delivered before the rule was set is applied again
-	// under it.
-	s.targets.DetectLoops(selfPredicate(s.listen).Targets)
-	readTimeout := time.Duration(opts.ReadTimeout)
-	srv := &http.Server{
-		Handler:           framing.Handler(routeFanout(http.NewCrossOriginProtection().Handler(s.fanout), limitInFlight(mux, opts.MaxRequestsInFlight, pageWriteTimeout, rejected))),
-		ConnContext:       framing.ConnContext,
-		ReadHeaderTimeout: min(time.Duration(opts.ReadHeaderTimeout), readTimeout),
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       readTimeout,
-		MaxHeaderBytes:    serverMaxHeaderBytes(opts.MaxHeaderBytes),
-	}
-	if healthSrv != nil {
+	mux := http.NewServeMux()
+	mux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
+	s.maint.API(maintenance.APIOptions{Enabled: s.opts.EnableAdminAPI, LoopbackOnly: s.opts.adminLoopbackOnly,
+		Authenticated: authenticated, MaxTTL: time.Duration(cfg.Maintenance.MaxTTL)}).Register(mux)
+	mountDebugProbe(mux, s.opts, s.pool)
+	return mux, nil
+}
+
+// serve runs the background work (the prober, the pool's timed work,
+// maintenance) and serves on the listeners until the gate's lifecycle
+// ends, then stops them in order.
+func (s *server) serve(listeners listenerSet, announce func()) error {
+	if s.healthSrv != nil {
 		// Registered first, so it runs last: /ready keeps answering
 		// "draining" on the health listener until everything else is done.
-		g.OnShutdown(func(ctx context.Context) { healthSrv.Shutdown(ctx) })
+		s.gate.OnShutdown(func(ctx context.Context) { s.healthSrv.Shutdown(ctx) })
 	}
 	// The prober and the pool's timed work (readmissions, maintenance
 	// expiry) run until shutdown.
@@ -216,35 +253,29 @@ func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	var background sync.WaitGroup
 	background.Go(func() { s.prober.Run(ctx) })
 	background.Go(func() { s.pool.Run(ctx) })
-	background.Go(func() { maint.run(ctx) })
-	g.OnShutdown(func(context.Context) {
+	background.Go(func() { s.maint.Run(ctx) })
+	s.gate.OnShutdown(func(context.Context) {
 		stopBackground()
 		background.Wait()
 	})
 	stopHUP := s.reloadOnSIGHUP()
+	defer stopHUP()
 
 	if announce != nil {
 		announce()
 	}
-	flags, slogger := opts.webFlagConfig(), logging.Slog(logger)
-	if adminSrv != nil {
-		g.OnShutdown(func(ctx context.Context) { adminSrv.Shutdown(ctx) })
+	flags, slogger := s.opts.webFlagConfig(), logging.Slog(s.logger)
+	if s.adminSrv != nil {
+		s.gate.OnShutdown(func(ctx context.Context) { s.adminSrv.Shutdown(ctx) })
 	}
-	err = g.Run(context.Background(), srv, func() error {
-		if healthSrv != nil {
-			level.Info(logger).Log("msg", "Serving /health and /ready", "address", listeners.health.Addr())
-			go healthSrv.Serve(listeners.health)
+	return s.gate.Run(context.Background(), s.mainSrv, func() error {
+		if s.healthSrv != nil {
+			level.Info(s.logger).Log("msg", "Serving /health and /ready", "address", listeners.health.Addr())
+			go s.healthSrv.Serve(listeners.health)
 		}
-		return serveWithAdmin(logger, adminSrv, listeners.admin, func() error { return web.ServeMultiple(listeners.main, srv, flags, slogger) },
-			func() error { return web.Serve(listeners.admin, adminSrv, flags, slogger) })
+		return serveWithAdmin(s.logger, s.adminSrv, listeners.admin, func() error { return web.ServeMultiple(listeners.main, s.mainSrv, flags, slogger) },
+			func() error { return web.Serve(listeners.admin, s.adminSrv, flags, slogger) })
 	})
-	stopHUP()
-	if err != nil {
-		level.Error(logger).Log("msg", "Server stopped", "err", err)
-		return 1
-	}
-	level.Info(logger).Log("msg", "probegate stopped")
-	return 0
 }
 
 // builtinRoutes are the paths the main listener serves besides the
@@ -349,7 +380,7 @@ func (s *server) apply() error {
 	if err != nil {
 		return err
 	}
-	if err := s.maint.checkReload(cfg); err != nil {
+	if err := s.maint.CheckReload(cfg.Maintenance); err != nil {
 		return err
 	}
 	logWarnings(s.logger, warnings)

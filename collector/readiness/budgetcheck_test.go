@@ -1,0 +1,77 @@
+package readiness
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/probegate/probegate/collector/budget"
+	"github.com/probegate/probegate/collector/maintenance"
+	"github.com/probegate/probegate/gate"
+)
+
+// TestJudgeBudget is the backends check, case by case: a budget that
+// holds passes with its numbers; one that does not fails, unless readiness
+// is peer-relative and no live peer is better off, when it passes with a
+// warning and says it was overridden.
+func TestJudgeBudget(t *testing.T) {
+	holds := budget.Budget{Expected: 3, CurrentHealthy: 2, DesiredHealthy: 2, DisruptionsAllowed: 0}
+	short := budget.Budget{Expected: 3, CurrentHealthy: 1, DesiredHealthy: 2}
+	views := func(fresh bool, vs ...maintenance.ReplicaView) peerViews {
+		return func() ([]maintenance.ReplicaView, bool) { return vs, fresh }
+	}
+	for _, tc := range []struct {
+		name       string
+		budget     budget.Budget
+		peers      peerViews
+		output     string
+		fails      bool
+		warns      bool
+		overridden bool
+		says       string
+	}{
+		{name: "holds", budget: holds, output: "expected=3 current_healthy=2 desired_healthy=2 disruptions_allowed=0"},
+		{name: "holds, peers not asked", budget: holds, peers: func() ([]maintenance.ReplicaView, bool) { panic("asked") },
+			output: "expected=3 current_healthy=2 desired_healthy=2 disruptions_allowed=0"},
+		{name: "short, plain", budget: short, fails: true, says: "readiness budget does not hold: expected=3 current_healthy=1"},
+		{name: "short, a peer holds", budget: short, peers: views(true, maintenance.ReplicaView{Name: "b", BudgetHolds: true}),
+			fails: true, says: "live peers holds (b)"},
+		{name: "short, no peer holds", budget: short, peers: views(true, maintenance.ReplicaView{Name: "b"}),
+			warns: true, overridden: true, says: "no live peer's budget holds either"},
+		{name: "short, the holding peer drains", budget: short, peers: views(true, maintenance.ReplicaView{Name: "b", BudgetHolds: true, Draining: true}),
+			warns: true, overridden: true, says: "no live peer's budget holds either"},
+		{name: "short, views not current", budget: short, peers: views(false), fails: true, says: "not current"},
+	} {
+		output, overridden, err := judgeBudget(tc.budget, tc.peers)
+		var warning *gate.Warning
+		warned := errors.As(err, &warning)
+		switch {
+		case output != tc.output, overridden != tc.overridden, warned != tc.warns, (err != nil && !warned) != tc.fails:
+			t.Errorf("%s: output %q, overridden %v, err %v", tc.name, output, overridden, err)
+		case tc.says != "" && (err == nil || !strings.Contains(err.Error(), tc.says)):
+			t.Errorf("%s: err %v; want it to say %q", tc.name, err, tc.says)
+		}
+	}
+}
+
+// TestBudgetCheckAsksPeersOnlyWhenPeerRelative: the override gauge
+// follows the verdict, and with readiness.peer_relative off the peers are
+// not asked and a short budget fails.
+func TestBudgetCheckAsksPeersOnlyWhenPeerRelative(t *testing.T) {
+	short := func() budget.Budget { return budget.Budget{Expected: 3, CurrentHealthy: 1, DesiredHealthy: 2} }
+	nobody := func() ([]maintenance.ReplicaView, bool) { return []maintenance.ReplicaView{{Name: "b"}}, true }
+	override := prometheus.NewGauge(prometheus.GaugeOpts{Name: "override"})
+	relative := true
+	check := budgetCheck(short, nobody, func() bool { return relative }, override)
+	if _, err := check(context.Background()); !errors.As(err, new(*gate.Warning)) || testutil.ToFloat64(override) != 1 {
+		t.Errorf("peer-relative, nobody better off: err %v, override %v; want a warning and 1", err, testutil.ToFloat64(override))
+	}
+	relative = false
+	if _, err := check(context.Background()); err == nil || errors.As(err, new(*gate.Warning)) || testutil.ToFloat64(override) != 0 {
+		t.Errorf("not peer-relative: err %v, override %v; want a failure and 0", err, testutil.ToFloat64(override))
+	}
+}

@@ -1,0 +1,193 @@
+package readiness
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/version"
+
+	"github.com/probegate/probegate/collector"
+	"github.com/probegate/probegate/collector/maintenance"
+	"github.com/probegate/probegate/collector/maintenance/store"
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/gate"
+)
+
+// Options are what Open needs besides the configuration and the pool.
+type Options struct {
+	// Replica is this replica's name among its peers.
+	Replica string
+	// StorageDir is where a file store keeps its entries, and a shared
+	// store the state it last applied.
+	StorageDir string
+	// AdminAPI is set when the admin API is on: only then can entries
+	// be written, or ended before their ttl.
+	AdminAPI bool
+	// Registerer takes the metrics of maintenance, its store, the replica
+	// views and the peer override; it is required.
+	Registerer prometheus.Registerer
+	Logger     log.Logger
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Maintenance is maintenance as one replica runs it: the store the
+// configuration names, the manager that keeps the pool in step with it,
+// and, with a shared store, this replica's view among its peers.
+type Maintenance struct {
+	pool     *pool.Pool
+	store    store.Store
+	manager  *maintenance.Manager
+	replicas *maintenance.Replicas // nil unless the store is shared
+	// settings is the maintenance block the store was opened with: a
+	// reload may not change it.
+	settings config.Maintenance
+	opts     Options
+}
+
+// Open opens the configured store and applies its entries to p. A file
+// store that cannot be read is an error, and nothing overwrites it; an
+// etcd cluster that cannot be reached is not (the replica serves, refuses
+// writes and keeps trying).
+func Open(cfg config.Maintenance, p *pool.Pool, o Options) (*Maintenance, error) {
+	if o.Logger == nil {
+		o.Logger = log.NewNopLogger()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	m := &Maintenance{pool: p, settings: cfg, opts: o}
+	var err error
+	if m.store, err = store.Open(cfg, o.StorageDir, o.AdminAPI); err != nil {
+		return nil, err
+	}
+	var applied *store.Applied
+	if m.store.Shared() {
+		applied = store.NewApplied(o.StorageDir, store.SourceOf(cfg))
+	}
+	m.manager = maintenance.NewManager(p, m.store, applied, o.Registerer, o.Logger, o.Now)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.Etcd.RequestTimeout)+time.Second)
+	defer cancel()
+	if err := m.manager.Start(ctx); err != nil {
+		if !m.store.Shared() {
+			m.store.Close()
+			return nil, err
+		}
+		level.Warn(o.Logger).Log("msg", "Cannot read the maintenance store; serving without its entries until it answers", "store", m.store.Kind(), "err", err)
+	}
+	if entries := p.Maintenances(); len(entries) > 0 && !o.AdminAPI {
+		names := make([]string, len(entries))
+		for i, e := range entries {
+			names[i] = e.Backend
+		}
+		level.Warn(o.Logger).Log("msg", "Backends are in maintenance but the admin API is off: nothing here can end it before its ttl",
+			"backends", strings.Join(names, ","), "hint", "enable --web.enable-admin-api, or run probegate maintenance stop NAME --storage.path DIR while probegate is stopped")
+	}
+	return m, nil
+}
+
+// RegisterChecks adds this replica's readiness checks to g and, with a
+// shared store, starts sharing its view with its peers (Run publishes
+// it):
+//   - backends: the pool's readiness budget (budgetCheck), which with a
+//     shared store and peerRelative() true fails only when a live peer is
+//     better off;
+//   - maintenance_store, with a shared store: a replica that has neither
+//     read the store nor saved a state of it does not know which backends
+//     are out, so it is not ready until the first read succeeds. A
+//     replica serving a saved state is ready; its state is marked stale.
+func (m *Maintenance) RegisterChecks(g *gate.Gate, peerRelative func() bool) {
+	var peers peerViews
+	var override prometheus.Gauge
+	if registry, ok := m.store.(maintenance.Registry); ok {
+		self := func(ctx context.Context) maintenance.ReplicaView {
+			b := m.pool.Budget()
+			return maintenance.ReplicaView{Name: m.opts.Replica, Version: version.Version, Ready: g.Ready(ctx), BudgetHolds: b.Holds(),
+				Draining: g.Draining(), Expected: b.Expected, InService: b.CurrentHealthy, DisruptionsAllowed: b.DisruptionsAllowed}
+		}
+		m.replicas = maintenance.NewReplicas(registry, self, m.opts.Registerer, m.opts.Logger, m.opts.Now)
+		peers = func() ([]maintenance.ReplicaView, bool) { return m.replicas.Peers(m.opts.Replica) }
+		override = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "probegate_readiness_peer_override",
+			Help: "Whether this replica stays ready although its readiness budget does not hold, because no live peer's budget holds either (1) or not (0).",
+		})
+		m.opts.Registerer.MustRegister(override)
+	}
+	g.RegisterWithOutput("backends", budgetCheck(m.pool.Budget, peers, peerRelative, override))
+	if !m.store.Shared() {
+		return
+	}
+	g.RegisterWithOutput("maintenance_store", func(context.Context) (string, error) {
+		st := m.manager.Status()
+		switch {
+		case !st.Synced:
+			return "", errors.New("not synced with the store yet")
+		case st.Stale:
+			return "stale: serving the last applied state until the store answers", nil
+		}
+		return "synced", nil
+	})
+}
+
+// Status is the store's health and the state in force, for the pages.
+func (m *Maintenance) Status() maintenance.StoreStatus { return m.manager.Status() }
+
+// HealthzStore reports the store's health in /healthz when the store is
+// shared; nil otherwise.
+func (m *Maintenance) HealthzStore() func() collector.HealthzStore {
+	if !m.store.Shared() {
+		return nil
+	}
+	return func() collector.HealthzStore {
+		st := m.manager.Status()
+		h := collector.HealthzStore{Kind: st.Kind, Healthy: st.Healthy, Stale: st.Stale}
+		if !st.LastSync.IsZero() {
+			h.LastSync = st.LastSync.UTC().Format(time.RFC3339Nano)
+		}
+		return h
+	}
+}
+
+// LiveReplicas lists the live replicas for the status page and the admin
+// API; nil when the store is not shared. The views exist once
+// RegisterChecks has given them the gate whose readiness they publish,
+// so it is called after it.
+func (m *Maintenance) LiveReplicas() func() []maintenance.ReplicaView {
+	if m.replicas == nil {
+		return nil
+	}
+	return m.replicas.Live
+}
+
+// Run keeps the entries in step with the store, and publishes the replica
+// view, until ctx ends; then it closes the store.
+func (m *Maintenance) Run(ctx context.Context) {
+	done := make(chan struct{})
+	if m.replicas != nil {
+		go func() { defer close(done); m.replicas.Run(ctx) }()
+	} else {
+		close(done)
+	}
+	m.manager.Run(ctx)
+	<-done
+	m.store.Close()
+}
+
+// API is the admin API over this replica's maintenance, with o's
+// settings and the live replicas.
+func (m *Maintenance) API(o maintenance.APIOptions) *maintenance.API {
+	o.Replicas = m.LiveReplicas()
+	return maintenance.NewAPI(m.manager, o, m.opts.Logger)
+}
+
+// CheckReload refuses a configuration that changes the store: the
+// replica's entries and its peers come from it, so a restart applies it.
+func (m *Maintenance) CheckReload(cfg config.Maintenance) error {
+	return store.CheckReload(m.settings, cfg)
+}
