@@ -332,14 +332,6 @@ func medianOf(values []float64) float64 {
 	return sorted[len(sorted)/2]
 }
 
-func median(results []probingBenchResult, get func(probingBenchResult) float64) float64 {
-	values := make([]float64, len(results))
-	for i, r := range results {
-		values[i] = get(r)
-	}
-	return medianOf(values)
-}
-
 type probingBenchResult struct {
 	cpuPerProbe, setupCPUPerProbe  float64
 	allCPUPerProbe                 float64

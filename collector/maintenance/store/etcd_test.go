@@ -336,7 +336,7 @@ func TestEtcdStore(t *testing.T) {
 	t.Run("the watch starts at its read and never replays history", func(t *testing.T) {
 		f := newEtcdFixture(t, endpoint, "/t/watch")
 		st := f.swap(t, f.load(t), Write{Entries: []entries.Entry{{Backend: "old1"}}, Granted: "old1"})
-		st = f.swap(t, st, Write{Entries: []entries.Entry{{Backend: "old2"}}, Granted: "old2"})
+		f.swap(t, st, Write{Entries: []entries.Entry{{Backend: "old2"}}, Granted: "old2"})
 		if _, err := f.raw.Delete(t.Context(), f.keys.entries); err != nil {
 			t.Fatal(err)
 		}
