@@ -26,7 +26,7 @@ func TestOutOfDescriptorsTakesNoBackendOut(t *testing.T) {
 	path := backendsConfig(t, "health_probe: {interval: 200ms, timeout: 190ms, failures: 3, successes: 2, keep_alive: false}\n", urls...)
 	addr := freeAddr(t)
 	cmd := exec.Command("sh", "-c", fmt.Sprintf("ulimit -n %d && exec \"$0\" \"$@\"", fdLimit), binary(t),
-		"--config.file="+path, "--web.listen-address="+addr)
+		"--config.file="+path, "--web.listen-address="+addr, "--web.admin-listen-address=")
 	p := &probegateProcess{cmd: cmd, base: "http://" + addr}
 	p.output, p.done = startProcess(t, "probegate", cmd)
 	p.waitServing(t)
