@@ -145,7 +145,11 @@ func TestEveryDoorJudgesAlike(t *testing.T) {
 	}
 	p := launchProbegate(t, addr, "--config.file="+path, "--web.enable-lifecycle", "--web.admin-listen-address="+admin)
 	p.waitServing(t)
-	waitFor(t, 10*time.Second, "ready", func() bool { return statusOf(t, p.base+"/ready") == http.StatusOK })
+	// Healthy first, so that a refused reload that rebuilt the backend
+	// (its state back to unknown) shows below.
+	waitFor(t, 10*time.Second, "a healthy and /ready 200", func() bool {
+		return getHealthz(t, p.base)["a"].State == "healthy" && statusOf(t, p.base+"/ready") == http.StatusOK
+	})
 	for _, c := range cases {
 		if err := os.WriteFile(path, []byte(c.data), 0o600); err != nil {
 			t.Fatal(err)
