@@ -106,21 +106,40 @@ type probegateProcess struct {
 }
 
 // startProbegate runs the binary with args plus a --web.listen-address on a
-// free loopback port and waits until /healthz answers over plain HTTP.
+// free loopback port and waits until /healthz answers over plain HTTP. A
+// port that was free when drawn may be taken before probegate binds it
+// (by another test, or another make test beside this one): then it starts
+// again on other ports, at most three times.
 func startProbegate(t testing.TB, args ...string) *probegateProcess {
 	t.Helper()
-	p := launchProbegate(t, freeAddr(t), args...)
-	p.waitServing(t)
-	return p
+	for attempt := 1; ; attempt++ {
+		p := launchProbegate(t, freeAddr(t), args...)
+		if p.awaitServing(t, attempt < 3) {
+			return p
+		}
+		t.Logf("a port was taken before probegate bound it; starting again:\n%s", p.output)
+	}
 }
 
 // waitServing waits until /healthz answers over plain HTTP, and fails at
 // once, with the output, if the process exits first.
 func (p *probegateProcess) waitServing(t testing.TB) {
 	t.Helper()
+	p.awaitServing(t, false)
+}
+
+// awaitServing waits until /healthz answers over plain HTTP and reports
+// true. If the process exits first it fails the test, unless retryBind is
+// set and the process could not bind a port: then it reports false.
+func (p *probegateProcess) awaitServing(t testing.TB, retryBind bool) bool {
+	t.Helper()
+	serving := false
 	waitFor(t, 10*time.Second, "probegate /healthz", func() bool {
 		select {
 		case <-p.done:
+			if retryBind && strings.Contains(p.output.String(), "address already in use") {
+				return true
+			}
 			t.Fatalf("probegate exited before serving:\n%s", p.output)
 		default:
 		}
@@ -129,8 +148,10 @@ func (p *probegateProcess) waitServing(t testing.TB) {
 			return false
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		serving = resp.StatusCode == http.StatusOK
+		return serving
 	})
+	return serving
 }
 
 // launchProbegate runs the binary with args plus --web.listen-address=addr
