@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -13,9 +12,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/probegate/probegate/internal/syncbuffer"
 )
 
 // TestMain builds the probegate binary once for every test in the package.
@@ -101,7 +101,7 @@ type probegateProcess struct {
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:port
 	admin  string // the admin listener, http://127.0.0.1:port
-	output *syncBuffer
+	output *syncbuffer.Buffer
 	done   <-chan struct{} // closed when the process exited
 }
 
@@ -186,9 +186,9 @@ func withAdminListener(t testing.TB, p *probegateProcess, args []string) []strin
 // startProcess starts cmd with its stdout and stderr captured, and kills
 // it when the test ends, logging the output under name if the test failed.
 // done closes when the process has exited.
-func startProcess(t testing.TB, name string, cmd *exec.Cmd) (output *syncBuffer, done <-chan struct{}) {
+func startProcess(t testing.TB, name string, cmd *exec.Cmd) (output *syncbuffer.Buffer, done <-chan struct{}) {
 	t.Helper()
-	output = &syncBuffer{}
+	output = &syncbuffer.Buffer{}
 	cmd.Stdout, cmd.Stderr = output, output
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
@@ -215,22 +215,4 @@ func waitFor(t testing.TB, deadline time.Duration, what string, cond func() bool
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's stdout and stderr.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probegate/probegate/internal/syncbuffer"
 	"github.com/probegate/probegate/mixin/lint"
 )
 
@@ -173,7 +174,7 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	output := &syncBuffer{}
+	output := &syncbuffer.Buffer{}
 	cmd := exec.Command(bin,
 		"--config.file="+cfgPath,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),

@@ -1,14 +1,12 @@
 package discovery
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/syncbuffer"
 )
 
 // running is a Discovery running with its manager until the test ends,
@@ -28,30 +27,13 @@ type running struct {
 	*Discovery
 	reg     *prometheus.Registry
 	updates chan struct{}
-	logs    *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.Buffer.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.Buffer.String()
+	logs    *syncbuffer.Buffer
 }
 
 func startDiscovery(t *testing.T, cfg *config.Config) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{reg: prometheus.NewRegistry(), updates: make(chan struct{}, 1), logs: &syncBuffer{}}
+	r := &running{reg: prometheus.NewRegistry(), updates: make(chan struct{}, 1), logs: &syncbuffer.Buffer{}}
 	d, err := New(ctx, log.NewLogfmtLogger(r.logs), slog.New(slog.NewTextHandler(r.logs, nil)), r.reg, sd.Updatert(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)

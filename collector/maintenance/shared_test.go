@@ -1,7 +1,6 @@
 package maintenance
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/internal/syncbuffer"
 )
 
 // The tests of this file are the faults of a store that several replicas
@@ -39,24 +39,6 @@ func runManager(t *testing.T, m *Manager) {
 		cancel()
 		wg.Wait()
 	})
-}
-
-// syncBuffer is a log the manager's goroutines may write concurrently.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestSkewedClocksEndNoEntry: with a shared store the store measures the
@@ -108,7 +90,7 @@ func TestDeletedKeyMeansNoEntries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ms := newMemStore("etcd", true, entries.Entry{Backend: "b01", Reason: "disk"})
 		p := healthyPool(t, backendNames(3), 2, nil)
-		logs := &syncBuffer{}
+		logs := &syncbuffer.Buffer{}
 		m := NewManager(p, ms, nil, prometheus.NewRegistry(), log.NewLogfmtLogger(logs), nil)
 		if err := m.Start(t.Context()); err != nil {
 			t.Fatal(err)
@@ -215,7 +197,7 @@ func TestDeleteIsDecidedByTheStore(t *testing.T) {
 // and again is logged once for each revision it is at, and marks the
 // store down.
 func TestCorruptDataIsLoggedOncePerRevision(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuffer.Buffer{}
 	reg := prometheus.NewRegistry()
 	m := NewManager(healthyPool(t, backendNames(2), 1, nil), newMemStore("etcd", true), nil, reg, log.NewLogfmtLogger(logs), nil)
 	for _, rev := range []int64{7, 7, 7, 9, 9} {
@@ -291,7 +273,7 @@ func TestRestartWithTheStoreUpIgnoresTheSavedState(t *testing.T) {
 // takes the store's state as the truth, and says so, rather than serving
 // its newer state forever while reporting the store healthy.
 func TestStoreRestoredFromASnapshotIsTheTruth(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuffer.Buffer
 	ms := newMemStore("etcd", true)
 	p := healthyPool(t, backendNames(3), 1, nil)
 	m := NewManager(p, ms, nil, prometheus.NewRegistry(), log.NewLogfmtLogger(&logs), nil)
