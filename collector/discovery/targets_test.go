@@ -241,6 +241,32 @@ func dropped(s *source) []*record {
 	return out
 }
 
+// TestEveryDiscoveryKeyHasAMechanism: every *_sd_configs field of the
+// configuration has its row in mechanisms, so that a key added to the
+// configuration without the mechanism that reads it fails here rather than
+// being accepted by check-config and ignored at run time.
+func TestEveryDiscoveryKeyHasAMechanism(t *testing.T) {
+	rows := map[string]bool{}
+	for _, m := range mechanisms {
+		rows[m.key] = true
+	}
+	fields := reflect.TypeFor[config.Config]()
+	keys := 0
+	for i := range fields.NumField() {
+		name, _, _ := strings.Cut(fields.Field(i).Tag.Get("yaml"), ",")
+		if !strings.HasSuffix(name, "_sd_configs") {
+			continue
+		}
+		keys++
+		if !rows[name] {
+			t.Errorf("configuration key %s has no row in mechanisms", name)
+		}
+	}
+	if keys != len(mechanisms) {
+		t.Errorf("%d *_sd_configs keys in the configuration, %d mechanisms", keys, len(mechanisms))
+	}
+}
+
 // TestEveryMechanismIsADiscoveryBlock: each mechanism's key is a field of
 // the configuration whose blocks the mechanism reads, and one that
 // config.DiscoveryBlocks counts, so that check-config and start-up know
