@@ -57,15 +57,3 @@ func ClientIP(r *http.Request) (netip.Addr, bool) {
 	ip, err := netip.ParseAddr(host)
 	return ip.Unmap(), err == nil
 }
-
-// WriteJSON answers with v as JSON, through jsonanswer.Write, for an
-// endpoint that answers no HEAD request. New code calls jsonanswer with
-// the request.
-func WriteJSON(w http.ResponseWriter, code int, v any) {
-	jsonanswer.Write(w, nil, code, v)
-}
-
-// WriteError answers with {"error": msg}, as WriteJSON does.
-func WriteError(w http.ResponseWriter, code int, msg string) {
-	jsonanswer.WriteError(w, nil, code, msg)
-}

@@ -15,11 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/probe"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/jsonanswer"
 	"github.com/probegate/probegate/internal/redact"
 )
 
@@ -57,23 +57,23 @@ func Handler(o Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			admin.WriteError(w, http.StatusMethodNotAllowed, "use GET")
+			jsonanswer.WriteError(w, r, http.StatusMethodNotAllowed, "use GET")
 			return
 		}
 		format := r.URL.Query().Get("format")
 		if format != "" && format != "json" && format != "text" {
-			admin.WriteError(w, http.StatusBadRequest, fmt.Sprintf("format=%q: want json (the default) or text", format))
+			jsonanswer.WriteError(w, r, http.StatusBadRequest, fmt.Sprintf("format=%q: want json (the default) or text", format))
 			return
 		}
 		name := r.PathValue("name")
 		b := findBackend(o.Pool, name)
 		if b == nil {
-			admin.WriteError(w, http.StatusNotFound, fmt.Sprintf("no backend is named %q", name))
+			jsonanswer.WriteError(w, r, http.StatusNotFound, fmt.Sprintf("no backend is named %q", name))
 			return
 		}
 		if ok, wait := limiter.allow(name, now()); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
-			admin.WriteError(w, http.StatusTooManyRequests, fmt.Sprintf("backend %q was debugged less than %s ago; retry in %s", name, period, wait.Round(time.Millisecond)))
+			jsonanswer.WriteError(w, r, http.StatusTooManyRequests, fmt.Sprintf("backend %q was debugged less than %s ago; retry in %s", name, period, wait.Round(time.Millisecond)))
 			return
 		}
 		rep := probeOnce(r.Context(), b)
@@ -83,7 +83,7 @@ func Handler(o Options) http.Handler {
 			w.Write([]byte(rep.text()))
 			return
 		}
-		admin.WriteJSON(w, http.StatusOK, rep)
+		jsonanswer.Write(w, r, http.StatusOK, rep)
 	})
 }
 
