@@ -41,13 +41,13 @@ type exporter struct {
 
 	// The label values in the order the exposition sorts them, so that
 	// each family's series come out already sorted.
-	states         []health.State
+	states         []health.ServedState
 	failureReasons []health.Reason
 	fanoutReasons  []traffic.Reason
 
 	// Label pairs with a fixed value, shared by every scrape.
-	statePairs         [health.NumStates]*dto.LabelPair
-	toPairs            [health.NumStates]*dto.LabelPair
+	statePairs         [health.NumServedStates]*dto.LabelPair
+	toPairs            [health.NumServedStates]*dto.LabelPair
 	failureReasonPairs [health.NumReasons]*dto.LabelPair
 	fanoutReasonPairs  [traffic.NumReasons]*dto.LabelPair
 	outlierReasonPairs [outlier.NumReasons]*dto.LabelPair
@@ -110,7 +110,7 @@ type exportedFamily struct {
 func newExporter(backends *pool.Pool) *exporter {
 	e := &exporter{
 		pool:           backends,
-		states:         sortedByName(health.States()),
+		states:         sortedByName(health.ServedStates()),
 		failureReasons: sortedByName(health.FailureReasons()),
 		fanoutReasons:  sortedByName(fanoutErrorReasons()),
 		backendLabel:   new("backend"),
@@ -270,15 +270,15 @@ func (e *exporter) build(snap snapshot.Pool) *exportScrape {
 	// backend can be in that state or enter it, and only maintenance and
 	// passive health's readmission lead back to unknown.
 	if !snap.Maintenance {
-		s.states = without(s.states, health.StateMaintenance)
+		s.states = without(s.states, health.ServedMaintenance)
 		s.toStates = s.states
 	}
 	if !snap.OutlierDetection {
-		s.states = without(s.states, health.StateEjected)
-		s.toStates = without(s.toStates, health.StateEjected)
+		s.states = without(s.states, health.ServedEjected)
+		s.toStates = without(s.toStates, health.ServedEjected)
 	}
 	if !snap.Maintenance && !snap.PassiveHealth && !snap.OutlierDetection {
-		s.toStates = without(s.toStates, health.StateUnknown)
+		s.toStates = without(s.toStates, health.ServedUnknown)
 	}
 	for f := range numFamilies {
 		ef := &e.families[f]
@@ -289,9 +289,9 @@ func (e *exporter) build(snap snapshot.Pool) *exportScrape {
 		s.families[f] = &dto.MetricFamily{Name: ef.name, Help: ef.help, Type: ef.kind, Metric: make([]*dto.Metric, 0, size)}
 	}
 
-	var perState [health.NumStates]int
+	var perState [health.NumServedStates]int
 	for _, b := range order {
-		perState[b.Health.State]++
+		perState[b.Served.State()]++
 		e.addBackend(s, b, &snap)
 	}
 	for _, st := range s.states {
@@ -325,10 +325,11 @@ func (e *exporter) addBackend(s *exportScrape, b *snapshot.Backend, snap *snapsh
 		}
 	}
 	s.add(familyProbeRefusals, float64(b.Refusals), only)
+	served := b.Served.State()
 	for _, st := range s.states {
-		s.add(familyState, metricBool(b.Health.State == st), s.labels(backend, e.statePairs[st]))
+		s.add(familyState, metricBool(served == st), s.labels(backend, e.statePairs[st]))
 	}
-	s.add(familyInService, metricBool(b.Health.InService()), only)
+	s.add(familyInService, metricBool(b.Served.InService()), only)
 	s.add(familyReachable, metricBool(b.Health.Reachable()), only)
 	s.add(familyVerified, metricBool(b.Health.Verified), only)
 	for _, st := range s.toStates {
@@ -401,8 +402,8 @@ func canFailFor(b *snapshot.Backend, r health.Reason) bool {
 }
 
 // without is states less one, in a new slice.
-func without(states []health.State, drop health.State) []health.State {
-	kept := make([]health.State, 0, len(states))
+func without(states []health.ServedState, drop health.ServedState) []health.ServedState {
+	kept := make([]health.ServedState, 0, len(states))
 	for _, st := range states {
 		if st != drop {
 			kept = append(kept, st)
@@ -425,7 +426,7 @@ type exportScrape struct {
 	snap     *snapshot.Pool
 	// states are the values of the state label this scrape exports and
 	// toStates those of the to label: those the features in use can reach.
-	states, toStates []health.State
+	states, toStates []health.ServedState
 	families         [numFamilies]*dto.MetricFamily
 	counters         exportSlab[counterSample]
 	gauges           exportSlab[gaugeSample]
