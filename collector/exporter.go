@@ -14,7 +14,6 @@ import (
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/snapshot"
 	"github.com/probegate/probegate/collector/traffic"
-	"github.com/probegate/probegate/config"
 )
 
 // exporter mirrors the pool into Prometheus series at scrape time. Building the series from one pool snapshot per scrape means
@@ -44,6 +43,9 @@ type exporter struct {
 	states         []health.ServedState
 	failureReasons []health.Reason
 	fanoutReasons  []traffic.Reason
+
+	// failures says which failure reasons' series each backend has.
+	failures failureSeries
 
 	// Label pairs with a fixed value, shared by every scrape.
 	statePairs         [health.NumServedStates]*dto.LabelPair
@@ -112,6 +114,7 @@ func newExporter(backends *pool.Pool) *exporter {
 		pool:           backends,
 		states:         sortedByName(health.ServedStates()),
 		failureReasons: sortedByName(health.FailureReasons()),
+		failures:       newFailureSeries(),
 		fanoutReasons:  sortedByName(fanoutErrorReasons()),
 		backendLabel:   new("backend"),
 		urlLabel:       new("url"),
@@ -121,8 +124,7 @@ func newExporter(backends *pool.Pool) *exporter {
 	perState, perFailure, perFanout := len(e.states), len(e.failureReasons), len(e.fanoutReasons)
 	e.define(familyProbes, "probes_total", counter, 1,
 		"Probes finished per backend, of any class.")
-	e.define(familyProbeFailures, "probe_failures_total", counter, perFailure,
-		"Probes of class failed per backend, by reason (timeout, transport, http_5xx, http_429, body_mismatch, grpc_not_serving; local: probegate out of descriptors, ports or memory, which changes no state).", "reason")
+	e.define(familyProbeFailures, "probe_failures_total", counter, perFailure, failuresHelp(), "reason")
 	e.define(familyProbeRefusals, "probe_refusals_total", counter, 1,
 		"Probes of class refused per backend: the probe path answered 4xx (not 429) or 501, evidence about the path, not the backend.")
 	e.define(familyState, "backend_state", gauge, perState,
@@ -319,8 +321,9 @@ func (e *exporter) addBackend(s *exportScrape, b *snapshot.Backend, snap *snapsh
 	only := s.labels(backend)
 
 	s.add(familyProbes, float64(b.Probes), only)
+	failures := e.failures.of(b)
 	for _, r := range e.failureReasons {
-		if canFailFor(b, r) {
+		if failures[r] {
 			s.add(familyProbeFailures, float64(b.Failures[r]), s.labels(backend, e.failureReasonPairs[r]))
 		}
 	}
@@ -382,23 +385,6 @@ func (e *exporter) addOutlier(s *exportScrape, b *snapshot.Backend, backend *dto
 		}
 	}
 	s.add(familyOutlierEjected, metricBool(b.Outlier.Ejected && b.Outlier.Enforced), s.labels(backend))
-}
-
-// canFailFor reports whether a probe of b can fail for reason r: only a
-// probe that matches the body fails with body_mismatch, only a grpc one
-// with grpc_not_serving. A local failure is probegate's, rare, and shown
-// from the first on, so that it costs no series per backend until then.
-// The others are pre-initialised for every kind.
-func canFailFor(b *snapshot.Backend, r health.Reason) bool {
-	switch r {
-	case health.ReasonLocal:
-		return b.Failures[r] > 0
-	case health.ReasonBodyMismatch:
-		return b.ProbeMatchesBody && b.ProbeKind == config.KindHTTP
-	case health.ReasonGRPCNotServing:
-		return b.ProbeKind == config.KindGRPC
-	}
-	return true
 }
 
 // without is states less one, in a new slice.
