@@ -14,7 +14,6 @@ import (
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/snapshot"
 	"github.com/probegate/probegate/collector/traffic"
-	"github.com/probegate/probegate/config"
 )
 
 // exporter mirrors the pool into Prometheus series at scrape time. Building the series from one pool snapshot per scrape means
@@ -41,13 +40,16 @@ type exporter struct {
 
 	// The label values in the order the exposition sorts them, so that
 	// each family's series come out already sorted.
-	states         []health.State
+	states         []health.ServedState
 	failureReasons []health.Reason
 	fanoutReasons  []traffic.Reason
 
+	// failures says which failure reasons' series each backend has.
+	failures failureSeries
+
 	// Label pairs with a fixed value, shared by every scrape.
-	statePairs         [health.NumStates]*dto.LabelPair
-	toPairs            [health.NumStates]*dto.LabelPair
+	statePairs         [health.NumServedStates]*dto.LabelPair
+	toPairs            [health.NumServedStates]*dto.LabelPair
 	failureReasonPairs [health.NumReasons]*dto.LabelPair
 	fanoutReasonPairs  [traffic.NumReasons]*dto.LabelPair
 	outlierReasonPairs [outlier.NumReasons]*dto.LabelPair
@@ -110,8 +112,9 @@ type exportedFamily struct {
 func newExporter(backends *pool.Pool) *exporter {
 	e := &exporter{
 		pool:           backends,
-		states:         sortedByName(health.States()),
+		states:         sortedByName(health.ServedStates()),
 		failureReasons: sortedByName(health.FailureReasons()),
+		failures:       newFailureSeries(),
 		fanoutReasons:  sortedByName(fanoutErrorReasons()),
 		backendLabel:   new("backend"),
 		urlLabel:       new("url"),
@@ -121,8 +124,7 @@ func newExporter(backends *pool.Pool) *exporter {
 	perState, perFailure, perFanout := len(e.states), len(e.failureReasons), len(e.fanoutReasons)
 	e.define(familyProbes, "probes_total", counter, 1,
 		"Probes finished per backend, of any class.")
-	e.define(familyProbeFailures, "probe_failures_total", counter, perFailure,
-		"Probes of class failed per backend, by reason (timeout, transport, http_5xx, http_429, body_mismatch, grpc_not_serving; local: probegate out of descriptors, ports or memory, which changes no state).", "reason")
+	e.define(familyProbeFailures, "probe_failures_total", counter, perFailure, failuresHelp(), "reason")
 	e.define(familyProbeRefusals, "probe_refusals_total", counter, 1,
 		"Probes of class refused per backend: the probe path answered 4xx (not 429) or 501, evidence about the path, not the backend.")
 	e.define(familyState, "backend_state", gauge, perState,
@@ -270,15 +272,15 @@ func (e *exporter) build(snap snapshot.Pool) *exportScrape {
 	// backend can be in that state or enter it, and only maintenance and
 	// passive health's readmission lead back to unknown.
 	if !snap.Maintenance {
-		s.states = without(s.states, health.StateMaintenance)
+		s.states = without(s.states, health.ServedMaintenance)
 		s.toStates = s.states
 	}
 	if !snap.OutlierDetection {
-		s.states = without(s.states, health.StateEjected)
-		s.toStates = without(s.toStates, health.StateEjected)
+		s.states = without(s.states, health.ServedEjected)
+		s.toStates = without(s.toStates, health.ServedEjected)
 	}
 	if !snap.Maintenance && !snap.PassiveHealth && !snap.OutlierDetection {
-		s.toStates = without(s.toStates, health.StateUnknown)
+		s.toStates = without(s.toStates, health.ServedUnknown)
 	}
 	for f := range numFamilies {
 		ef := &e.families[f]
@@ -289,9 +291,9 @@ func (e *exporter) build(snap snapshot.Pool) *exportScrape {
 		s.families[f] = &dto.MetricFamily{Name: ef.name, Help: ef.help, Type: ef.kind, Metric: make([]*dto.Metric, 0, size)}
 	}
 
-	var perState [health.NumStates]int
+	var perState [health.NumServedStates]int
 	for _, b := range order {
-		perState[b.Health.State]++
+		perState[b.Served.State()]++
 		e.addBackend(s, b, &snap)
 	}
 	for _, st := range s.states {
@@ -319,16 +321,18 @@ func (e *exporter) addBackend(s *exportScrape, b *snapshot.Backend, snap *snapsh
 	only := s.labels(backend)
 
 	s.add(familyProbes, float64(b.Probes), only)
+	failures := e.failures.of(b)
 	for _, r := range e.failureReasons {
-		if canFailFor(b, r) {
+		if failures[r] {
 			s.add(familyProbeFailures, float64(b.Failures[r]), s.labels(backend, e.failureReasonPairs[r]))
 		}
 	}
 	s.add(familyProbeRefusals, float64(b.Refusals), only)
+	served := b.Served.State()
 	for _, st := range s.states {
-		s.add(familyState, metricBool(b.Health.State == st), s.labels(backend, e.statePairs[st]))
+		s.add(familyState, metricBool(served == st), s.labels(backend, e.statePairs[st]))
 	}
-	s.add(familyInService, metricBool(b.Health.InService()), only)
+	s.add(familyInService, metricBool(b.Served.InService()), only)
 	s.add(familyReachable, metricBool(b.Health.Reachable()), only)
 	s.add(familyVerified, metricBool(b.Health.Verified), only)
 	for _, st := range s.toStates {
@@ -383,26 +387,9 @@ func (e *exporter) addOutlier(s *exportScrape, b *snapshot.Backend, backend *dto
 	s.add(familyOutlierEjected, metricBool(b.Outlier.Ejected && b.Outlier.Enforced), s.labels(backend))
 }
 
-// canFailFor reports whether a probe of b can fail for reason r: only a
-// probe that matches the body fails with body_mismatch, only a grpc one
-// with grpc_not_serving. A local failure is probegate's, rare, and shown
-// from the first on, so that it costs no series per backend until then.
-// The others are pre-initialised for every kind.
-func canFailFor(b *snapshot.Backend, r health.Reason) bool {
-	switch r {
-	case health.ReasonLocal:
-		return b.Failures[r] > 0
-	case health.ReasonBodyMismatch:
-		return b.ProbeMatchesBody && b.ProbeKind == config.KindHTTP
-	case health.ReasonGRPCNotServing:
-		return b.ProbeKind == config.KindGRPC
-	}
-	return true
-}
-
 // without is states less one, in a new slice.
-func without(states []health.State, drop health.State) []health.State {
-	kept := make([]health.State, 0, len(states))
+func without(states []health.ServedState, drop health.ServedState) []health.ServedState {
+	kept := make([]health.ServedState, 0, len(states))
 	for _, st := range states {
 		if st != drop {
 			kept = append(kept, st)
@@ -425,7 +412,7 @@ type exportScrape struct {
 	snap     *snapshot.Pool
 	// states are the values of the state label this scrape exports and
 	// toStates those of the to label: those the features in use can reach.
-	states, toStates []health.State
+	states, toStates []health.ServedState
 	families         [numFamilies]*dto.MetricFamily
 	counters         exportSlab[counterSample]
 	gauges           exportSlab[gaugeSample]

@@ -372,19 +372,19 @@ func TestExporterStateSetIsOneHot(t *testing.T) {
 	exporter := newExporter(p)
 	steps := []struct {
 		feed []int
-		want health.State
+		want health.ServedState
 	}{
-		{nil, health.StateUnknown},
-		{[]int{404}, health.StateProbeUnsupported},
-		{[]int{200}, health.StateHealthy},
-		{[]int{503, 503, 503}, health.StateUnhealthy},
-		{[]int{200, 200}, health.StateHealthy},
+		{nil, health.ServedUnknown},
+		{[]int{404}, health.ServedProbeUnsupported},
+		{[]int{200}, health.ServedHealthy},
+		{[]int{503, 503, 503}, health.ServedUnhealthy},
+		{[]int{200, 200}, health.ServedHealthy},
 	}
 	for _, step := range steps {
 		recordResult(b, 0, step.feed...)
 		var lines []string
-		for _, s := range health.States() {
-			if s == health.StateEjected {
+		for _, s := range health.ServedStates() {
+			if s == health.ServedEjected {
 				continue // Outlier detection is off.
 			}
 			value := 0
@@ -439,7 +439,7 @@ const poolSeries = 5 + 5 + 1
 
 // exportedStates is the number of states exported with outlier
 // detection off: all but ejected.
-func exportedStates() int { return len(health.States()) - 1 }
+func exportedStates() int { return len(health.ServedStates()) - 1 }
 
 // seriesPerBackend is the number of series per backend once
 // probed: probes, one per failure reason, refusals, one per state, in

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
-	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/config"
 )
 
@@ -36,33 +35,6 @@ func checkConfig(o *options, stdout, stderr io.Writer) int {
 	}
 	termsafe.Fprintf(stdout, "%s: ok, %s%s%s\n", source, countBackends(len(cfg.Backends)), countDiscovery(cfg), countWarnings(len(warnings)))
 	return 0
-}
-
-// staticBudget refuses a readiness budget that the listed backends cannot
-// meet even all in service, when no service discovery can add more:
-// /ready would answer 503 for ever. It uses the pool's own arithmetic.
-func staticBudget(cfg *config.Config) error {
-	if len(cfg.DiscoveryBlocks()) > 0 {
-		return nil
-	}
-	n := len(cfg.Backends)
-	b := budget.Compute(cfg.Readiness, n, n)
-	if b.Holds() {
-		return nil
-	}
-	// Only min_available can ask for more than there are: max_unavailable
-	// leaves at most every backend to be in service.
-	setting := "the default readiness.min_available 1"
-	if cfg.Readiness.MinAvailable != nil {
-		setting = "min_available " + cfg.Readiness.MinAvailable.String()
-	}
-	listed := "only " + countBackends(n)
-	if n == 0 {
-		listed = "none"
-	}
-	return &config.Error{Problems: []config.Problem{cfg.ProblemAt("readiness.min_available",
-		"%s needs %s in service, but the list has %s and no service discovery adds more: /ready would answer 503 for ever",
-		setting, countBackends(b.DesiredHealthy), listed)}}
 }
 
 // countWarnings is ", 1 warning" or ", n warnings", or empty for none.

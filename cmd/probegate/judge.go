@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/config"
 )
 
@@ -40,7 +41,7 @@ func (o *options) judge(listen []net.Addr) (*config.Config, []config.Problem, er
 	}
 	// A configuration with problems is checked on: its other problems
 	// are named in the same run.
-	err = config.JoinErrors(err, cfg.CheckHTTPClients(), staticBudget(cfg), selfTargets(selfPredicate(listen), cfg), o.checkWebConfig())
+	err = config.JoinErrors(err, cfg.CheckHTTPClients(), budget.CheckListed(cfg), selfPredicate(listen).CheckBackends(cfg), o.checkWebConfig())
 	if err != nil {
 		return nil, nil, inFileOrder(err)
 	}

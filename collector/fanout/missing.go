@@ -84,12 +84,13 @@ func missingAnswer(r traffic.Reason) MissingReason {
 	}
 }
 
-// missingSkipped is why a backend in state s was not asked.
-func missingSkipped(s health.State) MissingReason {
-	switch s {
-	case health.StateMaintenance:
+// missingSkipped is why a backend served as s was not asked. A passive
+// ejection is unhealthy here, as everywhere it is shown.
+func missingSkipped(s health.Served) MissingReason {
+	switch s.Overlay {
+	case health.OverlayMaintenance:
 		return MissingMaintenance
-	case health.StateEjected:
+	case health.OverlayOutlierEjection:
 		return MissingEjected
 	default:
 		return MissingUnhealthy
@@ -114,7 +115,7 @@ func missingBackends(answers []backendAnswer, skipped []*pool.Backend) []missing
 		}
 	}
 	for _, b := range skipped {
-		out = append(out, missingBackend{name: b.Name, reason: missingSkipped(b.Health().State)})
+		out = append(out, missingBackend{name: b.Name, reason: missingSkipped(b.Served())})
 	}
 	return out
 }

@@ -295,11 +295,11 @@ func TestStragglerFeedsOutlierDetectionTheTimeWaited(t *testing.T) {
 		for range 4 {
 			expect(t, r.do("GET", "/fanout/q", "", nil), 200, "4/5", "")
 		}
-		if h := r.backend(2).Health(); h.State == health.StateEjected {
+		if h := r.backend(2).Served(); h.State() == health.ServedEjected {
 			t.Fatalf("ejected before min_rounds: %+v", h)
 		}
 		expect(t, r.do("GET", "/fanout/q", "", nil), 200, "4/5", "")
-		if h := r.backend(2).Health(); h.State != health.StateEjected {
+		if h := r.backend(2).Served(); h.State() != health.ServedEjected {
 			t.Errorf("the backend cut in every round is %+v; want ejected for latency", h)
 		}
 		if got := r.backend(2).Snapshot().Outlier.Reason; got.String() != "latency" {

@@ -1,7 +1,8 @@
 package health
 
 // State is where a backend stands in the health state machine
-// (docs/design.md, "The state machine").
+// (docs/design.md, "The state machine"): its probes' verdict alone. What
+// the backend is served as is Served.
 type State uint8
 
 // The states of a backend.
@@ -15,26 +16,18 @@ const (
 	// StateProbeUnsupported is in service but not verified: the probe path
 	// refuses, so there is no health signal.
 	StateProbeUnsupported
-	// StateMaintenance is out of service because an operator took it out
-	// (docs/design.md, "Maintenance"). The state machine never enters it:
-	// it is an overlay over the probe-derived state, kept by the pool.
-	StateMaintenance
-	// StateEjected is out of service because outlier detection found it
-	// doing much worse than its peers in the same fan-out rounds
-	// (docs/design.md, "The fan-out as a control group"). Like
-	// maintenance it is an overlay kept by the pool.
-	StateEjected
 	// NumStates is the number of states, for arrays indexed by State.
 	NumStates
 )
 
-var stateNames = [NumStates]string{"unknown", "healthy", "unhealthy", "probe_unsupported", "maintenance", "ejected"}
+var stateNames = [NumStates]string{"unknown", "healthy", "unhealthy", "probe_unsupported"}
 
 func (s State) String() string { return stateNames[s] }
 
-// States lists every state in a stable order, for state-set metrics.
+// States lists every state of the machine in a stable order. What a
+// backend is served as adds the pool's overlays (ServedStates).
 func States() []State {
-	return []State{StateUnknown, StateHealthy, StateUnhealthy, StateProbeUnsupported, StateMaintenance, StateEjected}
+	return []State{StateUnknown, StateHealthy, StateUnhealthy, StateProbeUnsupported}
 }
 
 // Thresholds are the configured fall (Failures) and rise (Successes) counts.
@@ -70,9 +63,10 @@ type Health struct {
 // Reachable reports whether the backend answered HTTP recently enough.
 func (h Health) Reachable() bool { return !h.Unreachable }
 
-// InService reports whether the backend may receive traffic.
+// InService reports whether the machine lets the backend receive
+// traffic. An overlay may still hold it out (Served.InService).
 func (h Health) InService() bool {
-	return h.State != StateUnhealthy && h.State != StateMaintenance && h.State != StateEjected
+	return h.State != StateUnhealthy
 }
 
 // Step feeds one probe result through the state machine. A failure of

@@ -88,7 +88,7 @@ func TestAddDoesNotAllocate(t *testing.T) {
 	var h Probes
 	var l Log
 	r := result(1)
-	tr := ProbeTransition("a", health.StateHealthy, health.StateUnhealthy, epoch, r)
+	tr := ProbeTransition("a", health.ServedHealthy, health.ServedUnhealthy, epoch, r)
 	if allocs := testing.AllocsPerRun(1000, func() { h.Add(r); l.Add(tr) }); allocs != 0 {
 		t.Errorf("Add allocates %v times, want 0", allocs)
 	}
@@ -119,25 +119,31 @@ func TestLogKeepsTheLastChangesNewestFirst(t *testing.T) {
 // TestTransitionCauses: a probe's change carries its result; any other is
 // named by what it did to the overlays.
 func TestTransitionCauses(t *testing.T) {
-	healthy := health.Health{State: health.StateHealthy}
-	ejected := health.Health{State: health.StateUnhealthy, Ejected: true}
-	maintenance := health.Health{State: health.StateMaintenance}
+	healthy := health.Served{Machine: health.StateHealthy}
+	ejected := health.Served{Machine: health.StateUnhealthy, Overlay: health.OverlayPassiveEjection}
+	maintenance := health.Served{Machine: health.StateUnhealthy, Overlay: health.OverlayMaintenance}
+	outlier := health.Served{Machine: health.StateHealthy, Overlay: health.OverlayOutlierEjection}
 	for _, c := range []struct {
-		before, after health.Health
+		before, after health.Served
 		want          string
 	}{
 		{healthy, maintenance, CauseMaintenance},
 		{maintenance, healthy, CauseMaintenance},
+		{ejected, maintenance, CauseMaintenance},
 		{healthy, ejected, CauseEjection},
 		{ejected, healthy, CauseReadmission},
-		{healthy, health.Health{State: health.StateEjected}, ""},
+		{healthy, outlier, ""},
+		{outlier, healthy, ""},
+		// A passive ejection under an outlier one is no change of its own.
+		{outlier, ejected, ""},
+		{ejected, outlier, ""},
 	} {
-		if got := OverlayTransition("a", c.before, c.after, epoch); got.Cause != c.want || got.From != c.before.State || got.To != c.after.State {
+		if got := OverlayTransition("a", c.before, c.after, epoch); got.Cause != c.want || got.From != c.before.State() || got.To != c.after.State() {
 			t.Errorf("%v -> %v: %+v, want cause %q", c.before, c.after, got, c.want)
 		}
 	}
 	r := health.StatusResult(503)
-	got := ProbeTransition("a", health.StateHealthy, health.StateUnhealthy, epoch, r)
+	got := ProbeTransition("a", health.ServedHealthy, health.ServedUnhealthy, epoch, r)
 	if got.Cause != CauseProbe || got.StatusCode != 503 || got.Class != r.Class || got.Reason != r.Reason || !got.Time.Equal(epoch) {
 		t.Errorf("probe transition %+v", got)
 	}

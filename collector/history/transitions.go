@@ -23,7 +23,7 @@ const (
 type Transition struct {
 	Time     time.Time
 	Backend  string
-	From, To health.State
+	From, To health.ServedState
 	// Cause is CauseProbe when a probe result caused it, whose class,
 	// reason and status follow; otherwise what did (maintenance, an
 	// ejection by fan-out traffic, a readmission).
@@ -67,22 +67,23 @@ func (l *Log) NewestFirst() []Transition {
 
 // ProbeTransition is the change from before to after that the probe
 // result r caused, at now.
-func ProbeTransition(backend string, before, after health.State, now time.Time, r health.Result) Transition {
+func ProbeTransition(backend string, before, after health.ServedState, now time.Time, r health.Result) Transition {
 	return Transition{Time: now, Backend: backend, From: before, To: after,
 		Cause: CauseProbe, Class: r.Class, Reason: r.Reason, StatusCode: r.StatusCode, Status: r.Status}
 }
 
 // OverlayTransition is a change from before to after at now that no probe
 // caused, with the cause it names: maintenance when either side is in
-// maintenance, else an ejection or a readmission by passive health.
-func OverlayTransition(backend string, before, after health.Health, now time.Time) Transition {
-	t := Transition{Time: now, Backend: backend, From: before.State, To: after.State}
+// maintenance, else an ejection or a readmission by passive health (one
+// that an outlier ejection hid on either side is neither).
+func OverlayTransition(backend string, before, after health.Served, now time.Time) Transition {
+	t := Transition{Time: now, Backend: backend, From: before.State(), To: after.State()}
 	switch {
-	case before.State == health.StateMaintenance || after.State == health.StateMaintenance:
+	case before.Overlay == health.OverlayMaintenance || after.Overlay == health.OverlayMaintenance:
 		t.Cause = CauseMaintenance
-	case after.Ejected && !before.Ejected:
+	case after.Overlay == health.OverlayPassiveEjection && !before.Ejected():
 		t.Cause = CauseEjection
-	case before.Ejected && !after.Ejected:
+	case before.Overlay == health.OverlayPassiveEjection && !after.Ejected():
 		t.Cause = CauseReadmission
 	}
 	return t

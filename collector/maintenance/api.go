@@ -111,8 +111,8 @@ func (a *API) listBackends() List {
 	present := make(map[string]bool, len(snap.Backends))
 	for i, b := range snap.Backends {
 		present[b.Name] = true
-		view.Backends[i] = BackendView{Name: b.Name, URL: b.URL, State: b.Health.State.String(),
-			InService: b.Health.InService(), Maintenance: b.Maintenance}
+		view.Backends[i] = BackendView{Name: b.Name, URL: b.URL, State: b.Served.State().String(),
+			InService: b.Served.InService(), Maintenance: b.Maintenance}
 	}
 	for _, m := range a.pool.Maintenances() {
 		if !present[m.Backend] {
@@ -292,7 +292,7 @@ func (a *API) exit(w http.ResponseWriter, r *http.Request, name string) {
 	view := Ended{Backend: name, WasInMaintenance: existed, Saved: saved}
 	for _, b := range a.pool.Backends() {
 		if b.Name == name {
-			view.State = b.Health().State.String()
+			view.State = b.Served().State().String()
 		}
 	}
 	if existed {

@@ -21,13 +21,13 @@ func TestAdmittedMaintenanceHoldsTheOutlierFloor(t *testing.T) {
 	}
 	outlier := p.Backends()[1]
 	rounds(p, clock, 5, map[int]bool{1: true}, nil)
-	if got := outlier.Health().State; got == health.StateEjected {
+	if got := outlier.Served().State(); got == health.ServedEjected {
 		t.Fatalf("b1 ejected while b0's admitted request held the last disruption")
 	}
 	release()
 	release() // a second call changes nothing
 	rounds(p, clock, 5, map[int]bool{1: true}, nil)
-	if got := outlier.Health().State; got != health.StateEjected {
+	if got := outlier.Served().State(); got != health.ServedEjected {
 		t.Errorf("b1 is %s after the request was released, want ejected", got)
 	}
 	if _, _, _, err := p.AdmitMaintenance(nil, "nobody"); !errors.Is(err, ErrUnknownBackend) {

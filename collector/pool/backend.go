@@ -44,7 +44,7 @@ type Backend struct {
 	probes      uint64
 	failures    [health.NumReasons]uint64
 	refusals    uint64
-	transitions [health.NumStates]uint64
+	transitions [health.NumServedStates]uint64
 	// trafficErrors counts fan-out errors by reason, passive health or
 	// not; passive is passive health's window and ejections.
 	trafficErrors [traffic.NumReasons]uint64
@@ -63,12 +63,21 @@ func (b *Backend) thresholds() health.Thresholds {
 	return health.Thresholds{Failures: b.Probe.Failures, Successes: b.Probe.Successes}
 }
 
-// Health is the backend's current state machine value, in state
-// maintenance while it is in maintenance.
+// Health is the backend's current state machine value: its probes'
+// verdict, with passive health's ejection in it. What the backend is
+// served as, overlays included, is Served.
 func (b *Backend) Health() health.Health {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.observedLocked()
+	return b.health
+}
+
+// Served is what the backend is served as now: its machine's state under
+// maintenance or an ejection, if any holds it out.
+func (b *Backend) Served() health.Served {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.servedLocked()
 }
 
 // RecordProbe feeds a probe result through the state machine, counts it
@@ -100,7 +109,7 @@ func (b *Backend) RecordProbe(r health.Result) {
 	// An overlay (maintenance, an outlier ejection) hides the change.
 	inMaintenance := b.maintenance != nil || b.outlier.Enforced()
 	if to != from && !inMaintenance {
-		b.noteProbeTransitionLocked(before, b.health, b.clock(), &r)
+		b.noteProbeTransitionLocked(probeDerived(before), probeDerived(b.health), b.clock(), &r)
 	}
 	verified := b.health.Verified
 	readmitted := b.outlierProbeLocked(r, b.clock())
@@ -156,7 +165,8 @@ func (b *Backend) snapshotLocked() snapshot.Backend {
 		ProbeEnabled:     b.Probe.Enabled,
 		ProbeKind:        b.Probe.EffectiveKind(),
 		ProbeMatchesBody: b.Probe.ExpectBodyRegexp != "",
-		Health:           b.observedLocked(),
+		Health:           b.health,
+		Served:           b.servedLocked(),
 		Probes:           b.probes,
 		Failures:         b.failures,
 		Refusals:         b.refusals,

@@ -29,12 +29,12 @@ func (p *Pool) SnapshotWithHistory() snapshot.Pool {
 // logTransitionLocked adds the state change from before to after at now
 // to the pool's log; r is the probe result that caused it, nil when no
 // probe did. The caller holds b.mu.
-func (b *Backend) logTransitionLocked(before, after health.Health, now time.Time, r *health.Result) {
+func (b *Backend) logTransitionLocked(before, after health.Served, now time.Time, r *health.Result) {
 	if b.pool == nil {
 		return
 	}
 	if r != nil {
-		b.pool.transitionLog.Add(history.ProbeTransition(b.Name, before.State, after.State, now, *r))
+		b.pool.transitionLog.Add(history.ProbeTransition(b.Name, before.State(), after.State(), now, *r))
 		return
 	}
 	b.pool.transitionLog.Add(history.OverlayTransition(b.Name, before, after, now))

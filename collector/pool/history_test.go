@@ -91,11 +91,11 @@ func TestTransitionLog(t *testing.T) {
 	p.Selection()
 
 	want := []history.Transition{
-		{Backend: unprobed.Name, From: health.StateUnhealthy, To: health.StateUnknown, Cause: history.CauseReadmission},
-		{Backend: unprobed.Name, From: health.StateUnknown, To: health.StateUnhealthy, Cause: history.CauseEjection},
-		{Backend: "a", From: health.StateUnhealthy, To: health.StateMaintenance, Cause: history.CauseMaintenance},
-		{Backend: "a", From: health.StateHealthy, To: health.StateUnhealthy, Cause: history.CauseProbe, Class: health.ClassFailed, Reason: health.ReasonTimeout},
-		{Backend: "a", From: health.StateUnknown, To: health.StateHealthy, Cause: history.CauseProbe, Class: health.ClassOK, StatusCode: 200},
+		{Backend: unprobed.Name, From: health.ServedUnhealthy, To: health.ServedUnknown, Cause: history.CauseReadmission},
+		{Backend: unprobed.Name, From: health.ServedUnknown, To: health.ServedUnhealthy, Cause: history.CauseEjection},
+		{Backend: "a", From: health.ServedUnhealthy, To: health.ServedMaintenance, Cause: history.CauseMaintenance},
+		{Backend: "a", From: health.ServedHealthy, To: health.ServedUnhealthy, Cause: history.CauseProbe, Class: health.ClassFailed, Reason: health.ReasonTimeout},
+		{Backend: "a", From: health.ServedUnknown, To: health.ServedHealthy, Cause: history.CauseProbe, Class: health.ClassOK, StatusCode: 200},
 	}
 	got := p.SnapshotWithHistory().Transitions
 	if len(got) != len(want) {
@@ -115,7 +115,7 @@ func TestTransitionLog(t *testing.T) {
 		feed(a, okResult, 2)
 		feed(a, downResult, 3)
 	}
-	if got := p.SnapshotWithHistory().Transitions; len(got) != history.TransitionLength || got[0].To != health.StateUnhealthy || got[0].StatusCode != 503 {
+	if got := p.SnapshotWithHistory().Transitions; len(got) != history.TransitionLength || got[0].To != health.ServedUnhealthy || got[0].StatusCode != 503 {
 		t.Errorf("after many changes: %d kept, newest %+v; want %d, the last ejection by a 503", len(got), got[0], history.TransitionLength)
 	}
 }

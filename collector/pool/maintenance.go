@@ -226,17 +226,18 @@ func (p *Pool) backendLocked(name string) *Backend {
 	return nil
 }
 
-// observedLocked is the health the backend shows: the probe-derived one,
-// in state maintenance while it is in maintenance. The caller holds mu.
-func (b *Backend) observedLocked() health.Health {
-	h := b.health
-	switch {
-	case b.maintenance != nil:
-		h.State = health.StateMaintenance
-	case b.outlier.Enforced():
-		h.State = health.StateEjected
-	}
-	return h
+// servedLocked is what the backend is served as: its probe-derived
+// health under maintenance or an enforced outlier ejection. The caller
+// holds b.mu.
+func (b *Backend) servedLocked() health.Served {
+	return health.Serve(b.health, b.maintenance != nil, b.outlier.Enforced())
+}
+
+// probeDerived is what a backend with health h is served as when no
+// maintenance and no outlier ejection holds it out: the view of the
+// changes that the probes and passive health make.
+func probeDerived(h health.Health) health.Served {
+	return health.Serve(h, false, false)
 }
 
 // enterMaintenance sets the backend's maintenance entry (a backend already
@@ -244,18 +245,16 @@ func (b *Backend) observedLocked() health.Health {
 // change once.
 func (b *Backend) enterMaintenance(m entries.Entry) {
 	b.mu.Lock()
-	before := b.observedLocked()
+	before := b.servedLocked()
 	entered := b.maintenance == nil
-	if entered {
-		after := before
-		after.State = health.StateMaintenance
-		b.noteTransitionLocked(before, after, b.clock())
-	}
 	b.maintenance = &m
+	if entered {
+		b.noteTransitionLocked(before, b.servedLocked(), b.clock())
+	}
 	b.mu.Unlock()
 	if entered {
 		level.Info(b.logger).Log("msg", "Backend entered maintenance", "backend", b.Name, "url", b.URL,
-			"from", before.State, "to", health.StateMaintenance, "reason", m.Reason, "by", m.By, "until", m.Until)
+			"from", before.State(), "to", health.ServedMaintenance, "reason", m.Reason, "by", m.By, "until", m.Until)
 	}
 }
 
@@ -268,7 +267,7 @@ func (b *Backend) exitMaintenance(why string) {
 		b.mu.Unlock()
 		return
 	}
-	before := b.observedLocked()
+	before := b.servedLocked()
 	b.maintenance = nil
 	readmission := "at once: not probed"
 	if b.Probe.Enabled {
@@ -276,10 +275,10 @@ func (b *Backend) exitMaintenance(why string) {
 		readmission = fmt.Sprintf("after %d consecutive ok probes", b.Probe.Successes)
 	}
 	to := b.health.State
-	b.noteTransitionLocked(before, b.health, b.clock())
+	b.noteTransitionLocked(before, probeDerived(b.health), b.clock())
 	b.mu.Unlock()
 	level.Info(b.logger).Log("msg", "Backend left maintenance", "backend", b.Name, "url", b.URL,
-		"from", health.StateMaintenance, "to", to, "why", why, "readmission", readmission)
+		"from", health.ServedMaintenance, "to", to, "why", why, "readmission", readmission)
 }
 
 // logHiddenTransition logs, at debug level, a change of the probe-derived

@@ -37,13 +37,13 @@ func healthyPool(t *testing.T, n, allowed int) (*Pool, *testclock.Clock) {
 	return p, clock
 }
 
-func stateOf(p *Pool, name string) health.State {
+func stateOf(p *Pool, name string) health.ServedState {
 	for _, b := range p.Snapshot().Backends {
 		if b.Name == name {
-			return b.Health.State
+			return b.Served.State()
 		}
 	}
-	return health.NumStates
+	return health.NumServedStates
 }
 
 // enter puts the named backends in maintenance, as the store's entries.
@@ -58,7 +58,7 @@ func TestMaintenanceOverlay(t *testing.T) {
 	p, _ := healthyPool(t, 3, 1)
 	enter(p, entries.Entry{Backend: "b1", Reason: "kernel update"})
 	b := p.Backends()[1]
-	if got := b.Health(); got.State != health.StateMaintenance || got.InService() {
+	if got := b.Served(); got.State() != health.ServedMaintenance || got.InService() {
 		t.Fatalf("health %+v, want maintenance and out of service", got)
 	}
 	if got := p.Budget(); got.CurrentHealthy != 2 || got.DisruptionsAllowed != 0 {
@@ -69,11 +69,11 @@ func TestMaintenanceOverlay(t *testing.T) {
 	}
 	feed(b, downResult, 3)
 	snap := b.Snapshot()
-	if snap.Health.State != health.StateMaintenance || snap.Probes != 4 || snap.Failures[health.ReasonHTTP5xx] != 3 {
+	if snap.Served.State() != health.ServedMaintenance || snap.Probes != 4 || snap.Failures[health.ReasonHTTP5xx] != 3 {
 		t.Errorf("after 3 failing probes: state %v, probes %d, 5xx %d; want maintenance, 4, 3",
-			snap.Health.State, snap.Probes, snap.Failures[health.ReasonHTTP5xx])
+			snap.Served.State(), snap.Probes, snap.Failures[health.ReasonHTTP5xx])
 	}
-	if snap.Transitions[health.StateUnhealthy] != 0 || snap.Transitions[health.StateMaintenance] != 1 {
+	if snap.Transitions[health.ServedUnhealthy] != 0 || snap.Transitions[health.ServedMaintenance] != 1 {
 		t.Errorf("transitions %v: a change under maintenance must not count, entering it once", snap.Transitions)
 	}
 	if snap.Maintenance == nil || snap.Maintenance.Reason != "kernel update" {
@@ -143,7 +143,7 @@ func TestMaintenanceExitUnprobedIsImmediate(t *testing.T) {
 	p, _ := newClockedPool(t, nil, unprobedTargets(2), allowingDisruptions(2, 1))
 	enter(p, entries.Entry{Backend: "b1"})
 	p.SetMaintenance(nil)
-	if got := stateOf(p, "b1"); got != health.StateUnknown {
+	if got := stateOf(p, "b1"); got != health.ServedUnknown {
 		t.Errorf("state %v, want unknown, its probe-derived state", got)
 	}
 }
@@ -154,11 +154,11 @@ func TestMaintenanceTTLExpires(t *testing.T) {
 	p, clock := healthyPool(t, 2, 1)
 	enter(p, entries.Entry{Backend: "b0", Until: clock.Now().Add(time.Hour)})
 	clock.Advance(time.Hour - time.Nanosecond)
-	if got := stateOf(p, "b0"); got != health.StateMaintenance {
+	if got := stateOf(p, "b0"); got != health.ServedMaintenance {
 		t.Fatalf("state %v before the ttl ran out", got)
 	}
 	clock.Advance(time.Nanosecond)
-	if got := stateOf(p, "b0"); got != health.StateUnhealthy {
+	if got := stateOf(p, "b0"); got != health.ServedUnhealthy {
 		t.Errorf("state %v when the ttl ran out, want unhealthy", got)
 	}
 	if len(p.Maintenances()) != 0 {
@@ -180,12 +180,12 @@ func TestRunExpiresMaintenance(t *testing.T) {
 		b := p.Backends()[0]
 		time.Sleep(time.Minute - time.Nanosecond)
 		synctest.Wait()
-		if got := b.Snapshot().Health.State; got != health.StateMaintenance {
+		if got := b.Snapshot().Served.State(); got != health.ServedMaintenance {
 			t.Errorf("state %v before the ttl ran out", got)
 		}
 		time.Sleep(time.Nanosecond)
 		synctest.Wait()
-		if got := b.Snapshot().Health.State; got == health.StateMaintenance {
+		if got := b.Snapshot().Served.State(); got == health.ServedMaintenance {
 			t.Error("still in maintenance after the ttl ran out")
 		}
 	})
@@ -214,7 +214,7 @@ func TestMaintenanceFarUntilIsNotDue(t *testing.T) {
 				t.Fatalf("Run woke %d times within an hour for an entry due in year 9999", wakeups)
 			}
 		}
-		if got := stateOf(p, "b0"); got != health.StateMaintenance {
+		if got := stateOf(p, "b0"); got != health.ServedMaintenance {
 			t.Errorf("state %v, want maintenance", got)
 		}
 	})
@@ -249,7 +249,7 @@ func TestMaintenanceSurvivesReload(t *testing.T) {
 	if err := p.Apply(targets, allowingDisruptions(3, 1)); err != nil {
 		t.Fatal(err)
 	}
-	if got := stateOf(p, "b2"); got != health.StateMaintenance {
+	if got := stateOf(p, "b2"); got != health.ServedMaintenance {
 		t.Errorf("returning backend in state %v, want maintenance", got)
 	}
 }

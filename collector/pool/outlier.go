@@ -91,10 +91,10 @@ func (p *Pool) judgeRound(samples []RoundSample) {
 // ejectOutlier ejects b for verdict v, or records that a dry run would.
 func (p *Pool) ejectOutlier(b *Backend, v outlier.Verdict, now time.Time, s outlier.Settings, enforce bool) bool {
 	b.mu.Lock()
-	before := b.observedLocked()
+	before := b.servedLocked()
 	e, ok := b.outlier.Eject(now, v.Reason, s, enforce)
 	if ok && enforce {
-		b.noteTransitionLocked(before, b.observedLocked(), now)
+		b.noteTransitionLocked(before, b.servedLocked(), now)
 	}
 	b.mu.Unlock()
 	if !ok {
@@ -107,7 +107,7 @@ func (p *Pool) ejectOutlier(b *Backend, v outlier.Verdict, now time.Time, s outl
 		level.Warn(p.logger).Log(append([]any{"msg", "Outlier detection would eject the backend (dry run: nothing changes)"}, keyvals...)...)
 		return true
 	}
-	level.Warn(p.logger).Log(append([]any{"msg", "Backend ejected by outlier detection", "from", before.State, "to", health.StateEjected}, keyvals...)...)
+	level.Warn(p.logger).Log(append([]any{"msg", "Backend ejected by outlier detection", "from", before.State(), "to", health.ServedEjected}, keyvals...)...)
 	p.failOpenLocked()
 	return true
 }
@@ -168,7 +168,7 @@ func (b *Backend) recordRound(now time.Time, window time.Duration, failed bool, 
 func (b *Backend) outlierSummary(now time.Time, s outlier.Settings) (sum outlier.Summary, judged, inService bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	inService = b.observedLocked().InService()
+	inService = b.servedLocked().InService()
 	sum, judged = b.outlier.Summary(now, s)
 	return sum, judged && inService, inService
 }
@@ -206,7 +206,7 @@ func (b *Backend) readmitOutlierLocked(now time.Time) (readmitted bool) {
 	if b.readmittedByProbes(b.health) {
 		okProbes = b.Probe.Successes
 	}
-	before := b.observedLocked()
+	before := b.servedLocked()
 	ended, enforced := b.outlier.Readmit(now, okProbes)
 	switch {
 	case !ended:
@@ -215,10 +215,10 @@ func (b *Backend) readmitOutlierLocked(now time.Time) (readmitted bool) {
 		level.Info(b.logger).Log("msg", "Outlier detection would readmit the backend (dry run)", "backend", b.Name, "url", b.URL)
 		return false
 	}
-	after := b.observedLocked()
+	after := b.servedLocked()
 	b.noteTransitionLocked(before, after, now)
 	level.Info(b.logger).Log("msg", "Backend readmitted by outlier detection", "backend", b.Name, "url", b.URL,
-		"from", health.StateEjected, "to", after.State, "ok_probes", b.outlier.OKProbes())
+		"from", health.ServedEjected, "to", after.State(), "ok_probes", b.outlier.OKProbes())
 	return true
 }
 

@@ -63,7 +63,7 @@ func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 	b1 := p.Backends()[1]
 	feed(b1, health.StatusResult(200), 1) // Verified: probes must vouch for it.
 	rounds(p, clock, 5, map[int]bool{1: true}, nil)
-	if got := b1.Health().State; got != health.StateEjected {
+	if got := b1.Served().State(); got != health.ServedEjected {
 		t.Fatalf("b1 failing alone: %s; want ejected", got)
 	}
 	if selected, _, _, _ := p.Selection(); len(selected) != 2 {
@@ -79,7 +79,7 @@ func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 	// Ok probes before the time is served do count, but do not readmit.
 	feed(b1, health.StatusResult(200), 2)
 	clock.Advance(28 * time.Second)
-	if p.Selection(); b1.Health().State != health.StateEjected {
+	if p.Selection(); b1.Served().State() != health.ServedEjected {
 		t.Fatalf("readmitted before its 30s were served")
 	}
 	// Served: the probes had vouched already.
@@ -96,11 +96,11 @@ func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 	clock.Advance(time.Minute)
 	feed(b1, health.StatusResult(503), 1)
 	feed(b1, health.StatusResult(200), 1)
-	if p.Selection(); b1.Health().State != health.StateEjected {
+	if p.Selection(); b1.Served().State() != health.ServedEjected {
 		t.Fatalf("readmitted with 1 ok probe after a failure")
 	}
 	feed(b1, health.StatusResult(200), 1)
-	if got := b1.Health().State; got == health.StateEjected || !b1.Health().InService() {
+	if got := b1.Served().State(); got == health.ServedEjected || !b1.Health().InService() {
 		t.Fatalf("after 2 ok probes, served: %s; want back in service", got)
 	}
 }
@@ -109,7 +109,7 @@ func TestOutlierUnprobedReadmittedWhenServed(t *testing.T) {
 	p, clock, _ := detectingPool(t, 2, true, nil, false)
 	rounds(p, clock, 5, nil, map[int]time.Duration{0: 150 * time.Millisecond})
 	b0 := p.Backends()[0]
-	if snap := b0.Snapshot().Outlier; b0.Health().State != health.StateEjected || snap.Reason != outlier.ReasonLatency {
+	if snap := b0.Snapshot().Outlier; b0.Served().State() != health.ServedEjected || snap.Reason != outlier.ReasonLatency {
 		t.Fatalf("150ms among 1ms: %s %+v; want ejected for latency", b0.Health().State, snap)
 	}
 	clock.Advance(30 * time.Second)
@@ -122,7 +122,7 @@ func TestOutlierNeverEjectsBelowTheBudget(t *testing.T) {
 	three := &config.IntOrPercent{Value: 3}
 	p, clock, logs := detectingPool(t, 3, true, three, false)
 	rounds(p, clock, 40, map[int]bool{2: true}, nil)
-	if got := p.Backends()[2].Health().State; got == health.StateEjected {
+	if got := p.Backends()[2].Served().State(); got == health.ServedEjected {
 		t.Fatalf("ejected below desired_healthy 3")
 	}
 	// 36 rounds past min_rounds over 40s: once per 30s window.
@@ -138,7 +138,7 @@ func TestOutlierNeverEjectsBelowTheBudget(t *testing.T) {
 	// With room in the budget the same backend goes.
 	p2, clock2, _ := detectingPool(t, 3, true, &config.IntOrPercent{Value: 2}, false)
 	rounds(p2, clock2, 5, map[int]bool{2: true}, nil)
-	if got := p2.Backends()[2].Health().State; got != health.StateEjected {
+	if got := p2.Backends()[2].Served().State(); got != health.ServedEjected {
 		t.Errorf("desired_healthy 2 of 3: %s; want ejected", got)
 	}
 }
@@ -156,7 +156,7 @@ func TestOutlierDryRunChangesNothing(t *testing.T) {
 	if snap := b0.Snapshot().Outlier; snap.Ejections[outlier.ReasonFailure] != [2]uint64{1, 0} || !snap.Ejected || snap.Enforced {
 		t.Errorf("dry run record %+v; want one ejection with enforced=false", snap)
 	}
-	if b0.Snapshot().Transitions[health.StateEjected] != 0 {
+	if b0.Snapshot().Transitions[health.ServedEjected] != 0 {
 		t.Errorf("dry run counted a transition")
 	}
 	if !strings.Contains(logs.String(), "would eject") {
@@ -174,7 +174,7 @@ func TestOutlierIgnoresLocalAndCorrelated(t *testing.T) {
 		})
 		clock.Advance(time.Second)
 	}
-	if a.Health().State == health.StateEjected || b.Health().State == health.StateEjected {
+	if a.Served().State() == health.ServedEjected || b.Served().State() == health.ServedEjected {
 		t.Errorf("ejected on local or correlated outcomes")
 	}
 }
@@ -201,17 +201,17 @@ func TestRunEndsServedOutlierEjection(t *testing.T) {
 			p.RecordRound([]RoundSample{{Backend: bs[0], Latency: 150 * time.Millisecond}, {Backend: bs[1], Latency: time.Millisecond}})
 			time.Sleep(time.Second)
 		}
-		if got := bs[0].Health().State; got != health.StateEjected {
+		if got := bs[0].Served().State(); got != health.ServedEjected {
 			t.Fatalf("150ms among 1ms: %s, want ejected", got)
 		}
 		time.Sleep(time.Until(bs[0].Snapshot().Outlier.Until) - time.Nanosecond)
 		synctest.Wait()
-		if got := bs[0].Health().State; got != health.StateEjected {
+		if got := bs[0].Served().State(); got != health.ServedEjected {
 			t.Fatalf("%s a nanosecond before the ejection was served, want ejected", got)
 		}
 		time.Sleep(time.Nanosecond)
 		synctest.Wait()
-		if got := bs[0].Health().State; got == health.StateEjected {
+		if got := bs[0].Served().State(); got == health.ServedEjected {
 			t.Error("Run did not end the ejection when it was served")
 		}
 	})
@@ -224,7 +224,7 @@ func TestRunEndsServedOutlierEjection(t *testing.T) {
 func TestBudgetWithJudgesAsReadiness(t *testing.T) {
 	p, clock, _ := detectingPool(t, 4, true, &config.IntOrPercent{Value: 2}, false)
 	rounds(p, clock, 5, map[int]bool{1: true}, nil)
-	if got := p.Backends()[1].Health().State; got != health.StateEjected {
+	if got := p.Backends()[1].Served().State(); got != health.ServedEjected {
 		t.Fatalf("b1 failing alone: %s; want ejected", got)
 	}
 	ready := p.Budget()

@@ -245,7 +245,7 @@ func (p *Pool) Selection() (selected, skipped []*Backend, configured int, failOp
 	defer p.mu.RUnlock()
 	selected = make([]*Backend, 0, len(p.backends))
 	for _, b := range p.backends {
-		if b.Health().InService() {
+		if b.Served().InService() {
 			selected = append(selected, b)
 		} else {
 			skipped = append(skipped, b)
@@ -256,7 +256,7 @@ func (p *Pool) Selection() (selected, skipped []*Backend, configured int, failOp
 		// operator took out for maintenance.
 		selected, skipped = selected[:0], nil
 		for _, b := range p.backends {
-			if b.Health().State != health.StateMaintenance {
+			if b.Served().Overlay != health.OverlayMaintenance {
 				selected = append(selected, b)
 			} else {
 				skipped = append(skipped, b)
@@ -308,7 +308,7 @@ func (p *Pool) snapshot(withHistory bool) snapshot.Pool {
 		if p.settings.Passive.Enabled {
 			s.Backends[i].Traffic.Window = b.windowCounts(now, time.Duration(p.settings.Passive.Window))
 		}
-		if s.Backends[i].Health.InService() {
+		if s.Backends[i].Served.InService() {
 			s.InService++
 		}
 	}

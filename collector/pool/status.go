@@ -50,7 +50,7 @@ func (p *Pool) failOpenLocked() {
 	configured, threshold := len(p.backends), p.settings.PanicThreshold
 	inService := 0
 	for _, b := range p.backends {
-		if b.Health().InService() {
+		if b.Served().InService() {
 			inService++
 		}
 	}

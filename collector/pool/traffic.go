@@ -34,7 +34,7 @@ func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts pa
 	}
 	counts = b.passive.Eject(now, window)
 	b.health = b.health.Eject()
-	b.noteTransitionLocked(before, b.health, now)
+	b.noteTransitionLocked(probeDerived(before), probeDerived(b.health), now)
 	return counts, before, true
 }
 
@@ -71,6 +71,6 @@ func (b *Backend) readmitElapsed(now time.Time, window time.Duration) (readmitte
 	}
 	before := b.health
 	b.health = b.health.Readmit()
-	b.noteTransitionLocked(before, b.health, now)
+	b.noteTransitionLocked(probeDerived(before), probeDerived(b.health), now)
 	return true, b.health.State, time.Time{}
 }

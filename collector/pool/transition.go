@@ -8,7 +8,7 @@ import (
 
 // noteTransitionLocked records a state change at now that no probe caused
 // (see noteProbeTransitionLocked). The caller holds b.mu.
-func (b *Backend) noteTransitionLocked(before, after health.Health, now time.Time) {
+func (b *Backend) noteTransitionLocked(before, after health.Served, now time.Time) {
 	b.noteProbeTransitionLocked(before, after, now, nil)
 }
 
@@ -16,9 +16,9 @@ func (b *Backend) noteTransitionLocked(before, after health.Health, now time.Tim
 // probe result r when not nil: it counts the state entered, remembers
 // when, opens or closes a stretch out of service, and adds it to the
 // pool's log of transitions. The caller holds b.mu.
-func (b *Backend) noteProbeTransitionLocked(before, after health.Health, now time.Time, r *health.Result) {
+func (b *Backend) noteProbeTransitionLocked(before, after health.Served, now time.Time, r *health.Result) {
 	b.logTransitionLocked(before, after, now, r)
-	b.transitions[after.State]++
+	b.transitions[after.State()]++
 	b.downtime.Note(before.InService(), after.InService(), now)
 }
 

@@ -13,7 +13,10 @@ import (
 	"github.com/probegate/probegate/collector/traffic"
 )
 
-// Backend is a consistent copy of one backend at one moment.
+// Backend is a consistent copy of one backend at one moment. Its Health
+// is the state machine's value, passive health's ejection in it; Served
+// is what the backend is served as, overlays included, and Transitions
+// counts the changes into each served state.
 type Backend struct {
 	Name         string
 	URL          string
@@ -24,12 +27,13 @@ type Backend struct {
 	ProbeKind        string
 	ProbeMatchesBody bool
 	Health           health.Health
+	Served           health.Served
 	// LastProbe is nil until the first probe finished.
 	LastProbe   *health.Result
 	Probes      uint64
 	Failures    [health.NumReasons]uint64
 	Refusals    uint64
-	Transitions [health.NumStates]uint64
+	Transitions [health.NumServedStates]uint64
 	Traffic     Traffic
 	// Since is the time of the last state change, zero before the first;
 	// DownSince is when the current stretch out of service began (zero
@@ -38,7 +42,7 @@ type Backend struct {
 	DownSince time.Time
 	Downtime  time.Duration
 	// Maintenance is the backend's maintenance entry, nil when it has none.
-	// While it is set, Health.State is StateMaintenance.
+	// While it is set, Served.Overlay is OverlayMaintenance.
 	Maintenance *entries.Entry
 	// ProbeDurations is the live histogram of the backend's probe
 	// durations, not a copy; nil when the backend is not probed.

@@ -41,7 +41,7 @@ type stateCount struct {
 
 // problem reports whether a backend belongs on the first pages.
 func problem(b *snapshot.Backend) bool {
-	return !b.Health.InService() || b.Outlier.Ejected || b.Maintenance != nil || b.Health.State == health.StateProbeUnsupported
+	return !b.Served.InService() || b.Outlier.Ejected || b.Maintenance != nil || b.Served.State() == health.ServedProbeUnsupported
 }
 
 // pageOrder is the order backends are shown in: the problems first, each
@@ -99,9 +99,9 @@ func paginate(backends []snapshot.Backend, page int, query string) (shown []int,
 	}
 	counts := map[string]int{}
 	for i := range backends {
-		counts[backends[i].Health.State.String()]++
+		counts[backends[i].Served.State().String()]++
 	}
-	for _, s := range health.States() {
+	for _, s := range health.ServedStates() {
 		if n := counts[s.String()]; n > 0 {
 			p.States = append(p.States, stateCount{State: s.String(), Count: n})
 		}

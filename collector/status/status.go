@@ -225,8 +225,8 @@ func newView(o Options, refresh time.Duration, pageNumber int) view {
 		b := &s.Backends[index]
 		row := backendRow{
 			Name: b.Name, URL: redact(b.URL), ProbePath: b.ProbePath, ProbeVia: via[b.Name],
-			State:     b.Health.State.String(),
-			InService: b.Health.InService(), Verified: b.Health.Verified, Reachable: b.Health.Reachable(),
+			State:     b.Served.State().String(),
+			InService: b.Served.InService(), Verified: b.Health.Verified, Reachable: b.Health.Reachable(),
 			Downtime: human(b.DowntimeAt(now)),
 			Probes:   b.Probes, Refusals: b.Refusals,
 			Maintenance: "—",
