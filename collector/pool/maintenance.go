@@ -10,9 +10,9 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/probegate/probegate/collector/budget"
-	"github.com/probegate/probegate/collector/due"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/collector/pool/internal/due"
 )
 
 // This file holds the pool's side of maintenance: the overlay that holds a

@@ -7,9 +7,9 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/probegate/probegate/collector/budget"
-	"github.com/probegate/probegate/collector/due"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/outlier"
+	"github.com/probegate/probegate/collector/pool/internal/due"
 	"github.com/probegate/probegate/collector/traffic"
 )
 

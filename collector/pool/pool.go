@@ -13,10 +13,10 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/probegate/probegate/collector/budget"
-	"github.com/probegate/probegate/collector/due"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/httpclient"
+	"github.com/probegate/probegate/collector/pool/internal/due"
 	"github.com/probegate/probegate/collector/snapshot"
 )
 

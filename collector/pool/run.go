@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/probegate/probegate/collector/due"
+	"github.com/probegate/probegate/collector/pool/internal/due"
 )
 
 // This file is the pool's timed work: passive health readmitting a
