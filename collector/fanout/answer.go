@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/probegate/probegate/collector/fanout/membudget"
+	"github.com/probegate/probegate/collector/fanout/internal/membudget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/traffic"

@@ -11,7 +11,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
-	"github.com/probegate/probegate/collector/fanout/membudget"
+	"github.com/probegate/probegate/collector/fanout/internal/membudget"
 	"github.com/probegate/probegate/collector/fanout/merge"
 	"github.com/probegate/probegate/collector/fanout/straggler"
 	"github.com/probegate/probegate/collector/pool"

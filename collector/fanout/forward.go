@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/probegate/probegate/collector/fanout/membudget"
+	"github.com/probegate/probegate/collector/fanout/internal/membudget"
 	"github.com/probegate/probegate/internal/proxyheader"
 )
 

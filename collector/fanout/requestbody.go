@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/probegate/probegate/collector/fanout/membudget"
+	"github.com/probegate/probegate/collector/fanout/internal/membudget"
 )
 
 // A round's slot is taken only once its request is in: a client that
