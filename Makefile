@@ -121,7 +121,7 @@ FUZZ_TARGETS := \
 	collector/fanout/merge:FuzzMergeJSONArray \
 	collector/discovery:FuzzTargetOf \
 	collector/fanout:FuzzBackendTarget \
-	collector/fanout/straggler:FuzzRule \
+	collector/fanout/internal/straggler:FuzzRule \
 	collector/health:FuzzStateMachine \
 	collector/maintenance:FuzzStoreReader \
 	collector/maintenance:FuzzMaintenanceRequest

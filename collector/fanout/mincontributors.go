@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/probegate/probegate/collector/fanout/straggler"
+	"github.com/probegate/probegate/collector/fanout/internal/straggler"
 	"github.com/probegate/probegate/internal/proxyheader"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/probegate/probegate/collector/fanout/straggler"
+	"github.com/probegate/probegate/collector/fanout/internal/straggler"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
