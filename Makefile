@@ -117,8 +117,8 @@ FUZZTIME  ?= 60s
 FUZZFLAGS ?=
 FUZZ_TARGETS := \
 	config:FuzzParse \
-	collector/fanout/merge:FuzzMergeNDJSON \
-	collector/fanout/merge:FuzzMergeJSONArray \
+	collector/fanout/internal/merge:FuzzMergeNDJSON \
+	collector/fanout/internal/merge:FuzzMergeJSONArray \
 	collector/discovery:FuzzTargetOf \
 	collector/fanout:FuzzBackendTarget \
 	collector/fanout/internal/straggler:FuzzRule \

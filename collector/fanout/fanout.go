@@ -12,8 +12,8 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/probegate/probegate/collector/fanout/internal/membudget"
+	"github.com/probegate/probegate/collector/fanout/internal/merge"
 	"github.com/probegate/probegate/collector/fanout/internal/straggler"
-	"github.com/probegate/probegate/collector/fanout/merge"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
