@@ -8,8 +8,8 @@ import (
 	sd "github.com/prometheus/prometheus/discovery"
 
 	"github.com/probegate/probegate/cmd/probegate/internal/logging"
+	"github.com/probegate/probegate/cmd/probegate/internal/reconcile"
 	"github.com/probegate/probegate/collector/discovery"
-	"github.com/probegate/probegate/collector/reconcile"
 	"github.com/probegate/probegate/config"
 )
 

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/probegate/probegate/cmd/probegate/internal/logging"
+	"github.com/probegate/probegate/cmd/probegate/internal/reconcile"
 	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
 	"github.com/probegate/probegate/collector"
 	"github.com/probegate/probegate/collector/discovery"
@@ -32,7 +33,6 @@ import (
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/probe"
 	"github.com/probegate/probegate/collector/readiness"
-	"github.com/probegate/probegate/collector/reconcile"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/gate"
 	"github.com/probegate/probegate/internal/framing"
