@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/fanout"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/snapshot"
 )

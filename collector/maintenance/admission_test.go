@@ -6,8 +6,8 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"

@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/collector/admin"
-	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/internal/jsonanswer"
 )

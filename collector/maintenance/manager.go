@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/probegate/probegate/collector/budget"
-	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 )

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/budget"
-	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/collector/entries"
 )
 
 // The wire types of the admin API: the server encodes them and

@@ -8,9 +8,9 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/passive"
 	"github.com/probegate/probegate/collector/snapshot"

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 )
 
 // numberedResult is the i-th result of a run: status 200+i%100, i ms

@@ -10,8 +10,8 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/probegate/probegate/collector/budget"
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/pool/internal/due"
 )
 

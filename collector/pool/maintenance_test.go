@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/budget"
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/testclock"
 )

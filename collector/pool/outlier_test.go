@@ -9,8 +9,8 @@ import (
 
 	"github.com/go-kit/log"
 
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"

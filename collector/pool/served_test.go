@@ -3,8 +3,8 @@ package pool
 import (
 	"testing"
 
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 )
 
 // TestServedNamesTheEjectionsCause: a backend ejected for failing real

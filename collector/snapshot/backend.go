@@ -5,9 +5,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/passive"
 	"github.com/probegate/probegate/collector/traffic"

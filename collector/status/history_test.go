@@ -8,9 +8,9 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/pool"
 )
 

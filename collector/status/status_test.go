@@ -10,10 +10,10 @@ import (
 	"github.com/go-kit/log"
 	commoncfg "github.com/prometheus/common/config"
 
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/maintenance"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/internal/testconfig"
 )

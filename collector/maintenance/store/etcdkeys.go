@@ -7,7 +7,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/collector/entries"
 )
 
 // etcdKeys are the keys of one pool under its prefix:

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/config"
 )
 

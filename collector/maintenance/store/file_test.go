@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/collector/entries"
 )
 
 var sampleEntries = []entries.Entry{

@@ -3,7 +3,7 @@ package store
 import (
 	"testing"
 
-	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/collector/entries"
 )
 
 // sameEntries reports whether two lists of entries are the same, times

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/collector/entries"
 )
 
 // maxStoredBytes bounds what is read of a stored state, a file or an etcd

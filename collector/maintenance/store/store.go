@@ -16,7 +16,7 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/probegate/probegate/collector/maintenance/entries"
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/config"
 )
 

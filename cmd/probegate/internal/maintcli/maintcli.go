@@ -25,8 +25,8 @@ import (
 
 	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
 	"github.com/probegate/probegate/collector/budget"
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/maintenance"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/internal/jsonanswer"
 	"github.com/probegate/probegate/internal/redact"

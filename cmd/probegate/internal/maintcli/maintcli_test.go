@@ -12,8 +12,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/probegate/probegate/collector/budget"
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/maintenance"
-	"github.com/probegate/probegate/collector/maintenance/entries"
 )
 
 // run parses args as probegate does and runs the maintenance command.
