@@ -12,7 +12,6 @@ import (
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/pool"
-	"github.com/probegate/probegate/collector/snapshot"
 	"github.com/probegate/probegate/collector/traffic"
 )
 
@@ -245,7 +244,7 @@ func (e *exporter) Collect(ch chan<- prometheus.Metric) {
 	e.collect(ch, e.pool.Snapshot())
 }
 
-func (e *exporter) collect(ch chan<- prometheus.Metric, snap snapshot.Pool) {
+func (e *exporter) collect(ch chan<- prometheus.Metric, snap pool.Snapshot) {
 	s := e.build(snap)
 	var series exportSlab[dtoSeries]
 	for f := range numFamilies {
@@ -260,12 +259,12 @@ func (e *exporter) collect(ch chan<- prometheus.Metric, snap snapshot.Pool) {
 // build turns a pool snapshot into the exporter's metric families, each
 // with its series sorted by label values, backends in name order. The
 // families point into snap, which must stay unchanged while they are used.
-func (e *exporter) build(snap snapshot.Pool) *exportScrape {
-	order := make([]*snapshot.Backend, len(snap.Backends))
+func (e *exporter) build(snap pool.Snapshot) *exportScrape {
+	order := make([]*pool.BackendSnapshot, len(snap.Backends))
 	for i := range snap.Backends {
 		order[i] = &snap.Backends[i]
 	}
-	slices.SortFunc(order, func(a, b *snapshot.Backend) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(order, func(a, b *pool.BackendSnapshot) int { return strings.Compare(a.Name, b.Name) })
 
 	s := &exportScrape{exporter: e, states: e.states, toStates: e.states, snap: &snap}
 	// A feature that is off exports no series: without maintenance no
@@ -316,7 +315,7 @@ func (e *exporter) build(snap snapshot.Pool) *exportScrape {
 }
 
 // addBackend adds the series of one backend, each family's in label order.
-func (e *exporter) addBackend(s *exportScrape, b *snapshot.Backend, snap *snapshot.Pool) {
+func (e *exporter) addBackend(s *exportScrape, b *pool.BackendSnapshot, snap *pool.Snapshot) {
 	backend := s.pair(e.backendLabel, &b.Name)
 	only := s.labels(backend)
 
@@ -375,7 +374,7 @@ func (e *exporter) addBackend(s *exportScrape, b *snapshot.Backend, snap *snapsh
 // the mode in force for every reason, and of the other mode only once it
 // counted any (after a reload switched modes), so that a dry run does not
 // double the series.
-func (e *exporter) addOutlier(s *exportScrape, b *snapshot.Backend, backend *dto.LabelPair, enforcing bool) {
+func (e *exporter) addOutlier(s *exportScrape, b *pool.BackendSnapshot, backend *dto.LabelPair, enforcing bool) {
 	for enforced := range 2 {
 		mode := enforced == 1
 		for _, r := range outlier.Reasons() {
@@ -409,7 +408,7 @@ func metricBool(b bool) float64 {
 // exportScrape is one scrape's metric families under construction.
 type exportScrape struct {
 	exporter *exporter
-	snap     *snapshot.Pool
+	snap     *pool.Snapshot
 	// states are the values of the state label this scrape exports and
 	// toStates those of the to label: those the features in use can reach.
 	states, toStates []health.ServedState

@@ -19,7 +19,6 @@ import (
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
-	"github.com/probegate/probegate/collector/snapshot"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
@@ -329,7 +328,7 @@ probegate_probe_failures_total{backend="fresh",reason="transport"} 0
 // the fan-out).
 type snapshotCollector struct {
 	*exporter
-	snapshot snapshot.Pool
+	snapshot pool.Snapshot
 }
 
 func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
@@ -339,14 +338,14 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 // TestExporterTrafficSeries checks that each fan-out error count lands on
 // its own reason label and that passive ejections are exported.
 func TestExporterTrafficSeries(t *testing.T) {
-	snap := snapshot.Backend{Name: "x", URL: "http://127.0.0.1:19001", ProbePath: "/healthz"}
+	snap := pool.BackendSnapshot{Name: "x", URL: "http://127.0.0.1:19001", ProbePath: "/healthz"}
 	snap.Traffic.Ejections = 2
 	for i, r := range traffic.Reasons() {
 		snap.Traffic.Errors[r] = uint64(10 + i)
 	}
 	c := snapshotCollector{
 		exporter: newExporter(samplePool(t, sampleConfig())),
-		snapshot: snapshot.Pool{Backends: []snapshot.Backend{snap}, Fanout: true, PassiveHealth: true},
+		snapshot: pool.Snapshot{Backends: []pool.BackendSnapshot{snap}, Fanout: true, PassiveHealth: true},
 	}
 	got := exportedText(t, c, "probegate_passive_ejections_total")
 	compareExposition(t, got, `

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/probe"
-	"github.com/probegate/probegate/collector/snapshot"
 	"github.com/probegate/probegate/config"
 )
 
@@ -54,7 +54,7 @@ func newFailureSeries() failureSeries {
 // those it failed for. A reason no kind lists (a local failure, which is
 // probegate's own and rare) is shown from its first on, so that it costs
 // no series per backend until then.
-func (f failureSeries) of(b *snapshot.Backend) [health.NumReasons]bool {
+func (f failureSeries) of(b *pool.BackendSnapshot) [health.NumReasons]bool {
 	out := f.every
 	for i := range f.shapes {
 		if s := &f.shapes[i]; s.kind == b.ProbeKind && s.matchesBody == b.ProbeMatchesBody {

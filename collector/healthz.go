@@ -8,7 +8,6 @@ import (
 	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/pool"
-	"github.com/probegate/probegate/collector/snapshot"
 )
 
 // healthzTimeFormat is RFC 3339 in UTC with a fixed millisecond fraction,
@@ -161,7 +160,7 @@ func HealthzHandlerWithStore(backends *pool.Pool, lastRound func() *fanout.Round
 	})
 }
 
-func newHealthzReport(s snapshot.Pool, round *fanout.RoundSummary) healthzReport {
+func newHealthzReport(s pool.Snapshot, round *fanout.RoundSummary) healthzReport {
 	report := healthzReport{
 		// An empty pool is an empty array, never null.
 		Backends: make([]healthzBackend, len(s.Backends)),

@@ -13,7 +13,6 @@ import (
 	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/passive"
-	"github.com/probegate/probegate/collector/snapshot"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
 )
@@ -150,15 +149,15 @@ func (b *Backend) logTransition(from, to health.State, verified bool, r health.R
 }
 
 // Snapshot copies the backend's state.
-func (b *Backend) Snapshot() snapshot.Backend {
+func (b *Backend) Snapshot() BackendSnapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.snapshotLocked()
 }
 
 // snapshotLocked is Snapshot for a caller that holds b.mu.
-func (b *Backend) snapshotLocked() snapshot.Backend {
-	s := snapshot.Backend{
+func (b *Backend) snapshotLocked() BackendSnapshot {
+	s := BackendSnapshot{
 		Name:             b.Name,
 		URL:              b.URL,
 		ProbePath:        b.Probe.Path,
@@ -171,7 +170,7 @@ func (b *Backend) snapshotLocked() snapshot.Backend {
 		Failures:         b.failures,
 		Refusals:         b.refusals,
 		Transitions:      b.transitions,
-		Traffic:          snapshot.Traffic{Ejections: b.passive.Ejections(), Errors: b.trafficErrors},
+		Traffic:          TrafficSnapshot{Ejections: b.passive.Ejections(), Errors: b.trafficErrors},
 		Since:            b.downtime.Since,
 		DownSince:        b.downtime.DownSince,
 		Downtime:         b.downtime.Total,

@@ -5,11 +5,10 @@ import (
 
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
-	"github.com/probegate/probegate/collector/snapshot"
 )
 
 // snapshotWithHistory is Snapshot with the History filled.
-func (b *Backend) snapshotWithHistory() snapshot.Backend {
+func (b *Backend) snapshotWithHistory() BackendSnapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.snapshotLocked()
@@ -20,7 +19,7 @@ func (b *Backend) snapshotWithHistory() snapshot.Backend {
 // SnapshotWithHistory is Snapshot with every backend's History and the
 // pool's last state changes (Transitions) filled, for the status page.
 // Snapshot leaves them out: /metrics and /healthz have no use for them.
-func (p *Pool) SnapshotWithHistory() snapshot.Pool {
+func (p *Pool) SnapshotWithHistory() Snapshot {
 	s := p.snapshot(true)
 	s.Transitions = p.transitionLog.NewestFirst()
 	return s
@@ -44,7 +43,7 @@ func (b *Backend) logTransitionLocked(before, after health.Served, now time.Time
 // (Transitions) filled but no backend's History: the status page shows a
 // page of rows, and copies the histories of those alone
 // (ProbeHistories), not the whole pool's on every request.
-func (p *Pool) SnapshotWithTransitions() snapshot.Pool {
+func (p *Pool) SnapshotWithTransitions() Snapshot {
 	s := p.snapshot(false)
 	s.Transitions = p.transitionLog.NewestFirst()
 	return s

@@ -17,7 +17,6 @@ import (
 	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/httpclient"
 	"github.com/probegate/probegate/collector/pool/internal/due"
-	"github.com/probegate/probegate/collector/snapshot"
 )
 
 // Pool is the set of backends in config order, with the selection,
@@ -285,16 +284,16 @@ func (p *Pool) Budget() budget.Budget {
 }
 
 // Snapshot copies every backend and the pool-wide numbers at one moment.
-func (p *Pool) Snapshot() snapshot.Pool {
+func (p *Pool) Snapshot() Snapshot {
 	return p.snapshot(false)
 }
 
-func (p *Pool) snapshot(withHistory bool) snapshot.Pool {
+func (p *Pool) snapshot(withHistory bool) Snapshot {
 	now := p.now()
 	p.catchUp(now)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	s := snapshot.Pool{Backends: make([]snapshot.Backend, len(p.backends)), Time: now,
+	s := Snapshot{Backends: make([]BackendSnapshot, len(p.backends)), Time: now,
 		PanicThreshold: p.settings.PanicThreshold, PassiveHealth: p.settings.Passive.Enabled,
 		OutlierDetection: p.settings.Outlier.Enabled, OutlierEnforcing: p.settings.Outlier.Enforcing, Suppressed: p.suppressed(),
 		PassiveSuppressed: p.passiveSuppressed.Load(),

@@ -7,7 +7,7 @@ import (
 
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/collector/snapshot"
+	"github.com/probegate/probegate/collector/pool"
 )
 
 // A page with a row per backend grows with the pool: at 10,000 backends
@@ -40,13 +40,13 @@ type stateCount struct {
 }
 
 // problem reports whether a backend belongs on the first pages.
-func problem(b *snapshot.Backend) bool {
+func problem(b *pool.BackendSnapshot) bool {
 	return !b.Served.InService() || b.Outlier.Ejected || b.Maintenance != nil || b.Served.State() == health.ServedProbeUnsupported
 }
 
 // pageOrder is the order backends are shown in: the problems first, each
 // group in configuration order. problems counts the first group.
-func pageOrder(backends []snapshot.Backend) (order []int, problems int) {
+func pageOrder(backends []pool.BackendSnapshot) (order []int, problems int) {
 	order = make([]int, 0, len(backends))
 	for i := range backends {
 		if problem(&backends[i]) {
@@ -84,7 +84,7 @@ func (e *pageError) Error() string {
 // paginate picks the backends of page (from 1) in page order, and says
 // where the page is; query is the page's other parameters, kept in its
 // links.
-func paginate(backends []snapshot.Backend, page int, query string) (shown []int, p pagerView) {
+func paginate(backends []pool.BackendSnapshot, page int, query string) (shown []int, p pagerView) {
 	order, problems := pageOrder(backends)
 	p = pagerView{Total: len(backends), Problems: problems, Pages: max(1, (len(order)+pageSize-1)/pageSize)}
 	p.Page = min(page, p.Pages)

@@ -1,4 +1,4 @@
-package snapshot
+package pool
 
 import (
 	"time"
@@ -13,11 +13,11 @@ import (
 	"github.com/probegate/probegate/collector/traffic"
 )
 
-// Backend is a consistent copy of one backend at one moment. Its Health
+// BackendSnapshot is a consistent copy of one backend at one moment. Its Health
 // is the state machine's value, passive health's ejection in it; Served
 // is what the backend is served as, overlays included, and Transitions
 // counts the changes into each served state.
-type Backend struct {
+type BackendSnapshot struct {
 	Name         string
 	URL          string
 	ProbePath    string
@@ -34,7 +34,7 @@ type Backend struct {
 	Failures    [health.NumReasons]uint64
 	Refusals    uint64
 	Transitions [health.NumServedStates]uint64
-	Traffic     Traffic
+	Traffic     TrafficSnapshot
 	// Since is the time of the last state change, zero before the first;
 	// DownSince is when the current stretch out of service began (zero
 	// when in service) and Downtime the total of the finished stretches.
@@ -57,8 +57,8 @@ type Backend struct {
 	Outlier outlier.Snapshot
 }
 
-// Traffic is a copy of what a backend keeps about real fan-out traffic.
-type Traffic struct {
+// TrafficSnapshot is a copy of what a backend keeps about real fan-out traffic.
+type TrafficSnapshot struct {
 	// Ejections counts passive-health ejections.
 	Ejections uint64
 	// Errors counts fan-out errors by reason, indexed by traffic.Reason.
@@ -70,6 +70,6 @@ type Traffic struct {
 
 // DowntimeAt is the total time the backend has spent out of service up to
 // now, the current stretch included.
-func (s *Backend) DowntimeAt(now time.Time) time.Duration {
+func (s *BackendSnapshot) DowntimeAt(now time.Time) time.Duration {
 	return history.Downtime{DownSince: s.DownSince, Total: s.Downtime}.At(now)
 }

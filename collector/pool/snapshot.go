@@ -1,4 +1,4 @@
-package snapshot
+package pool
 
 import (
 	"time"
@@ -8,10 +8,17 @@ import (
 	"github.com/probegate/probegate/collector/outlier"
 )
 
-// Pool is a consistent view of a pool at one moment, for /healthz,
+// The snapshots are the read side of the pool: Snapshot and BackendSnapshot
+// are consistent copies of a pool and of one backend at one moment, taken
+// under the pool's locks and then read without any. /metrics, /healthz,
+// the status page and the maintenance API read these, so that what they
+// show is plain data, which their tests build as literals without the
+// pool's machinery. Nothing here reads a clock or takes a lock.
+
+// Snapshot is a consistent view of a pool at one moment, for /healthz,
 // /metrics and the status page.
-type Pool struct {
-	Backends  []Backend
+type Snapshot struct {
+	Backends  []BackendSnapshot
 	InService int
 	FailOpen  bool
 	Budget    budget.Budget

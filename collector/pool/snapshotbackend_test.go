@@ -1,4 +1,4 @@
-package snapshot
+package pool
 
 import (
 	"testing"
@@ -10,11 +10,11 @@ import (
 // in service has only the finished ones, whatever the time.
 func TestDowntimeAtCountsTheOpenStretch(t *testing.T) {
 	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	down := Backend{DownSince: start, Downtime: time.Minute}
+	down := BackendSnapshot{DownSince: start, Downtime: time.Minute}
 	if got := down.DowntimeAt(start.Add(10 * time.Second)); got != time.Minute+10*time.Second {
 		t.Errorf("down: DowntimeAt = %v, want 1m10s", got)
 	}
-	up := Backend{Downtime: time.Minute}
+	up := BackendSnapshot{Downtime: time.Minute}
 	if got := up.DowntimeAt(start.Add(time.Hour)); got != time.Minute {
 		t.Errorf("in service: DowntimeAt = %v, want 1m", got)
 	}
