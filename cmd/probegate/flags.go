@@ -9,7 +9,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/model"
-	"github.com/prometheus/exporter-toolkit/web"
+	toolkitweb "github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/probegate/probegate/cmd/probegate/internal/flagconfig"
 	"github.com/probegate/probegate/config"
@@ -185,8 +185,8 @@ func (o *options) loadConfig() (*config.Config, error) {
 }
 
 // webFlagConfig is what exporter-toolkit's web.ListenAndServe needs.
-func (o *options) webFlagConfig() *web.FlagConfig {
-	return &web.FlagConfig{
+func (o *options) webFlagConfig() *toolkitweb.FlagConfig {
+	return &toolkitweb.FlagConfig{
 		WebListenAddresses: &o.ListenAddresses,
 		WebSystemdSocket:   &o.SystemdSocket,
 		WebConfigFile:      &o.WebConfigFile,

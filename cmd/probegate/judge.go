@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/prometheus/exporter-toolkit/web"
+	toolkitweb "github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/config"
@@ -75,7 +75,7 @@ func inFileOrder(err error) error {
 
 // checkWebConfig loads --web.config.file as the listeners will.
 func (o *options) checkWebConfig() error {
-	if err := web.Validate(o.WebConfigFile); err != nil {
+	if err := toolkitweb.Validate(o.WebConfigFile); err != nil {
 		return fmt.Errorf("--web.config.file %s: %v", o.WebConfigFile, err)
 	}
 	return nil

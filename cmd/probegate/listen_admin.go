@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/probegate/probegate/cmd/probegate/internal/web"
 	"github.com/probegate/probegate/internal/framing"
 )
 
@@ -25,7 +26,7 @@ const adminMaxConnections = 64
 func (o *options) adminServer(handler http.Handler) *http.Server {
 	readTimeout := time.Duration(o.ReadTimeout)
 	return &http.Server{
-		Handler:           framing.Handler(refuseForeignHosts(refuseOwnHops(handler, o.replicaName()), o.AdminListenAddress)),
+		Handler:           framing.Handler(web.RefuseForeignHosts(web.RefuseOwnHops(handler, o.replicaName()), o.AdminListenAddress)),
 		ConnContext:       framing.ConnContext,
 		ReadHeaderTimeout: min(time.Duration(o.ReadHeaderTimeout), readTimeout),
 		ReadTimeout:       readTimeout,

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -20,12 +19,13 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
-	"github.com/prometheus/exporter-toolkit/web"
+	toolkitweb "github.com/prometheus/exporter-toolkit/web"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/probegate/probegate/cmd/probegate/internal/logging"
 	"github.com/probegate/probegate/cmd/probegate/internal/reconcile"
 	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
+	"github.com/probegate/probegate/cmd/probegate/internal/web"
 	"github.com/probegate/probegate/collector"
 	"github.com/probegate/probegate/collector/discovery"
 	"github.com/probegate/probegate/collector/fanout"
@@ -167,7 +167,7 @@ func newServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	s.maint.RegisterChecks(s.gate, func() bool { return s.targets.Running().Readiness.PeerRelative })
 	reg.MustRegister(s.gate)
 
-	rejected := newRejectedCounter(reg)
+	rejected := web.NewRejectedCounter(reg)
 	mux, err := s.mainMux(reg, rejected, started)
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func newServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 		s.healthSrv = opts.healthServer(s.gate.Wrap(s.gate.HealthHandler()), s.gate.Wrap(s.gate.ReadyHandler()))
 	}
 	if listeners.admin != nil {
-		s.adminSrv = opts.adminServer(s.gate.Wrap(limitInFlight(adminMux, opts.MaxRequestsInFlight, pageWriteTimeout, rejected)))
+		s.adminSrv = opts.adminServer(s.gate.Wrap(web.LimitInFlight(adminMux, opts.MaxRequestsInFlight, web.PageWriteTimeout, rejected)))
 	}
 	// Discovered backends that lead back to probegate are dropped; an
 	// update discovery delivered before the rule was set is applied again
@@ -188,7 +188,7 @@ func newServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	s.targets.DetectLoops(selfPredicate(s.listen).Targets)
 	readTimeout := time.Duration(opts.ReadTimeout)
 	s.mainSrv = &http.Server{
-		Handler:           framing.Handler(routeFanout(http.NewCrossOriginProtection().Handler(s.fanout), limitInFlight(mux, opts.MaxRequestsInFlight, pageWriteTimeout, rejected))),
+		Handler:           framing.Handler(web.RouteFanout(http.NewCrossOriginProtection().Handler(s.fanout), web.LimitInFlight(mux, opts.MaxRequestsInFlight, web.PageWriteTimeout, rejected))),
 		ConnContext:       framing.ConnContext,
 		ReadHeaderTimeout: min(time.Duration(opts.ReadHeaderTimeout), readTimeout),
 		ReadTimeout:       readTimeout,
@@ -212,9 +212,9 @@ func (s *server) mainMux(reg *prometheus.Registry, rejected *prometheus.CounterV
 	// the other heavy pages' (promhttp's own bound stays behind, on the
 	// encodings).
 	gatherer := collector.SharedGatherer(collector.NewGatherer(s.pool, reg))
-	metrics := shareScrapes(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
+	metrics := web.ShareScrapes(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		Registry: reg, ErrorLog: logging.Printer(s.logger), MaxRequestsInFlight: s.opts.MaxRequestsInFlight}))
-	mux.Handle(s.opts.TelemetryPath, limitMetrics(promhttp.InstrumentMetricHandler(reg, metrics), s.opts.MaxRequestsInFlight, pageWriteTimeout, rejected))
+	mux.Handle(s.opts.TelemetryPath, web.LimitMetrics(promhttp.InstrumentMetricHandler(reg, metrics), s.opts.MaxRequestsInFlight, web.PageWriteTimeout, rejected))
 	mux.Handle("/healthz", collector.HealthzHandlerWithStore(s.pool, s.fanout.LastRound, s.maint.HealthzStore()))
 	s.mountIntrospection(mux, started)
 	if err := s.mountLandingPage(mux); err != nil {
@@ -273,8 +273,8 @@ func (s *server) serve(listeners listenerSet, announce func()) error {
 			level.Info(s.logger).Log("msg", "Serving /health and /ready", "address", listeners.health.Addr())
 			go s.healthSrv.Serve(listeners.health)
 		}
-		return serveWithAdmin(s.logger, s.adminSrv, listeners.admin, func() error { return web.ServeMultiple(listeners.main, s.mainSrv, flags, slogger) },
-			func() error { return web.Serve(listeners.admin, s.adminSrv, flags, slogger) })
+		return serveWithAdmin(s.logger, s.adminSrv, listeners.admin, func() error { return toolkitweb.ServeMultiple(listeners.main, s.mainSrv, flags, slogger) },
+			func() error { return toolkitweb.Serve(listeners.admin, s.adminSrv, flags, slogger) })
 	})
 }
 
@@ -299,21 +299,6 @@ func gateTimings(c config.Gate) gate.Options {
 		ShutdownTimeout: time.Duration(c.ShutdownTimeout),
 		CheckInterval:   time.Duration(c.CheckInterval),
 	}
-}
-
-// routeFanout sends every request for fanout.Path or a path under it to
-// fan, and every other request to mux. The fan-out must see its
-// requests before the mux does: the mux answers /fanout, and paths it
-// would clean (a//b, a/../b), with a redirect that carries no X-Backends,
-// and the fan-out refuses the paths that must not reach a backend itself.
-func routeFanout(fan, mux http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; p == fanout.Path || strings.HasPrefix(p, fanout.Path+"/") {
-			fan.ServeHTTP(w, r)
-			return
-		}
-		mux.ServeHTTP(w, r)
-	})
 }
 
 // reloadOnSIGHUP reloads the configuration on every SIGHUP until stopped.
@@ -399,13 +384,13 @@ func (s *server) mountLandingPage(mux *http.ServeMux) error {
 	if s.opts.TelemetryPath == "/" {
 		return nil
 	}
-	page, err := web.NewLandingPage(web.LandingConfig{
+	page, err := toolkitweb.NewLandingPage(toolkitweb.LandingConfig{
 		Name:        "probegate",
 		Description: "Health-checking fan-out gate for a pool of HTTP backends",
 		Version:     version.Info(),
 		// probegate serves no /debug/pprof: the page must not link it.
 		Profiling: "false",
-		Links: []web.LandingLinks{
+		Links: []toolkitweb.LandingLinks{
 			{Address: s.opts.TelemetryPath, Text: "Metrics"},
 			{Address: "/status", Text: "Status page"},
 			{Address: "/healthz", Text: "Backends and pool (JSON)"},

@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"net/http"
@@ -21,7 +21,7 @@ func TestRouteFanoutBypassesTheMux(t *testing.T) {
 	fan := fanout.New(pool.New(log.NewNopLogger(), nil), config.Fanout{Enabled: true}, nil, log.NewNopLogger(), nil)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	handler := routeFanout(fan, mux)
+	handler := RouteFanout(fan, mux)
 	for _, c := range []struct {
 		target    string
 		status    int

@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"fmt"
@@ -11,12 +11,12 @@ import (
 	"github.com/probegate/probegate/internal/jsonanswer"
 )
 
-// refuseOwnHops answers 403 to a request the fan-out of replica forwarded:
+// RefuseOwnHops answers 403 to a request the fan-out of replica forwarded:
 // the admin listener is never a backend, and a backend address that leads
 // to it anyway (a name only DNS knows is this host, a port forward) must
 // not let a fan-out client take backends out of service. Every backend
 // request carries this replica's Via entry.
-func refuseOwnHops(next http.Handler, replica string) http.Handler {
+func RefuseOwnHops(next http.Handler, replica string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if fanout.ThroughReplica(r, replica) {
 			jsonanswer.WriteError(w, r, http.StatusForbidden, "the request came through this probegate's own fan-out ("+replica+"): the admin listener is never a backend")
@@ -26,13 +26,13 @@ func refuseOwnHops(next http.Handler, replica string) http.Handler {
 	})
 }
 
-// refuseForeignHosts answers 421 to a request whose Host is not an IP
+// RefuseForeignHosts answers 421 to a request whose Host is not an IP
 // address, localhost, or the host name of listenAddr, the admin listen
 // address. A web page can make a browser send requests to a name of its
 // own that DNS then points at 127.0.0.1 (DNS rebinding): the browser
 // takes them for the page's origin, so no cross-origin check stops them,
 // but their Host is the page's name, which is none of these.
-func refuseForeignHosts(next http.Handler, listenAddr string) http.Handler {
+func RefuseForeignHosts(next http.Handler, listenAddr string) http.Handler {
 	own, _, err := net.SplitHostPort(listenAddr)
 	if err != nil {
 		own = listenAddr

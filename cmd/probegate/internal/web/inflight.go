@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"fmt"
@@ -19,12 +19,12 @@ import (
 // listener alone with its own connection limit, and must not be refused
 // because someone reads a page; they pass unbounded here.
 
-// pageWriteTimeout bounds the time a heavy page's answer may take to be
+// PageWriteTimeout bounds the time a heavy page's answer may take to be
 // written. A client that does not read would otherwise hold its slot, and
 // the memory of its answer, for as long as it likes: four of them would
 // refuse every scrape. A minute is longer than any Prometheus
 // scrape_timeout can usefully be, at any scrape interval up to a minute.
-const pageWriteTimeout = time.Minute
+const PageWriteTimeout = time.Minute
 
 // heavyPages are the groups of paths that share one in-flight bound. The
 // metrics, whose path is a flag, are bounded where they are mounted, and
@@ -44,8 +44,8 @@ func heavyPage(path string) string {
 	return ""
 }
 
-// newRejectedCounter is probegate_http_requests_rejected_total, by group.
-func newRejectedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+// NewRejectedCounter is probegate_http_requests_rejected_total, by group.
+func NewRejectedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 	rejected := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "probegate_http_requests_rejected_total",
 		Help: "Requests to a heavy page answered 503 because --web.max-requests-in-flight of them were being served, by page group.",
@@ -57,11 +57,11 @@ func newRejectedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 	return rejected
 }
 
-// limitInFlight serves next with at most limit reads (GET, HEAD) of each
+// LimitInFlight serves next with at most limit reads (GET, HEAD) of each
 // heavy page group in flight at once, each written within writeTimeout;
 // one more is answered 503 with Retry-After and counted in rejected.
 // Light paths and writes pass through unbounded.
-func limitInFlight(next http.Handler, limit int, writeTimeout time.Duration, rejected *prometheus.CounterVec) http.Handler {
+func LimitInFlight(next http.Handler, limit int, writeTimeout time.Duration, rejected *prometheus.CounterVec) http.Handler {
 	bounded := make(map[string]http.Handler, len(heavyPages))
 	for _, page := range heavyPages {
 		bounded[page] = limitPage(page, next, limit, writeTimeout, rejected)
@@ -75,11 +75,11 @@ func limitInFlight(next http.Handler, limit int, writeTimeout time.Duration, rej
 	})
 }
 
-// limitMetrics serves the metrics handler next for GET and HEAD only,
+// LimitMetrics serves the metrics handler next for GET and HEAD only,
 // at most limit at once as limitPage bounds them, and answers any other
 // method 405: promhttp serves every method, and limitPage lets writes
 // through unbounded, so a POST would otherwise be a scrape past the bound.
-func limitMetrics(next http.Handler, limit int, writeTimeout time.Duration, rejected *prometheus.CounterVec) http.Handler {
+func LimitMetrics(next http.Handler, limit int, writeTimeout time.Duration, rejected *prometheus.CounterVec) http.Handler {
 	bounded := limitPage("metrics", next, limit, writeTimeout, rejected)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {

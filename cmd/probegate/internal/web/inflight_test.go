@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"bufio"
@@ -34,8 +34,8 @@ func TestHeavyPagesServeALimitedNumberAtOnce(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-	rejected := newRejectedCounter(prometheus.NewRegistry())
-	h := limitInFlight(slow, limit, pageWriteTimeout, rejected)
+	rejected := NewRejectedCounter(prometheus.NewRegistry())
+	h := LimitInFlight(slow, limit, PageWriteTimeout, rejected)
 	serve := func(method, path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
@@ -98,7 +98,7 @@ func TestAHeavyPageIsWrittenWithinItsTimeout(t *testing.T) {
 			}
 		}
 	})
-	ts := httptest.NewServer(limitInFlight(big, 1, writeTimeout, newRejectedCounter(prometheus.NewRegistry())))
+	ts := httptest.NewServer(LimitInFlight(big, 1, writeTimeout, NewRejectedCounter(prometheus.NewRegistry())))
 	t.Cleanup(ts.Close)
 	stuck, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
@@ -165,14 +165,14 @@ func TestMetricsAnswerReadsOnly(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	var runs sync.WaitGroup
 	served := 0
-	h := limitMetrics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := LimitMetrics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			close(entered)
 			<-release
 			return
 		}
 		served++
-	}), 1, pageWriteTimeout, newRejectedCounter(prometheus.NewRegistry()))
+	}), 1, PageWriteTimeout, NewRejectedCounter(prometheus.NewRegistry()))
 	runs.Go(func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/metrics", nil)) })
 	<-entered
 	for _, method := range []string{"POST", "PUT", "DELETE"} {

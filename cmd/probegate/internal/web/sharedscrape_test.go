@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"net/http"
@@ -17,7 +17,7 @@ func TestScrapesInFlightShareOneAnswer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		var runs atomic.Int64
-		h := shareScrapes(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := ShareScrapes(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			n := runs.Add(1)
 			<-release
 			w.Header().Set("Content-Encoding", r.Header.Get("Accept-Encoding"))
@@ -57,7 +57,7 @@ func TestScrapesInFlightShareOneAnswerWhateverTheirQuery(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		var runs atomic.Int64
-		h := shareScrapes(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := ShareScrapes(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			runs.Add(1)
 			<-release
 		}))
@@ -80,7 +80,7 @@ func TestScrapesInFlightShareOneAnswerWhateverTheirQuery(t *testing.T) {
 func TestScrapesShareAnAnswerOnlyForTheSameHeaderLines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		h := shareScrapes(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := ShareScrapes(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			<-release
 			w.Write([]byte(strings.Join(r.Header.Values("Accept-Encoding"), ",") + ";" + strings.Join(r.Header.Values("Accept"), ",")))
 		}))

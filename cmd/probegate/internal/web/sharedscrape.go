@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"bytes"
@@ -16,11 +16,11 @@ import (
 // time that ask for the same encoding get the same bytes instead: one
 // gathering and one encoding serve them all.
 
-// shareScrapes serves concurrent requests that ask for the same encoding
+// ShareScrapes serves concurrent requests that ask for the same encoding
 // (the same Accept and Accept-Encoding) with one run of metrics,
 // whose answer is kept in memory until its last waiter has it. Bound the
 // scrapes in flight in front of it: sharing makes them cheap, not few.
-func shareScrapes(metrics http.Handler) http.Handler {
+func ShareScrapes(metrics http.Handler) http.Handler {
 	var flight singleflight.Group
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// promhttp reads no query: scrapes that differ only by theirs get
