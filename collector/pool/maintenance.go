@@ -166,12 +166,12 @@ func (p *Pool) inMaintenanceLocked(b *Backend) bool {
 }
 
 // servesBarMaintenance reports whether the backend would be in service
-// without a maintenance entry: its probe-derived health is in service and
-// no outlier ejection holds it out.
+// without a maintenance entry: what it would be served as, by the one rule
+// every reader uses, with its outlier ejection and passive health's.
 func (b *Backend) servesBarMaintenance() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.health.InService() && !b.outlier.Enforced()
+	return health.Serve(b.health, false, b.outlier.Enforced()).InService()
 }
 
 // expireMaintenance ends the maintenances whose Until has come at now.
