@@ -84,8 +84,8 @@ func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 	}
 	// Served: the probes had vouched already.
 	clock.Advance(2 * time.Second)
-	if p.Selection(); b1.Health().State != health.StateHealthy {
-		t.Fatalf("after 30s and 2 ok probes: %s; want healthy", b1.Health().State)
+	if p.Selection(); b1.Served().State() != health.ServedHealthy {
+		t.Fatalf("after 30s and 2 ok probes: %s; want healthy", b1.Served().State())
 	}
 	// Ejected again right away: twice as long.
 	rounds(p, clock, 5, map[int]bool{1: true}, nil)
@@ -100,8 +100,8 @@ func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 		t.Fatalf("readmitted with 1 ok probe after a failure")
 	}
 	feed(b1, health.StatusResult(200), 1)
-	if got := b1.Served().State(); got == health.ServedEjected || !b1.Health().InService() {
-		t.Fatalf("after 2 ok probes, served: %s; want back in service", got)
+	if got := b1.Served(); !got.InService() {
+		t.Fatalf("after 2 ok probes, served: %s; want back in service", got.State())
 	}
 }
 
@@ -110,7 +110,7 @@ func TestOutlierUnprobedReadmittedWhenServed(t *testing.T) {
 	rounds(p, clock, 5, nil, map[int]time.Duration{0: 150 * time.Millisecond})
 	b0 := p.Backends()[0]
 	if snap := b0.Snapshot().Outlier; b0.Served().State() != health.ServedEjected || snap.Reason != outlier.ReasonLatency {
-		t.Fatalf("150ms among 1ms: %s %+v; want ejected for latency", b0.Health().State, snap)
+		t.Fatalf("150ms among 1ms: %s %+v; want ejected for latency", b0.Served().State(), snap)
 	}
 	clock.Advance(30 * time.Second)
 	if b := p.Budget(); b.CurrentHealthy != 2 {
@@ -147,7 +147,7 @@ func TestOutlierDryRunChangesNothing(t *testing.T) {
 	p, clock, logs := detectingPool(t, 3, false, nil, false)
 	rounds(p, clock, 5, map[int]bool{0: true}, nil)
 	b0 := p.Backends()[0]
-	if got := b0.Health().State; got != health.StateUnknown || !b0.Health().InService() {
+	if got := b0.Served().State(); got != health.ServedUnknown {
 		t.Fatalf("dry run changed the state to %s", got)
 	}
 	if selected, _, _, _ := p.Selection(); len(selected) != 3 {
