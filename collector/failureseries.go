@@ -13,7 +13,7 @@ import (
 // failureSeries says which probegate_probe_failures_total series a
 // backend has, by its probe's kind and whether the probe matches the
 // body. What a kind can fail for is its row of the kind table
-// (probe.FailureReasons); the exporter only reads it, so a new kind or
+// (probe.KindFailureReasons); the exporter only reads it, so a new kind or
 // reason is written once. It is built once per exporter.
 type failureSeries struct {
 	// shapes are the reasons pre-initialised for each kind, matching the
@@ -40,7 +40,7 @@ type shapeReasons struct {
 }
 
 func newFailureSeries() failureSeries {
-	return failureSeriesOf(probe.FailureReasons)
+	return failureSeriesOf(probe.KindFailureReasons)
 }
 
 // failureSeriesOf is newFailureSeries from the kind table's rows, as
@@ -88,7 +88,7 @@ func failuresHelp() string {
 	var listed []string
 	for _, r := range health.FailureReasons() {
 		for _, kind := range config.Kinds() {
-			if slices.Contains(probe.FailureReasons(kind, true), r) {
+			if slices.Contains(probe.KindFailureReasons(kind, true), r) {
 				listed = append(listed, r.String())
 				break
 			}
