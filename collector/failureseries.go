@@ -13,18 +13,24 @@ import (
 // failureSeries says which probegate_probe_failures_total series a
 // backend has, by its probe's kind and whether the probe matches the
 // body. What a kind can fail for is its row of the kind table
-// (probe.FailureReasons); the exporter only reads it, so a new kind or
+// (probe.KindFailureReasons); the exporter only reads it, so a new kind or
 // reason is written once. It is built once per exporter.
 type failureSeries struct {
 	// shapes are the reasons pre-initialised for each kind, matching the
 	// body or not: a handful, searched in order, which is cheaper per
 	// backend than hashing the kind's name.
 	shapes []shapeReasons
-	// every are the reasons every backend has whatever its kind: those of
-	// the default kind's plain probe, which every backend had before there
-	// were other kinds, so that a dashboard's sum by reason sees one set.
+	// every are the reasons every backend has whatever its kind
+	// (alwaysShown).
 	every [health.NumReasons]bool
 }
+
+// alwaysShown are the reasons whose series every backend has whatever its
+// kind, so that a dashboard's sum by reason sees one set: the four every
+// backend had before there were other kinds. They are a fixed list, not
+// the default kind's row, so that a reason added to the http probe does
+// not add a series to every tcp and grpc backend.
+var alwaysShown = [...]health.Reason{health.ReasonTimeout, health.ReasonTransport, health.ReasonHTTP5xx, health.ReasonHTTP429}
 
 // shapeReasons are the reasons of one kind, matching the body or not.
 type shapeReasons struct {
@@ -34,14 +40,20 @@ type shapeReasons struct {
 }
 
 func newFailureSeries() failureSeries {
+	return failureSeriesOf(probe.KindFailureReasons)
+}
+
+// failureSeriesOf is newFailureSeries from the kind table's rows, as
+// kindReasons reads them.
+func failureSeriesOf(kindReasons func(kind string, matchesBody bool) []health.Reason) failureSeries {
 	var f failureSeries
-	for _, r := range probe.FailureReasons((config.HealthProbe{}).EffectiveKind(), false) {
+	for _, r := range alwaysShown {
 		f.every[r] = true
 	}
 	for _, kind := range config.Kinds() {
 		for _, body := range []bool{false, true} {
 			s := shapeReasons{kind: kind, matchesBody: body, reasons: f.every}
-			for _, r := range probe.FailureReasons(kind, body) {
+			for _, r := range kindReasons(kind, body) {
 				s.reasons[r] = true
 			}
 			f.shapes = append(f.shapes, s)
@@ -50,10 +62,11 @@ func newFailureSeries() failureSeries {
 	return f
 }
 
-// of is the reasons whose series b has: those its kind can fail for, and
-// those it failed for. A reason no kind lists (a local failure, which is
-// probegate's own and rare) is shown from its first on, so that it costs
-// no series per backend until then.
+// of is the reasons whose series b has: those its kind can fail for and,
+// once b had one, local failures, which are probegate's own and rare, so
+// that they cost no series per backend until then. Only local is shown
+// by its count: the others follow the kind's row, so that a backend's
+// series are known from its configuration.
 func (f failureSeries) of(b *pool.BackendSnapshot) [health.NumReasons]bool {
 	out := f.every
 	for i := range f.shapes {
@@ -62,10 +75,8 @@ func (f failureSeries) of(b *pool.BackendSnapshot) [health.NumReasons]bool {
 			break
 		}
 	}
-	for r, n := range b.Failures {
-		if n > 0 {
-			out[r] = true
-		}
+	if b.Failures[health.ReasonLocal] > 0 {
+		out[health.ReasonLocal] = true
 	}
 	return out
 }
@@ -77,7 +88,7 @@ func failuresHelp() string {
 	var listed []string
 	for _, r := range health.FailureReasons() {
 		for _, kind := range config.Kinds() {
-			if slices.Contains(probe.FailureReasons(kind, true), r) {
+			if slices.Contains(probe.KindFailureReasons(kind, true), r) {
 				listed = append(listed, r.String())
 				break
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 )
 
@@ -49,6 +50,43 @@ func TestFailureSeriesOfEachKind(t *testing.T) {
 		"grpc_not_serving; local: probegate out of descriptors, ports or memory, which changes no state)."
 	if got := newExporter(leanPool(t, testConfig(namedBackends("a")...))).families[familyProbeFailures].help; *got != help {
 		t.Errorf("help\n%s\nwant\n%s", *got, help)
+	}
+}
+
+// TestFailureSeriesFollowTheKindRow: a reason outside a backend's kind
+// row gets no series even once counted: only local is shown by its count,
+// so a backend's series are known from its configuration.
+func TestFailureSeriesFollowTheKindRow(t *testing.T) {
+	cfg := testConfig(namedBackends("a")...)
+	cfg.HealthProbe.Kind = config.KindTCP
+	p := leanPool(t, cfg)
+	for _, r := range []health.Reason{health.ReasonBodyMismatch, health.ReasonGRPCNotServing} {
+		p.Backends()[0].RecordProbe(health.Result{Class: health.ClassFailed, Reason: r})
+	}
+	want := []string{"http_429", "http_5xx", "timeout", "transport"}
+	if got := failureLabels(t, newExporter(p)); !slices.Equal(got, want) {
+		t.Errorf("tcp backend that counted body_mismatch and grpc_not_serving: reasons %v, want %v", got, want)
+	}
+}
+
+// TestFailureSeriesFloorIsFixed: the four series every backend has are a
+// fixed list, not the http row: a reason the http row gains is an http
+// backend's series, not a tcp or grpc one's.
+func TestFailureSeriesFloorIsFixed(t *testing.T) {
+	rows := map[string][]health.Reason{
+		config.KindHTTP: {health.ReasonTimeout, health.ReasonTransport, health.ReasonHTTP5xx, health.ReasonHTTP429, health.ReasonBodyMismatch},
+		config.KindTCP:  {health.ReasonTimeout},
+		config.KindGRPC: {health.ReasonGRPCNotServing},
+	}
+	f := failureSeriesOf(func(kind string, _ bool) []health.Reason { return rows[kind] })
+	floor := []health.Reason{health.ReasonTimeout, health.ReasonTransport, health.ReasonHTTP5xx, health.ReasonHTTP429}
+	for kind, row := range rows {
+		got := f.of(&pool.BackendSnapshot{ProbeKind: kind})
+		for _, r := range health.FailureReasons() {
+			if want := slices.Contains(floor, r) || slices.Contains(row, r); got[r] != want {
+				t.Errorf("kind %s: series of %s %v, want %v", kind, r, got[r], want)
+			}
+		}
 	}
 }
 

@@ -6,14 +6,14 @@ import (
 	"github.com/probegate/probegate/config"
 )
 
-// CheckListed refuses a readiness budget that the backends cfg lists
+// CheckStaticBudget refuses a readiness budget that the backends cfg lists
 // cannot meet even all in service, when no service discovery can add
 // more: /ready would answer 503 for ever. It judges by Compute, the
 // arithmetic the pool applies at run time, so that check-config and the
 // pool cannot disagree. The problem names readiness.min_available: only
 // it can ask for more backends than there are, since max_unavailable
 // leaves at most every backend to be in service.
-func CheckListed(cfg *config.Config) error {
+func CheckStaticBudget(cfg *config.Config) error {
 	if len(cfg.DiscoveryBlocks()) > 0 {
 		return nil
 	}

@@ -42,12 +42,12 @@ func TestCheckListed(t *testing.T) {
 			if tc.minAvailable != "" {
 				cfg.Readiness.MinAvailable = intOrPercent(t, tc.minAvailable)
 			}
-			err := CheckListed(cfg)
+			err := CheckStaticBudget(cfg)
 			switch {
 			case tc.want == "" && err != nil:
-				t.Errorf("CheckListed = %v, want nil", err)
+				t.Errorf("CheckStaticBudget = %v, want nil", err)
 			case tc.want != "" && (err == nil || err.Error() != tc.want):
-				t.Errorf("CheckListed = %v, want %q", err, tc.want)
+				t.Errorf("CheckStaticBudget = %v, want %q", err, tc.want)
 			}
 		})
 	}

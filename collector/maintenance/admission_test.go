@@ -58,7 +58,7 @@ func TestAdmittedEntryHoldsTheFloorAgainstEjections(t *testing.T) {
 	for range 3 {
 		p.RecordRound([]pool.RoundSample{{Backend: victim, Outcome: traffic.Outcome{Erred: true, Reason: traffic.HTTP5xx, Failed: true}}})
 	}
-	ejected := victim.Health().Ejected
+	ejected := victim.Served().Ejected()
 	close(judged)
 	if err := <-granted; err != nil {
 		t.Fatalf("enter: %v", err)
@@ -69,7 +69,7 @@ func TestAdmittedEntryHoldsTheFloorAgainstEjections(t *testing.T) {
 	if b := p.Budget(); b.CurrentHealthy < b.DesiredHealthy {
 		t.Errorf("budget after the grant %+v: fewer in service than desired", b)
 	}
-	if got := victim.Health().State; got != health.StateHealthy {
+	if got := victim.Served().State(); got != health.ServedHealthy {
 		t.Errorf("%s is %s, want healthy", names[1], got)
 	}
 }

@@ -145,7 +145,7 @@ func TestAPIRefusesWithBudgetNumbers(t *testing.T) {
 	if n := testutil.ToFloat64(f.manager.metrics.refusals); n != 1 {
 		t.Errorf("refusals %v, want 1", n)
 	}
-	if f.pool.Backends()[0].Health().State != health.StateHealthy || len(f.pool.Maintenances()) != 0 || len(f.fileEntries(t)) != 0 {
+	if f.pool.Backends()[0].Served().State() != health.ServedHealthy || len(f.pool.Maintenances()) != 0 || len(f.fileEntries(t)) != 0 {
 		t.Error("a refused request changed the pool or the store")
 	}
 
@@ -383,7 +383,7 @@ func TestAPIFailedFileSaveAnswers503(t *testing.T) {
 	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "file maintenance store") {
 		t.Errorf("POST: %d Retry-After %q %s", w.Code, w.Header().Get("Retry-After"), w.Body)
 	}
-	if len(f.pool.Maintenances()) != 0 || f.pool.Backends()[0].Health().State != health.StateHealthy {
+	if len(f.pool.Maintenances()) != 0 || f.pool.Backends()[0].Served().State() != health.ServedHealthy {
 		t.Error("an entry the store did not take is in force")
 	}
 	if f.manager.Status().Healthy || testutil.ToFloat64(f.manager.metrics.storeUp) != 0 ||

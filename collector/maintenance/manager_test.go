@@ -174,8 +174,8 @@ func TestManagerStoreDownChangesNothing(t *testing.T) {
 	if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b02" {
 		t.Errorf("pool entries %+v, want b02's alone", got)
 	}
-	if b := p.Backends()[0]; b.Health().State != health.StateHealthy {
-		t.Errorf("b00 is %v, want healthy", b.Health().State)
+	if got := p.Backends()[0].Served().State(); got != health.ServedHealthy {
+		t.Errorf("b00 is %v, want healthy", got)
 	}
 	if stored, _ := ms.stored(); len(stored) != 1 || stored[0].Backend != "b02" {
 		t.Errorf("store holds %+v", stored)
@@ -215,8 +215,8 @@ func TestManagerUnsavedExitEndsLocallyAndIsRetried(t *testing.T) {
 		if err != nil || !existed || saved {
 			t.Fatalf("exit: existed %v saved %v err %v, want ended but not saved", existed, saved, err)
 		}
-		if len(p.Maintenances()) != 0 || p.Backends()[1].Health().State != health.StateUnhealthy {
-			t.Fatalf("the end is not in force here: %+v, b1 %v", p.Maintenances(), p.Backends()[1].Health().State)
+		if len(p.Maintenances()) != 0 || p.Backends()[1].Served().State() != health.ServedUnhealthy {
+			t.Fatalf("the end is not in force here: %+v, b1 %v", p.Maintenances(), p.Backends()[1].Served().State())
 		}
 		if counter(t, reg, "probegate_maintenance_store_up") != 0 {
 			t.Error("the failed save does not show in probegate_maintenance_store_up")

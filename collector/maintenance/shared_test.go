@@ -263,7 +263,7 @@ func TestRestartWithTheStoreUpIgnoresTheSavedState(t *testing.T) {
 	if err := restarted.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Backends()[1].Health().State; got != health.StateHealthy || len(p.Maintenances()) != 0 {
+	if got := p.Backends()[1].Served().State(); got != health.ServedHealthy || len(p.Maintenances()) != 0 {
 		t.Errorf("b01 is %v with entries %+v, want healthy and no entry", got, p.Maintenances())
 	}
 }

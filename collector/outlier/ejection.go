@@ -11,8 +11,8 @@ type Ejection struct {
 	Ejected bool
 	// Reason is why the backend was last ejected.
 	Reason Reason
-	// Since and Until are when the last ejection began and when it has
-	// been served.
+	// Since and Until are when the last ejection began and when it is
+	// over.
 	Since, Until time.Time
 	// Multiplier is the back-off: the consecutive ejections, decayed.
 	Multiplier int
@@ -35,8 +35,8 @@ func (e *Ejection) Eject(now time.Time, r Reason, s Settings) time.Duration {
 	return d
 }
 
-// Served reports whether the ejection has lasted its time at now.
-func (e *Ejection) Served(now time.Time) bool { return e.Ejected && !now.Before(e.Until) }
+// Over reports whether the ejection has lasted its time at now.
+func (e *Ejection) Over(now time.Time) bool { return e.Ejected && !now.Before(e.Until) }
 
 // Readmit ends the ejection at now; the clean stretch starts.
 func (e *Ejection) Readmit(now time.Time) {

@@ -144,8 +144,8 @@ func TestEjectionBackOff(t *testing.T) {
 		if d := e.Eject(now, ReasonLatency, s); d != want {
 			t.Fatalf("ejection %d lasts %v; want %v", i+1, d, want)
 		}
-		if e.Served(now.Add(want-time.Nanosecond)) || !e.Served(now.Add(want)) {
-			t.Fatalf("ejection %d not served exactly after %v", i+1, want)
+		if e.Over(now.Add(want-time.Nanosecond)) || !e.Over(now.Add(want)) {
+			t.Fatalf("ejection %d not over exactly after %v", i+1, want)
 		}
 		now = now.Add(want)
 		e.Readmit(now)

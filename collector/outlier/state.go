@@ -34,8 +34,8 @@ type Snapshot struct {
 	// Enforced is false for a dry run's ejection.
 	Enforced bool
 	Reason   Reason
-	// Since is when the ejection began and Until when it has been
-	// served; readmission also needs ok probes.
+	// Since is when the ejection began and Until when it is over;
+	// readmission also needs ok probes.
 	Since, Until time.Time
 	// Ejections counts ejections by reason, not enforced ([0]) and
 	// enforced ([1]).
@@ -100,21 +100,21 @@ func (s *State) Probe(ok bool) (ejected bool) {
 // OKProbes is the number of ok probes in a row since the ejection began.
 func (s *State) OKProbes() int { return s.good }
 
-// Pending reports whether an ejection is not yet served at now, and when
+// Pending reports whether an ejection is not yet over at now, and when
 // it will be.
 func (s *State) Pending(now time.Time) (until time.Time, pending bool) {
-	if !s.ejection.Ejected || s.ejection.Served(now) {
+	if !s.ejection.Ejected || s.ejection.Over(now) {
 		return time.Time{}, false
 	}
 	return s.ejection.Until, true
 }
 
-// Readmit ends an ejection that is served at now once okProbes ok probes
+// Readmit ends an ejection that is over at now once okProbes ok probes
 // in a row have come since it began (0 for a backend no probe can vouch
 // for). ended says whether it did, and enforced whether the ejection held
 // the backend out (false for a dry run's).
 func (s *State) Readmit(now time.Time, okProbes int) (ended, enforced bool) {
-	if !s.ejection.Served(now) || s.good < okProbes {
+	if !s.ejection.Over(now) || s.good < okProbes {
 		return false, false
 	}
 	enforced = s.enforced

@@ -30,17 +30,17 @@ func TestStateEjectsOnceAndForgetsTheWindow(t *testing.T) {
 		t.Errorf("ejections %v, want one enforced for failure", got)
 	}
 	if ended, _ := st.Readmit(e.Until, 0); !ended {
-		t.Fatal("a served ejection needing no probes did not end")
+		t.Fatal("an ejection over and needing no probes did not end")
 	}
 	if sum, judged := st.Summary(e.Until, s); !judged || sum.Rounds != 0 {
 		t.Errorf("after readmission: judged %v with %d rounds, want judged on an empty window", judged, sum.Rounds)
 	}
 }
 
-// TestStateReadmitsWhenServedAndProbesVouch: readmission waits for the
-// ejection to be served and for the ok probes in a row asked for; a
+// TestStateReadmitsWhenOverAndProbesVouch: readmission waits for the
+// ejection to be over and for the ok probes in a row asked for; a
 // failed probe starts the count again.
-func TestStateReadmitsWhenServedAndProbesVouch(t *testing.T) {
+func TestStateReadmitsWhenOverAndProbesVouch(t *testing.T) {
 	s := testSettings()
 	var st State
 	e, _ := st.Eject(epoch, ReasonLatency, s, true)
@@ -49,10 +49,10 @@ func TestStateReadmitsWhenServedAndProbesVouch(t *testing.T) {
 	}
 	st.Probe(true)
 	if ended, _ := st.Readmit(e.Until.Add(-time.Nanosecond), 1); ended {
-		t.Error("readmitted before the ejection was served")
+		t.Error("readmitted before the ejection was over")
 	}
 	if _, pending := st.Pending(e.Until); pending {
-		t.Error("an ejection served is pending")
+		t.Error("an ejection that is over is pending")
 	}
 	st.Probe(false)
 	st.Probe(true)
@@ -61,7 +61,7 @@ func TestStateReadmitsWhenServedAndProbesVouch(t *testing.T) {
 	}
 	st.Probe(true)
 	if ended, enforced := st.Readmit(e.Until, 2); !ended || !enforced || st.Enforced() {
-		t.Errorf("served with 2 ok probes: ended %v enforced %v, still held out %v", ended, enforced, st.Enforced())
+		t.Errorf("over with 2 ok probes: ended %v enforced %v, still held out %v", ended, enforced, st.Enforced())
 	}
 	if st.Probe(true) {
 		t.Error("a readmitted backend counts probes as ejected")

@@ -91,7 +91,7 @@ func (b *Backend) RecordProbe(r health.Result) {
 		return
 	}
 	b.mu.Lock()
-	before := b.health
+	before := b.servedLocked()
 	from := b.health.State
 	b.health = b.health.Step(r, b.thresholds())
 	to := b.health.State
@@ -105,10 +105,12 @@ func (b *Backend) RecordProbe(r health.Result) {
 	case health.ClassRefused:
 		b.refusals++
 	}
-	// An overlay (maintenance, an outlier ejection) hides the change.
-	inMaintenance := b.maintenance != nil || b.outlier.Enforced()
-	if to != from && !inMaintenance {
-		b.noteProbeTransitionLocked(probeDerived(before), probeDerived(b.health), b.clock(), &r)
+	// An overlay (maintenance, an outlier ejection) hides a change that
+	// leaves what the backend is served as as it was.
+	after := b.servedLocked()
+	hidden := after.State() == before.State()
+	if to != from && !hidden {
+		b.noteProbeTransitionLocked(before, after, b.clock(), &r)
 	}
 	verified := b.health.Verified
 	readmitted := b.outlierProbeLocked(r, b.clock())
@@ -117,7 +119,7 @@ func (b *Backend) RecordProbe(r health.Result) {
 		b.transitioned()
 	}
 	switch {
-	case to != from && inMaintenance:
+	case to != from && hidden:
 		b.logHiddenTransition(from, to, r)
 	case to != from:
 		b.logTransition(from, to, verified, r)

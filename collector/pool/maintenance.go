@@ -166,12 +166,12 @@ func (p *Pool) inMaintenanceLocked(b *Backend) bool {
 }
 
 // servesBarMaintenance reports whether the backend would be in service
-// without a maintenance entry: its probe-derived health is in service and
-// no outlier ejection holds it out.
+// without a maintenance entry: what it would be served as, by the one rule
+// every reader uses, with its outlier ejection and passive health's.
 func (b *Backend) servesBarMaintenance() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.health.InService() && !b.outlier.Enforced()
+	return health.Serve(b.health, false, b.outlier.Enforced()).InService()
 }
 
 // expireMaintenance ends the maintenances whose Until has come at now.
@@ -233,13 +233,6 @@ func (b *Backend) servedLocked() health.Served {
 	return health.Serve(b.health, b.maintenance != nil, b.outlier.Enforced())
 }
 
-// probeDerived is what a backend with health h is served as when no
-// maintenance and no outlier ejection holds it out: the view of the
-// changes that the probes and passive health make.
-func probeDerived(h health.Health) health.Served {
-	return health.Serve(h, false, false)
-}
-
 // enterMaintenance sets the backend's maintenance entry (a backend already
 // in maintenance takes the new entry's reason and until), logging the
 // change once.
@@ -260,7 +253,8 @@ func (b *Backend) enterMaintenance(m entries.Entry) {
 
 // exitMaintenance clears the backend's maintenance entry. A probed backend
 // must earn readmission from unhealthy; one that is not probed shows its
-// probe-derived state at once.
+// probe-derived state at once, unless an outlier ejection still holds it
+// out: it is then served, and shown, as ejected.
 func (b *Backend) exitMaintenance(why string) {
 	b.mu.Lock()
 	if b.maintenance == nil {
@@ -274,11 +268,11 @@ func (b *Backend) exitMaintenance(why string) {
 		b.health = b.health.AfterMaintenance()
 		readmission = fmt.Sprintf("after %d consecutive ok probes", b.Probe.Successes)
 	}
-	to := b.health.State
-	b.noteTransitionLocked(before, probeDerived(b.health), b.clock())
+	after := b.servedLocked()
+	b.noteTransitionLocked(before, after, b.clock())
 	b.mu.Unlock()
 	level.Info(b.logger).Log("msg", "Backend left maintenance", "backend", b.Name, "url", b.URL,
-		"from", health.ServedMaintenance, "to", to, "why", why, "readmission", readmission)
+		"from", health.ServedMaintenance, "to", after.State(), "why", why, "readmission", readmission)
 }
 
 // logHiddenTransition logs, at debug level, a change of the probe-derived

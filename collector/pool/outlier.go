@@ -134,7 +134,7 @@ func (p *Pool) scheduleOutlierReadmission(until time.Time) {
 	}
 }
 
-// readmitOutliers ends the ejections that have been served and need no
+// readmitOutliers ends the ejections that are over and need no
 // more ok probes.
 func (p *Pool) readmitOutliers(now time.Time) {
 	if !p.outliers.due.Reached(now) {
@@ -174,15 +174,15 @@ func (b *Backend) outlierSummary(now time.Time, s outlier.Settings) (sum outlier
 }
 
 // outlierProbeLocked counts a probe toward the readmission of an ejected
-// backend, and readmits it once the ejection is served. The caller holds
+// backend, and readmits it once the ejection is over. The caller holds
 // b.mu; readmitted says whether the shown state changed.
 func (b *Backend) outlierProbeLocked(r health.Result, now time.Time) (readmitted bool) {
 	return b.outlier.Probe(r.Class == health.ClassOK) && b.readmitOutlierLocked(now)
 }
 
-// readmitOutlier readmits the backend when its ejection is served and,
+// readmitOutlier readmits the backend when its ejection is over and,
 // for a backend probes can vouch for, followed by successes ok probes.
-// pending is set, with its end, for an ejection not yet served.
+// pending is set, with its end, for an ejection not yet over.
 func (b *Backend) readmitOutlier(now time.Time) (until time.Time, pending bool) {
 	b.mu.Lock()
 	if until, pending := b.outlier.Pending(now); pending {
@@ -197,10 +197,10 @@ func (b *Backend) readmitOutlier(now time.Time) (until time.Time, pending bool) 
 	return time.Time{}, false
 }
 
-// readmitOutlierLocked ends a served ejection when no probe can vouch for
-// the backend (it is not probed, or its probe path never showed it tells
-// health apart) or health_probe.successes ok probes in a row have. The
-// caller holds b.mu and calls transitioned when it reports true.
+// readmitOutlierLocked ends an ejection that is over when no probe can
+// vouch for the backend (it is not probed, or its probe path never showed
+// it tells health apart) or health_probe.successes ok probes in a row
+// have. The caller holds b.mu and calls transitioned when it reports true.
 func (b *Backend) readmitOutlierLocked(now time.Time) (readmitted bool) {
 	okProbes := 0
 	if b.readmittedByProbes(b.health) {

@@ -76,23 +76,23 @@ func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 	if !strings.Contains(logs.String(), `msg="Backend ejected by outlier detection"`) {
 		t.Errorf("no ejection log line:\n%s", logs)
 	}
-	// Ok probes before the time is served do count, but do not readmit.
+	// Ok probes before the ejection is over do count, but do not readmit.
 	feed(b1, health.StatusResult(200), 2)
 	clock.Advance(28 * time.Second)
 	if p.Selection(); b1.Served().State() != health.ServedEjected {
-		t.Fatalf("readmitted before its 30s were served")
+		t.Fatalf("readmitted before its 30s were over")
 	}
-	// Served: the probes had vouched already.
+	// Over: the probes had vouched already.
 	clock.Advance(2 * time.Second)
-	if p.Selection(); b1.Health().State != health.StateHealthy {
-		t.Fatalf("after 30s and 2 ok probes: %s; want healthy", b1.Health().State)
+	if p.Selection(); b1.Served().State() != health.ServedHealthy {
+		t.Fatalf("after 30s and 2 ok probes: %s; want healthy", b1.Served().State())
 	}
 	// Ejected again right away: twice as long.
 	rounds(p, clock, 5, map[int]bool{1: true}, nil)
 	if snap := b1.Snapshot().Outlier; !snap.Ejected || snap.Until.Sub(snap.Since) != time.Minute {
 		t.Fatalf("second ejection %+v; want 1m", snap)
 	}
-	// Served, but a failed probe resets the run: one ok is not enough.
+	// Over, but a failed probe resets the run: one ok is not enough.
 	clock.Advance(time.Minute)
 	feed(b1, health.StatusResult(503), 1)
 	feed(b1, health.StatusResult(200), 1)
@@ -100,21 +100,21 @@ func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 		t.Fatalf("readmitted with 1 ok probe after a failure")
 	}
 	feed(b1, health.StatusResult(200), 1)
-	if got := b1.Served().State(); got == health.ServedEjected || !b1.Health().InService() {
-		t.Fatalf("after 2 ok probes, served: %s; want back in service", got)
+	if got := b1.Served(); !got.InService() {
+		t.Fatalf("after 2 ok probes, served: %s; want back in service", got.State())
 	}
 }
 
-func TestOutlierUnprobedReadmittedWhenServed(t *testing.T) {
+func TestOutlierUnprobedReadmittedWhenOver(t *testing.T) {
 	p, clock, _ := detectingPool(t, 2, true, nil, false)
 	rounds(p, clock, 5, nil, map[int]time.Duration{0: 150 * time.Millisecond})
 	b0 := p.Backends()[0]
 	if snap := b0.Snapshot().Outlier; b0.Served().State() != health.ServedEjected || snap.Reason != outlier.ReasonLatency {
-		t.Fatalf("150ms among 1ms: %s %+v; want ejected for latency", b0.Health().State, snap)
+		t.Fatalf("150ms among 1ms: %s %+v; want ejected for latency", b0.Served().State(), snap)
 	}
 	clock.Advance(30 * time.Second)
 	if b := p.Budget(); b.CurrentHealthy != 2 {
-		t.Errorf("budget after the ejection was served: %+v; want both back", b)
+		t.Errorf("budget after the ejection was over: %+v; want both back", b)
 	}
 }
 
@@ -147,7 +147,7 @@ func TestOutlierDryRunChangesNothing(t *testing.T) {
 	p, clock, logs := detectingPool(t, 3, false, nil, false)
 	rounds(p, clock, 5, map[int]bool{0: true}, nil)
 	b0 := p.Backends()[0]
-	if got := b0.Health().State; got != health.StateUnknown || !b0.Health().InService() {
+	if got := b0.Served().State(); got != health.ServedUnknown {
 		t.Fatalf("dry run changed the state to %s", got)
 	}
 	if selected, _, _, _ := p.Selection(); len(selected) != 3 {
@@ -179,10 +179,10 @@ func TestOutlierIgnoresLocalAndCorrelated(t *testing.T) {
 	}
 }
 
-// TestRunEndsServedOutlierEjection: Run ends the ejection of a backend no
-// probe can vouch for once it is served, with no read of the pool to
+// TestRunEndsOutlierEjectionWhenOver: Run ends the ejection of a backend no
+// probe can vouch for once it is over, with no read of the pool to
 // notice.
-func TestRunEndsServedOutlierEjection(t *testing.T) {
+func TestRunEndsOutlierEjectionWhenOver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		od := config.DefaultOutlierDetection()
 		od.Enabled, od.Enforcing, od.MinRounds = true, true, 5
@@ -207,12 +207,12 @@ func TestRunEndsServedOutlierEjection(t *testing.T) {
 		time.Sleep(time.Until(bs[0].Snapshot().Outlier.Until) - time.Nanosecond)
 		synctest.Wait()
 		if got := bs[0].Served().State(); got != health.ServedEjected {
-			t.Fatalf("%s a nanosecond before the ejection was served, want ejected", got)
+			t.Fatalf("%s a nanosecond before the ejection was over, want ejected", got)
 		}
 		time.Sleep(time.Nanosecond)
 		synctest.Wait()
 		if got := bs[0].Served().State(); got == health.ServedEjected {
-			t.Error("Run did not end the ejection when it was served")
+			t.Error("Run did not end the ejection when it was over")
 		}
 	})
 }

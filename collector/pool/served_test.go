@@ -19,8 +19,9 @@ func TestServedNamesTheEjectionsCause(t *testing.T) {
 	if got := b.Served(); got.Overlay != health.OverlayPassiveEjection || got.State() != health.ServedUnhealthy || got.InService() {
 		t.Errorf("passive ejection served as %+v (%v)", got, got.State())
 	}
-	if got := b.Snapshot().Served; got != b.Served() {
-		t.Errorf("snapshot serves %+v, the backend %+v", got, b.Served())
+	want := health.Served{Machine: health.StateUnhealthy, Overlay: health.OverlayPassiveEjection}
+	if got := b.Snapshot().Served; got != want {
+		t.Errorf("snapshot serves %+v; want %+v", got, want)
 	}
 
 	p, clock, _ := detectingPool(t, 3, true, nil, true)

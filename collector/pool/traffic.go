@@ -32,9 +32,10 @@ func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts pa
 	if !passive.Ejectable(b.health, b.maintenance != nil) {
 		return passive.Counts{}, before, false
 	}
+	servedBefore := b.servedLocked()
 	counts = b.passive.Eject(now, window)
 	b.health = b.health.Eject()
-	b.noteTransitionLocked(probeDerived(before), probeDerived(b.health), now)
+	b.noteTransitionLocked(servedBefore, b.servedLocked(), now)
 	return counts, before, true
 }
 
@@ -69,8 +70,8 @@ func (b *Backend) readmitElapsed(now time.Time, window time.Duration) (readmitte
 	if now.Before(due) {
 		return false, b.health.State, due
 	}
-	before := b.health
+	before := b.servedLocked()
 	b.health = b.health.Readmit()
-	b.noteTransitionLocked(probeDerived(before), probeDerived(b.health), now)
+	b.noteTransitionLocked(before, b.servedLocked(), now)
 	return true, b.health.State, time.Time{}
 }

@@ -15,8 +15,14 @@ func (b *Backend) noteTransitionLocked(before, after health.Served, now time.Tim
 // noteProbeTransitionLocked records a state change at now, caused by the
 // probe result r when not nil: it counts the state entered, remembers
 // when, opens or closes a stretch out of service, and adds it to the
-// pool's log of transitions. The caller holds b.mu.
+// pool's log of transitions. before and after are what the backend is
+// served as, overlays included, so that the change recorded is the one
+// every reader shows; a change hidden under an overlay records nothing.
+// The caller holds b.mu.
 func (b *Backend) noteProbeTransitionLocked(before, after health.Served, now time.Time, r *health.Result) {
+	if before.State() == after.State() {
+		return
+	}
 	b.logTransitionLocked(before, after, now, r)
 	b.transitions[after.State()]++
 	b.downtime.Note(before.InService(), after.InService(), now)

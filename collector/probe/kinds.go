@@ -41,11 +41,11 @@ var kinds = []kind{
 		fails: []health.Reason{health.ReasonTimeout, health.ReasonTransport, health.ReasonGRPCNotServing}},
 }
 
-// FailureReasons lists the reasons a probe of the named kind can fail
+// KindFailureReasons lists the reasons a probe of the named kind can fail
 // for, matching the body or not, in the order of health.FailureReasons;
 // none for a kind the table does not have. A failure of probegate's own
 // (health.ReasonLocal) can befall any probe and is not listed.
-func FailureReasons(kindName string, matchesBody bool) []health.Reason {
+func KindFailureReasons(kindName string, matchesBody bool) []health.Reason {
 	k, ok := kindNamed(kindName)
 	if !ok {
 		return nil

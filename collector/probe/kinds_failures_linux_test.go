@@ -59,7 +59,7 @@ func TestKindRowsAreWhatTheirProbesReturn(t *testing.T) {
 				}
 			}
 			slices.Sort(seen)
-			row := slices.Sorted(slices.Values(FailureReasons(kind, matchesBody)))
+			row := slices.Sorted(slices.Values(KindFailureReasons(kind, matchesBody)))
 			if !slices.Equal(seen, row) {
 				t.Errorf("kind %s, matching the body %v: its probes failed for %v, its row lists %v", kind, matchesBody, seen, row)
 			}
