@@ -36,6 +36,11 @@ type outlierPool struct {
 // backends in service. Local outcomes and correlated failures say nothing
 // about a backend and are left out.
 func (p *Pool) judgeRound(samples []RoundSample) {
+	// The settings are read under judgeMu, so that a round cannot fill a
+	// window again after a reload turning outlier detection off dropped
+	// it (forgetOutlierWindows).
+	p.judgeMu.Lock()
+	defer p.judgeMu.Unlock()
 	p.mu.RLock()
 	cfg := p.settings.Outlier
 	backends := p.backends
@@ -46,8 +51,6 @@ func (p *Pool) judgeRound(samples []RoundSample) {
 	}
 	s := outlier.SettingsOf(cfg)
 	now := p.now()
-	p.judgeMu.Lock()
-	defer p.judgeMu.Unlock()
 	for _, sample := range samples {
 		if o := sample.Outcome; o.Reason == traffic.Local && o.Erred || o.Correlated {
 			continue
@@ -152,6 +155,20 @@ func (p *Pool) readmitOutliers(now time.Time) {
 	p.outliers.due.Set(time.Time{})
 	if !next.IsZero() {
 		p.scheduleOutlierReadmission(next)
+	}
+}
+
+// forgetOutlierWindows drops the windows of rounds of every backend when
+// outlier detection is off, so that a reload turning it off frees them; a
+// pool that never had it on holds none. The caller holds judgeMu.
+func forgetOutlierWindows(backends []*Backend, s Settings) {
+	if s.Outlier.Enabled {
+		return
+	}
+	for _, b := range backends {
+		b.mu.Lock()
+		b.outlier.ForgetWindow()
+		b.mu.Unlock()
 	}
 }
 
