@@ -12,7 +12,7 @@ import (
 // TestProbeStatsUnprobedHasNoHistogram: a backend that is not probed has no
 // duration histogram, so that it exports no series for it.
 func TestProbeStatsUnprobedHasNoHistogram(t *testing.T) {
-	s := NewProbeStats(false)
+	s := NewProbeStats(false, time.Time{})
 	if s.Durations() != nil {
 		t.Error("an unprobed backend has a probe duration histogram")
 	}
@@ -26,7 +26,7 @@ func TestProbeStatsUnprobedHasNoHistogram(t *testing.T) {
 // in the records, and a probe without a certificate (it failed before the
 // handshake) keeps the expiry the last one over TLS saw.
 func TestProbeStatsRecord(t *testing.T) {
-	s := NewProbeStats(true)
+	s := NewProbeStats(true, time.Time{})
 	expiry := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	withCert := health.StatusResult(200)
 	withCert.Duration, withCert.TLSCertExpiry = 20*time.Millisecond, expiry

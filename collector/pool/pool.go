@@ -180,7 +180,7 @@ func (p *Pool) buildBackend(t Target, previous *Backend) (*Backend, error) {
 		clientConfig: t.ClientConfig,
 		logger:       p.logger,
 		pool:         p,
-		stats:        history.NewProbeStats(t.Probe.Enabled),
+		stats:        history.NewProbeStats(t.Probe.Enabled, p.now()),
 	}
 	if previous != nil && previous.SameIdentity(b) {
 		if reflect.DeepEqual(previous.clientConfig, t.ClientConfig) {
