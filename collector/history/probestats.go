@@ -42,6 +42,16 @@ func NewProbeStats(probed bool, now time.Time) ProbeStats {
 	return ProbeStats{durations: NewDurations(now)}
 }
 
+// Clone is a copy of the stats for a backend that inherits them from the
+// one it replaces: the histogram, safe for concurrent use, is shared, and
+// nothing else is, since the two may be written at once, each under its
+// own backend's mutex.
+func (s *ProbeStats) Clone() ProbeStats {
+	c := *s
+	c.history = s.history.clone()
+	return c
+}
+
 // Record adds one probe result. It does not allocate once the histogram
 // has the result's native bucket.
 func (s *ProbeStats) Record(r health.Result) {

@@ -46,3 +46,18 @@ func TestProbeStatsRecord(t *testing.T) {
 		t.Errorf("Records = %d, want 2", len(s.Records()))
 	}
 }
+
+// TestProbeStatsCloneSharesNoRing: stats and their clone can be written
+// at once, each under its own backend's mutex: the clone has answer slots
+// of its own, holding the same answers.
+func TestProbeStatsCloneSharesNoRing(t *testing.T) {
+	s := NewProbeStats(true, time.Time{})
+	s.Record(health.Result{Class: health.ClassOK, Status: "SERVING"})
+	c := s.Clone()
+	if c.history.statuses == s.history.statuses || *c.history.statuses != *s.history.statuses {
+		t.Errorf("clone's answer slots %p %v, original's %p %v: want a copy of their own", c.history.statuses, *c.history.statuses, s.history.statuses, *s.history.statuses)
+	}
+	if c.durations != s.durations {
+		t.Error("the clone has a histogram of its own, want the shared one")
+	}
+}
