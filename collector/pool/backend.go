@@ -201,15 +201,17 @@ func (b *Backend) SameIdentity(o *Backend) bool {
 func (b *Backend) ClientConfig() config.HTTPClientConfig { return b.clientConfig }
 
 // inheritLocked copies the live state of a backend whose client settings
-// changed but whose identity did not. The caller holds prev.mu.
+// changed but whose identity did not. The windows are copied, not shared:
+// a probe or round in flight may still write prev under prev.mu while b
+// is written under b.mu. The caller holds prev.mu.
 func (b *Backend) inheritLocked(prev *Backend) {
 	b.health, b.last, b.probed = prev.health, prev.last, prev.probed
 	b.probes, b.failures, b.refusals = prev.probes, prev.failures, prev.refusals
-	b.transitions, b.trafficErrors, b.passive = prev.transitions, prev.trafficErrors, prev.passive
+	b.transitions, b.trafficErrors, b.passive = prev.transitions, prev.trafficErrors, prev.passive.Clone()
 	b.downtime = prev.downtime
-	b.stats = prev.stats
+	b.stats = prev.stats.Clone()
 	b.maintenance = prev.maintenance
-	b.outlier = prev.outlier
+	b.outlier = prev.outlier.Clone()
 }
 
 // Authenticates reports whether the backend's client configuration sends

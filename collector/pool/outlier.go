@@ -38,7 +38,7 @@ type outlierPool struct {
 func (p *Pool) judgeRound(samples []RoundSample) {
 	// The settings are read under judgeMu, so that a round cannot fill a
 	// window again after a reload turning outlier detection off dropped
-	// it (forgetOutlierWindows).
+	// it (forgetUnusedWindows).
 	p.judgeMu.Lock()
 	defer p.judgeMu.Unlock()
 	p.mu.RLock()
@@ -155,20 +155,6 @@ func (p *Pool) readmitOutliers(now time.Time) {
 	p.outliers.due.Set(time.Time{})
 	if !next.IsZero() {
 		p.scheduleOutlierReadmission(next)
-	}
-}
-
-// forgetOutlierWindows drops the windows of rounds of every backend when
-// outlier detection is off, so that a reload turning it off frees them; a
-// pool that never had it on holds none. The caller holds judgeMu.
-func forgetOutlierWindows(backends []*Backend, s Settings) {
-	if s.Outlier.Enabled {
-		return
-	}
-	for _, b := range backends {
-		b.mu.Lock()
-		b.outlier.ForgetWindow()
-		b.mu.Unlock()
 	}
 }
 

@@ -164,7 +164,7 @@ func (p *Pool) Apply(targets []Target, s Settings) error {
 	// A new window moves the readmission of backends ejected until it
 	// ends: have the readmission scan look at them again now.
 	p.judgeMu.Lock()
-	forgetOutlierWindows(backends, s)
+	forgetUnusedWindows(backends, s)
 	if p.readmitDue.MarkDue() {
 		p.wakeRun()
 	}
