@@ -29,7 +29,10 @@ type Backend struct {
 	// Backends with the same client configuration share it.
 	Client *http.Client
 
-	clientConfig config.HTTPClientConfig
+	// clientConfig is shared by the backends of one Apply that share
+	// Client, whose settings it is: a copy each would cost every backend
+	// some 300 bytes. Nil for a backend built outside a pool.
+	clientConfig *config.HTTPClientConfig
 	logger       log.Logger
 	// pool is the pool that built the backend, whose clock, transition
 	// log and pool-wide rules its inputs go through; nil for a backend
@@ -198,7 +201,12 @@ func (b *Backend) SameIdentity(o *Backend) bool {
 
 // ClientConfig is the http_client_config the backend was built with;
 // probe kinds that do not speak HTTP take their TLS settings from it.
-func (b *Backend) ClientConfig() config.HTTPClientConfig { return b.clientConfig }
+func (b *Backend) ClientConfig() config.HTTPClientConfig {
+	if b.clientConfig == nil {
+		return config.HTTPClientConfig{}
+	}
+	return *b.clientConfig
+}
 
 // inheritLocked copies the live state of a backend whose client settings
 // changed but whose identity did not. The windows are copied, not shared:
@@ -219,7 +227,7 @@ func (b *Backend) inheritLocked(prev *Backend) {
 // such a backend: prometheus/common's credential layers leave a request
 // that already carries one alone, so the client's would win.
 func (b *Backend) Authenticates() bool {
-	c := b.clientConfig
+	c := b.ClientConfig()
 	if c.BasicAuth != nil || c.Authorization != nil || c.OAuth2 != nil || c.BearerToken != "" || c.BearerTokenFile != "" {
 		return true
 	}
