@@ -149,10 +149,41 @@ func TestTransitionCauses(t *testing.T) {
 	}
 }
 
-// TestProbesEntryIsPacked: an entry of the ring is 16 bytes, a backend's
-// ring under 1 KiB.
+// TestProbesEntryIsPacked: an entry of the ring is 12 bytes, a backend's
+// ring of an HTTP probe, which keeps no answers of its own, 736.
 func TestProbesEntryIsPacked(t *testing.T) {
-	if size := unsafe.Sizeof(entry{}); size != 16 {
-		t.Errorf("an entry is %d bytes, want 16", size)
+	if size := unsafe.Sizeof(entry{}); size != 12 {
+		t.Errorf("an entry is %d bytes, want 12", size)
+	}
+	if size := unsafe.Sizeof(Probes{}); size != 736 {
+		t.Errorf("a ring is %d bytes, want 736", size)
+	}
+}
+
+// TestProbesPackingKeepsEveryField: every class, reason, a status code
+// at either end of three digits and the last millisecond of a second come
+// back out of an entry as they went in; a code beyond three digits is
+// kept as none.
+func TestProbesPackingKeepsEveryField(t *testing.T) {
+	for class := range health.NumClasses {
+		for reason := range health.NumReasons {
+			for _, code := range []int{0, 100, 999, 1000} {
+				var h Probes
+				in := health.Result{Class: class, Reason: reason, StatusCode: code, Status: "SERVING",
+					Time: epoch.Add(999 * time.Millisecond), Duration: 3 * time.Millisecond}
+				h.Add(in)
+				want := Probe{Time: in.Time, Duration: in.Duration, Class: class, Reason: reason, StatusCode: code, Status: "SERVING"}
+				if code == 1000 {
+					want.StatusCode = 0
+				}
+				got := h.Records()[0]
+				if got.Time.Equal(want.Time) {
+					got.Time = want.Time
+				}
+				if got != want {
+					t.Errorf("kept %+v, want %+v", got, want)
+				}
+			}
+		}
 	}
 }

@@ -30,20 +30,45 @@ type Probe struct {
 // as none, and its reason then describes it.
 const statusSlots = 7
 
-// entry is a Probe packed into 16 bytes: a backend keeps ProbeLength of
-// them in a fixed array, 960 bytes, whatever happens. Its time is kept to
+// entry is a Probe packed into 12 bytes: a backend keeps ProbeLength of
+// them in a fixed array, 720 bytes, whatever happens. Its time is kept to
 // the millisecond (the status page shows seconds) and in unsigned 32-bit
 // Unix seconds, which last until 2106; its duration in microseconds up to
-// 71 minutes, far above any probe timeout.
+// 71 minutes, far above any probe timeout. The rest shares one word
+// (packedFields).
 type entry struct {
 	seconds uint32
 	micros  uint32
-	millis  uint16
-	code    uint16
-	class   health.Class
-	reason  health.Reason
-	status  uint8
+	packed  uint32
 }
+
+// The fields packed into an entry's third word, from its lowest bit: the
+// milliseconds of its time, its status code (three digits, as net/http
+// reads them), its class, its reason and the index+1 of its answer
+// (statusIndex).
+const (
+	millisBits = 10
+	codeBits   = 10
+	classBits  = 3
+	reasonBits = 5
+	statusBits = 4
+
+	codeShift   = millisBits
+	classShift  = codeShift + codeBits
+	reasonShift = classShift + classBits
+	statusShift = reasonShift + reasonBits
+)
+
+// The packing must hold every value of the fields it packs.
+var (
+	_ [1<<classBits - int(health.NumClasses)]struct{}
+	_ [1<<reasonBits - int(health.NumReasons)]struct{}
+	_ [1<<statusBits - statusSlots - 1]struct{}
+	_ [1<<codeBits - 1000]struct{}
+	_ [32 - statusShift - statusBits]struct{}
+)
+
+func field(word uint32, shift, bits int) uint32 { return word >> shift & (1<<bits - 1) }
 
 // Probes is a fixed ring of a backend's last ProbeLength probe results.
 // Its zero value is empty and ready. It is not safe for concurrent use:
@@ -51,29 +76,41 @@ type entry struct {
 type Probes struct {
 	entries [ProbeLength]entry
 	// statuses are the answers of kinds without HTTP status this history
-	// has seen; an entry names its answer by index+1, 0 for none. Keeping
-	// the strings here rather than in each entry keeps an entry at 24
-	// bytes, and the names of the kinds' answers out of this package.
-	statuses [statusSlots]string
+	// has seen, nil until the first; an entry names its answer by
+	// index+1, 0 for none. Keeping the strings here rather than in each
+	// entry keeps an entry small, the names of the kinds' answers out of
+	// this package, and the slots out of the histories of HTTP probes.
+	statuses *[statusSlots]string
 	// next is the slot the next result goes to; n how many slots hold one.
 	next, n uint8
 }
 
 // Add records r, overwriting the oldest result once the ring is full. It
-// does not allocate.
+// does not allocate, but for the first answer of a kind without HTTP
+// status.
 func (h *Probes) Add(r health.Result) {
-	e := entry{
-		seconds: uint32(min(max(r.Time.Unix(), 0), math.MaxUint32)),
-		millis:  uint16(r.Time.Nanosecond() / int(time.Millisecond)),
-		micros:  uint32(min(max(r.Duration.Microseconds(), 0), math.MaxUint32)),
-		code:    uint16(min(max(r.StatusCode, 0), math.MaxUint16)),
-		class:   r.Class,
-		reason:  r.Reason,
+	code := uint32(r.StatusCode)
+	if r.StatusCode < 0 || r.StatusCode > 999 {
+		code = 0
 	}
-	e.status = h.statusIndex(r.Status)
-	h.entries[h.next] = e
+	h.entries[h.next] = entry{
+		seconds: uint32(min(max(r.Time.Unix(), 0), math.MaxUint32)),
+		micros:  uint32(min(max(r.Duration.Microseconds(), 0), math.MaxUint32)),
+		packed: uint32(r.Time.Nanosecond()/int(time.Millisecond)) | code<<codeShift |
+			uint32(r.Class)<<classShift | uint32(r.Reason)<<reasonShift | uint32(h.statusIndex(r.Status))<<statusShift,
+	}
 	h.next = (h.next + 1) % ProbeLength
 	h.n = min(h.n+1, ProbeLength)
+}
+
+// clone is a copy of the ring that shares no answer slots with it.
+func (h *Probes) clone() Probes {
+	c := *h
+	if h.statuses != nil {
+		statuses := *h.statuses
+		c.statuses = &statuses
+	}
+	return c
 }
 
 // statusIndex is the index+1 of status in h.statuses, taking a free slot
@@ -81,6 +118,9 @@ func (h *Probes) Add(r health.Result) {
 func (h *Probes) statusIndex(status string) uint8 {
 	if status == "" {
 		return 0
+	}
+	if h.statuses == nil {
+		h.statuses = new([statusSlots]string)
 	}
 	for i, s := range h.statuses {
 		if s == "" {
@@ -95,10 +135,11 @@ func (h *Probes) statusIndex(status string) uint8 {
 
 // status is the answer an entry names.
 func (h *Probes) status(e entry) string {
-	if e.status == 0 {
+	i := field(e.packed, statusShift, statusBits)
+	if i == 0 || h.statuses == nil {
 		return ""
 	}
-	return h.statuses[e.status-1]
+	return h.statuses[i-1]
 }
 
 // Records returns the results, oldest first, in a new slice.
@@ -107,9 +148,12 @@ func (h *Probes) Records() []Probe {
 	start := (int(h.next) + ProbeLength - int(h.n)) % ProbeLength
 	for i := range int(h.n) {
 		e := h.entries[(start+i)%ProbeLength]
+		millis := field(e.packed, 0, millisBits)
 		out = append(out, Probe{
-			Time: time.Unix(int64(e.seconds), int64(e.millis)*int64(time.Millisecond)), Duration: time.Duration(e.micros) * time.Microsecond,
-			Class: e.class, Reason: e.reason, StatusCode: int(e.code), Status: h.status(e),
+			Time: time.Unix(int64(e.seconds), int64(millis)*int64(time.Millisecond)), Duration: time.Duration(e.micros) * time.Microsecond,
+			Class:      health.Class(field(e.packed, classShift, classBits)),
+			Reason:     health.Reason(field(e.packed, reasonShift, reasonBits)),
+			StatusCode: int(field(e.packed, codeShift, codeBits)), Status: h.status(e),
 		})
 	}
 	return out

@@ -8,13 +8,13 @@ import (
 	"github.com/probegate/probegate/collector/health"
 )
 
-// probeDurationBuckets are the classic buckets of a backend's probe
-// duration histogram: one, on purpose. Each bucket is a series per backend
-// on /metrics, which the series budget (25 per backend with fan-out off)
+// fastProbe is the upper bound of the classic bucket of a backend's probe
+// duration histogram: one bucket, on purpose. Each bucket is a series per
+// backend on /metrics, which the series budget (25 per backend with fan-out off)
 // cannot afford more of; the native buckets carry the resolution for
 // whoever scrapes them, and the one bound still tells a same-zone answer
 // from a slow one in a classic scrape.
-var probeDurationBuckets = []float64{0.1}
+const fastProbe = 0.1
 
 // ProbeStats is what a backend keeps about its probes beyond the state
 // machine and the counters: their durations as a histogram, the
@@ -25,7 +25,7 @@ var probeDurationBuckets = []float64{0.1}
 type ProbeStats struct {
 	// durations is nil for a backend that is not probed: a feature that
 	// is off exports no series.
-	durations prometheus.Histogram
+	durations *Durations
 	// certExpiry is the earliest NotAfter of the certificate chain the
 	// last probe over TLS saw, zero until one did. A probe that fails
 	// before the handshake keeps it: the certificate did not change.
@@ -33,29 +33,30 @@ type ProbeStats struct {
 	history    Probes
 }
 
-// NewProbeStats returns the probe stats of a backend, probed or not.
-func NewProbeStats(probed bool) ProbeStats {
+// NewProbeStats returns the probe stats of a backend, probed or not, set
+// up at now.
+func NewProbeStats(probed bool, now time.Time) ProbeStats {
 	if !probed {
 		return ProbeStats{}
 	}
-	return ProbeStats{durations: prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "probegate_backend_probe_duration_seconds",
-		Help:    "Duration of the backend's health probes.",
-		Buckets: probeDurationBuckets,
-		// Native buckets at the resolution Prometheus recommends, at most
-		// 40 of them (each costs about 100 bytes a backend): a backend
-		// whose latency wanders widely is kept at a coarser schema.
-		NativeHistogramBucketFactor:     1.1,
-		NativeHistogramMaxBucketNumber:  40,
-		NativeHistogramMinResetDuration: time.Hour,
-	})}
+	return ProbeStats{durations: NewDurations(now)}
+}
+
+// Clone is a copy of the stats for a backend that inherits them from the
+// one it replaces: the histogram, safe for concurrent use, is shared, and
+// nothing else is, since the two may be written at once, each under its
+// own backend's mutex.
+func (s *ProbeStats) Clone() ProbeStats {
+	c := *s
+	c.history = s.history.clone()
+	return c
 }
 
 // Record adds one probe result. It does not allocate once the histogram
 // has the result's native bucket.
 func (s *ProbeStats) Record(r health.Result) {
 	if s.durations != nil {
-		s.durations.Observe(r.Duration.Seconds())
+		s.durations.Observe(r.Duration.Seconds(), r.Time)
 	}
 	if !r.TLSCertExpiry.IsZero() {
 		s.certExpiry = r.TLSCertExpiry
@@ -65,7 +66,13 @@ func (s *ProbeStats) Record(r health.Result) {
 
 // Durations is the live histogram of the probe durations, not a copy; nil
 // for a backend not probed.
-func (s *ProbeStats) Durations() prometheus.Histogram { return s.durations }
+func (s *ProbeStats) Durations() prometheus.Metric {
+	if s.durations == nil {
+		// A nil *Durations in the interface would not be nil.
+		return nil
+	}
+	return s.durations
+}
 
 // CertExpiry is the earliest NotAfter of the certificate chain the last
 // probe over TLS saw, zero until one did.

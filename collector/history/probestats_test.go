@@ -12,7 +12,7 @@ import (
 // TestProbeStatsUnprobedHasNoHistogram: a backend that is not probed has no
 // duration histogram, so that it exports no series for it.
 func TestProbeStatsUnprobedHasNoHistogram(t *testing.T) {
-	s := NewProbeStats(false)
+	s := NewProbeStats(false, time.Time{})
 	if s.Durations() != nil {
 		t.Error("an unprobed backend has a probe duration histogram")
 	}
@@ -26,7 +26,7 @@ func TestProbeStatsUnprobedHasNoHistogram(t *testing.T) {
 // in the records, and a probe without a certificate (it failed before the
 // handshake) keeps the expiry the last one over TLS saw.
 func TestProbeStatsRecord(t *testing.T) {
-	s := NewProbeStats(true)
+	s := NewProbeStats(true, time.Time{})
 	expiry := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	withCert := health.StatusResult(200)
 	withCert.Duration, withCert.TLSCertExpiry = 20*time.Millisecond, expiry
@@ -44,5 +44,20 @@ func TestProbeStatsRecord(t *testing.T) {
 	}
 	if len(s.Records()) != 2 {
 		t.Errorf("Records = %d, want 2", len(s.Records()))
+	}
+}
+
+// TestProbeStatsCloneSharesNoRing: stats and their clone can be written
+// at once, each under its own backend's mutex: the clone has answer slots
+// of its own, holding the same answers.
+func TestProbeStatsCloneSharesNoRing(t *testing.T) {
+	s := NewProbeStats(true, time.Time{})
+	s.Record(health.Result{Class: health.ClassOK, Status: "SERVING"})
+	c := s.Clone()
+	if c.history.statuses == s.history.statuses || *c.history.statuses != *s.history.statuses {
+		t.Errorf("clone's answer slots %p %v, original's %p %v: want a copy of their own", c.history.statuses, *c.history.statuses, s.history.statuses, *s.history.statuses)
+	}
+	if c.durations != s.durations {
+		t.Error("the clone has a histogram of its own, want the shared one")
 	}
 }

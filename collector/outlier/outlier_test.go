@@ -112,7 +112,7 @@ func TestStatsP90(t *testing.T) {
 	if p90 := s.Summary(epoch, w).P90; p90 < 150*time.Millisecond || p90 > 213*time.Millisecond {
 		t.Errorf("p90 %v with 11%% of rounds at 150ms; want the bin above 150ms", p90)
 	}
-	s.Reset()
+	s = Stats{}
 	for i := range 100 {
 		d := 2 * time.Millisecond
 		if i >= 90 {

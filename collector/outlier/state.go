@@ -12,7 +12,10 @@ import (
 // ejected. It is not safe for concurrent use: the backend's mutex guards
 // it.
 type State struct {
-	stats    Stats
+	// stats is the window, nil until the first round is recorded and
+	// again once it is forgotten: it is most of the state's size, and
+	// every backend of a pool without outlier detection holds a State.
+	stats    *Stats
 	ejection Ejection
 	// enforced is set while the ejection takes the backend out of
 	// service; an ejection that is not enforced is a dry run's record.
@@ -45,9 +48,13 @@ type Snapshot struct {
 // Record adds one round at now to the window; a backend ejected, also by a
 // dry run, is not asked and records nothing.
 func (s *State) Record(now time.Time, window time.Duration, failed bool, latency time.Duration) {
-	if !s.ejection.Ejected {
-		s.stats.Record(now, window, failed, latency)
+	if s.ejection.Ejected {
+		return
 	}
+	if s.stats == nil {
+		s.stats = new(Stats)
+	}
+	s.stats.Record(now, window, failed, latency)
 }
 
 // Summary decays the back-off to now and summarises the window for
@@ -57,8 +64,28 @@ func (s *State) Summary(now time.Time, set Settings) (sum Summary, judged bool) 
 	if s.ejection.Ejected {
 		return Summary{}, false
 	}
+	if s.stats == nil {
+		return Summary{}, true
+	}
 	return s.stats.Summary(now, set.Window), true
 }
+
+// Clone is a copy of the state that shares nothing with it, for a backend
+// that inherits the state of the one it replaces: the two may be written
+// at once, each under its own backend's mutex.
+func (s *State) Clone() State {
+	c := *s
+	if s.stats != nil {
+		stats := *s.stats
+		c.stats = &stats
+	}
+	return c
+}
+
+// ForgetWindow drops the window of rounds, and the memory it holds, for a
+// pool whose outlier detection was turned off: the ejection, its back-off
+// and the counts stay.
+func (s *State) ForgetWindow() { s.stats = nil }
 
 // Eject starts an ejection at now for reason r, enforced or as a dry
 // run's record, and returns it; ok is false when the backend is ejected
@@ -69,7 +96,7 @@ func (s *State) Eject(now time.Time, r Reason, set Settings, enforce bool) (e Ej
 	}
 	s.ejection.Eject(now, r, set)
 	s.enforced, s.good = enforce, 0
-	s.stats.Reset()
+	s.ForgetWindow()
 	s.ejections[r][boolIndex(enforce)]++
 	return s.ejection, true
 }
@@ -120,7 +147,7 @@ func (s *State) Readmit(now time.Time, okProbes int) (ended, enforced bool) {
 	enforced = s.enforced
 	s.ejection.Readmit(now)
 	s.enforced = false
-	s.stats.Reset()
+	s.ForgetWindow()
 	return true, enforced
 }
 

@@ -100,9 +100,6 @@ func (s *Stats) Summary(now time.Time, window time.Duration) Summary {
 	return sum
 }
 
-// Reset forgets every round.
-func (s *Stats) Reset() { *s = Stats{} }
-
 // bucketFor moves the window forward to now, emptying the buckets it
 // passes, and returns the ring index of now's bucket. A clock that went
 // back by more than the window starts the ring afresh.

@@ -14,7 +14,10 @@ import (
 // value is a backend never ejected. It is not safe for concurrent use: the
 // backend's mutex guards it.
 type State struct {
-	window    Window
+	// window is nil until passive health records an outcome, and again
+	// once it is forgotten, so that a backend of a pool without passive
+	// health holds none.
+	window    *Window
 	ejectedAt time.Time
 	ejections uint64
 	// suppressed is when an ejection the readiness budget did not allow
@@ -31,8 +34,28 @@ func (s *State) Record(now time.Time, o traffic.Outcome, p config.PassiveHealth)
 	if !p.Enabled || o.Reason == traffic.Local || o.Correlated {
 		return false
 	}
+	if s.window == nil {
+		s.window = new(Window)
+	}
 	return shouldEject(s.window.Record(now, time.Duration(p.Window), o.Failed), p)
 }
+
+// Clone is a copy of the state that shares nothing with it, for a backend
+// that inherits the state of the one it replaces: the two may be written
+// at once, each under its own backend's mutex.
+func (s *State) Clone() State {
+	c := *s
+	if s.window != nil {
+		window := *s.window
+		c.window = &window
+	}
+	return c
+}
+
+// ForgetWindow drops the window of outcomes, and the memory it holds, for
+// a pool whose passive health was turned off: the ejection and its count
+// stay.
+func (s *State) ForgetWindow() { s.window = nil }
 
 // Ejectable reports whether passive health may eject a backend with health
 // h: it is in service, not ejected already, and not in maintenance.
@@ -44,10 +67,10 @@ func Ejectable(h health.Health, inMaintenance bool) bool {
 // that caused it. The window starts afresh: the failures that ejected the
 // backend must not eject it again the moment it is readmitted.
 func (s *State) Eject(now time.Time, window time.Duration) Counts {
-	counts := s.window.Counts(now, window)
+	counts := s.Counts(now, window)
 	s.ejections++
 	s.ejectedAt = now
-	s.window.Reset()
+	s.ForgetWindow()
 	return counts
 }
 
@@ -65,6 +88,9 @@ func (s *State) ReadmitAt(window time.Duration) time.Time {
 
 // Counts returns the outcomes in the window that ends at now.
 func (s *State) Counts(now time.Time, window time.Duration) Counts {
+	if s.window == nil {
+		return Counts{}
+	}
 	return s.window.Counts(now, window)
 }
 

@@ -60,11 +60,6 @@ func (w *Window) Counts(now time.Time, window time.Duration) Counts {
 	return w.totals
 }
 
-// Reset forgets every outcome.
-func (w *Window) Reset() {
-	*w = Window{}
-}
-
 // bucketFor moves the window forward to now, emptying the buckets it
 // passes, and returns the ring index of now's bucket. An outcome from a
 // bucket still in the ring but older than head (a request that finished

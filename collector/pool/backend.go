@@ -29,7 +29,10 @@ type Backend struct {
 	// Backends with the same client configuration share it.
 	Client *http.Client
 
-	clientConfig config.HTTPClientConfig
+	// clientConfig is shared by the backends of one Apply that share
+	// Client, whose settings it is: a copy each would cost every backend
+	// some 300 bytes. Nil for a backend built outside a pool.
+	clientConfig *config.HTTPClientConfig
 	logger       log.Logger
 	// pool is the pool that built the backend, whose clock, transition
 	// log and pool-wide rules its inputs go through; nil for a backend
@@ -200,18 +203,25 @@ func (b *Backend) SameIdentity(o *Backend) bool {
 
 // ClientConfig is the http_client_config the backend was built with;
 // probe kinds that do not speak HTTP take their TLS settings from it.
-func (b *Backend) ClientConfig() config.HTTPClientConfig { return b.clientConfig }
+func (b *Backend) ClientConfig() config.HTTPClientConfig {
+	if b.clientConfig == nil {
+		return config.HTTPClientConfig{}
+	}
+	return *b.clientConfig
+}
 
 // inheritLocked copies the live state of a backend whose client settings
-// changed but whose identity did not. The caller holds prev.mu.
+// changed but whose identity did not. The windows are copied, not shared:
+// a probe or round in flight may still write prev under prev.mu while b
+// is written under b.mu. The caller holds prev.mu.
 func (b *Backend) inheritLocked(prev *Backend) {
 	b.health, b.last, b.probed = prev.health, prev.last, prev.probed
 	b.probes, b.failures, b.refusals = prev.probes, prev.failures, prev.refusals
-	b.transitions, b.trafficErrors, b.passive = prev.transitions, prev.trafficErrors, prev.passive
+	b.transitions, b.trafficErrors, b.passive = prev.transitions, prev.trafficErrors, prev.passive.Clone()
 	b.downtime = prev.downtime
-	b.stats = prev.stats
+	b.stats = prev.stats.Clone()
 	b.maintenance = prev.maintenance
-	b.outlier = prev.outlier
+	b.outlier = prev.outlier.Clone()
 }
 
 // Authenticates reports whether the backend's client configuration sends
@@ -219,7 +229,7 @@ func (b *Backend) inheritLocked(prev *Backend) {
 // such a backend: prometheus/common's credential layers leave a request
 // that already carries one alone, so the client's would win.
 func (b *Backend) Authenticates() bool {
-	c := b.clientConfig
+	c := b.ClientConfig()
 	if c.BasicAuth != nil || c.Authorization != nil || c.OAuth2 != nil || c.BearerToken != "" || c.BearerTokenFile != "" {
 		return true
 	}

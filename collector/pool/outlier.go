@@ -36,6 +36,11 @@ type outlierPool struct {
 // backends in service. Local outcomes and correlated failures say nothing
 // about a backend and are left out.
 func (p *Pool) judgeRound(samples []RoundSample) {
+	// The settings are read under judgeMu, so that a round cannot fill a
+	// window again after a reload turning outlier detection off dropped
+	// it (forgetUnusedWindows).
+	p.judgeMu.Lock()
+	defer p.judgeMu.Unlock()
 	p.mu.RLock()
 	cfg := p.settings.Outlier
 	backends := p.backends
@@ -46,8 +51,6 @@ func (p *Pool) judgeRound(samples []RoundSample) {
 	}
 	s := outlier.SettingsOf(cfg)
 	now := p.now()
-	p.judgeMu.Lock()
-	defer p.judgeMu.Unlock()
 	for _, sample := range samples {
 		if o := sample.Outcome; o.Reason == traffic.Local && o.Erred || o.Correlated {
 			continue

@@ -17,6 +17,7 @@ import (
 	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/httpclient"
 	"github.com/probegate/probegate/collector/pool/internal/due"
+	"github.com/probegate/probegate/config"
 )
 
 // Pool is the set of backends in config order, with the selection,
@@ -125,12 +126,13 @@ func (p *Pool) Apply(targets []Target, s Settings) error {
 	backends := make([]*Backend, 0, len(targets))
 	clients := make([]*http.Client, 0, 1)
 	seen := make(map[string]bool, len(targets))
+	clientConfigs := map[*http.Client]*config.HTTPClientConfig{}
 	for _, t := range targets {
 		var b *Backend
 		err := fmt.Errorf("two backends are named %q: names identify backends and must be unique", t.Name)
 		if !seen[t.Name] {
 			seen[t.Name] = true
-			b, err = p.buildBackend(t, old[t.Name])
+			b, err = p.buildBackend(t, old[t.Name], clientConfigs)
 		}
 		if err != nil {
 			// Drop the clients built for this attempt: the cache holds
@@ -164,6 +166,7 @@ func (p *Pool) Apply(targets []Target, s Settings) error {
 	// A new window moves the readmission of backends ejected until it
 	// ends: have the readmission scan look at them again now.
 	p.judgeMu.Lock()
+	forgetUnusedWindows(backends, s)
 	if p.readmitDue.MarkDue() {
 		p.wakeRun()
 	}
@@ -171,18 +174,20 @@ func (p *Pool) Apply(targets []Target, s Settings) error {
 	return nil
 }
 
-func (p *Pool) buildBackend(t Target, previous *Backend) (*Backend, error) {
+// buildBackend builds the backend of t, or keeps previous when nothing
+// about it changed. Backends that share a client share the one copy of its
+// settings in clientConfigs.
+func (p *Pool) buildBackend(t Target, previous *Backend, clientConfigs map[*http.Client]*config.HTTPClientConfig) (*Backend, error) {
 	b := &Backend{
-		Name:         t.Name,
-		URL:          strings.TrimRight(t.URL, "/"),
-		Probe:        t.Probe,
-		clientConfig: t.ClientConfig,
-		logger:       p.logger,
-		pool:         p,
-		stats:        history.NewProbeStats(t.Probe.Enabled),
+		Name:   t.Name,
+		URL:    strings.TrimRight(t.URL, "/"),
+		Probe:  t.Probe,
+		logger: p.logger,
+		pool:   p,
+		stats:  history.NewProbeStats(t.Probe.Enabled, p.now()),
 	}
 	if previous != nil && previous.SameIdentity(b) {
-		if reflect.DeepEqual(previous.clientConfig, t.ClientConfig) {
+		if reflect.DeepEqual(previous.ClientConfig(), t.ClientConfig) {
 			return previous, nil
 		}
 		previous.mu.Lock()
@@ -194,6 +199,11 @@ func (p *Pool) buildBackend(t Target, previous *Backend) (*Backend, error) {
 		return nil, err
 	}
 	b.Client = client
+	if clientConfigs[client] == nil {
+		shared := t.ClientConfig
+		clientConfigs[client] = &shared
+	}
+	b.clientConfig = clientConfigs[client]
 	return b, nil
 }
 

@@ -46,7 +46,7 @@ type BackendSnapshot struct {
 	Maintenance *entries.Entry
 	// ProbeDurations is the live histogram of the backend's probe
 	// durations, not a copy; nil when the backend is not probed.
-	ProbeDurations prometheus.Histogram
+	ProbeDurations prometheus.Metric
 	// TLSCertExpiry is the earliest NotAfter of the certificate chain the
 	// last probe over TLS saw; zero for a backend not probed over TLS.
 	TLSCertExpiry time.Time

@@ -46,6 +46,27 @@ var borrowedReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil
 // head; the probe reports it as net/http does.
 var errHeaderLimit = fmt.Errorf("read limit of %d bytes exhausted", maxResponseHeaderBytes)
 
+// askedGET and askedHEAD are the requests http.ReadResponse reads the
+// answers of GET and HEAD probes by, shared by every probe: it reads
+// only their method, and nothing writes them. A probe of another method
+// has its own (askedBy).
+var (
+	askedGET  = &http.Request{Method: http.MethodGet}
+	askedHEAD = &http.Request{Method: http.MethodHead}
+)
+
+// askedBy is the request http.ReadResponse reads the answers to a probe
+// of method by.
+func askedBy(method string) *http.Request {
+	switch method {
+	case http.MethodGet:
+		return askedGET
+	case http.MethodHead:
+		return askedHEAD
+	}
+	return &http.Request{Method: method}
+}
+
 // aLongTimeAgo is a deadline that has passed: setting it makes every
 // read and write on a connection return at once.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -63,8 +84,9 @@ type connProbe struct {
 	// request is the probe's request as (*http.Request).Write writes it,
 	// written once when the probe is built: the template never changes,
 	// so neither do its bytes, and each probe sends them in one write
-	// instead of formatting them anew. asked is the request as
-	// http.ReadResponse reads the answer to it (by its method), and
+	// instead of formatting them anew; its own copy, not the writer's
+	// larger buffer. asked is the request as http.ReadResponse reads the
+	// answer to it (by its method), and
 	// closeEach says the request asks to close the connection.
 	request   []byte
 	asked     *http.Request
@@ -126,7 +148,7 @@ func newConnProbe(spec *httpProbeSpec) (*connProbe, error) {
 		return nil, fmt.Errorf("probe request: %w", err)
 	}
 	p := &connProbe{
-		request: request.Bytes(), asked: &http.Request{Method: spec.req.Method}, closeEach: spec.req.Close,
+		request: bytes.Clone(request.Bytes()), asked: askedBy(spec.req.Method), closeEach: spec.req.Close,
 		timeout: spec.timeout, body: spec.body, addr: httpclient.DialAddr(spec.req.URL),
 	}
 	if spec.req.URL.Scheme == "https" {

@@ -1,0 +1,26 @@
+package pool
+
+// This file keeps the memory of the features that are off at nothing: the
+// windows that outlier detection and passive health keep per backend are
+// allocated by their first record, and dropped when a reload turns their
+// feature off.
+
+// forgetUnusedWindows drops every backend's windows of the features that
+// are off, outlier detection's rounds and passive health's outcomes, so
+// that a reload turning one off frees them; a pool that never had one on
+// holds none. The caller holds judgeMu.
+func forgetUnusedWindows(backends []*Backend, s Settings) {
+	if s.Outlier.Enabled && s.Passive.Enabled {
+		return
+	}
+	for _, b := range backends {
+		b.mu.Lock()
+		if !s.Outlier.Enabled {
+			b.outlier.ForgetWindow()
+		}
+		if !s.Passive.Enabled {
+			b.passive.ForgetWindow()
+		}
+		b.mu.Unlock()
+	}
+}
