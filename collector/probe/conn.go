@@ -151,6 +151,12 @@ func newConnProbe(spec *httpProbeSpec) (*connProbe, error) {
 		request: bytes.Clone(request.Bytes()), asked: askedBy(spec.req.Method), closeEach: spec.req.Close,
 		timeout: spec.timeout, body: spec.body, addr: httpclient.DialAddr(spec.req.URL),
 	}
+	if p.closeEach {
+		// A connection that carries a single probe is closed long before
+		// TCP's keep-alive would send anything; turning it on would cost
+		// four system calls per probe for nothing.
+		p.dialer.KeepAlive = -1
+	}
 	if spec.req.URL.Scheme == "https" {
 		tlsConfig, err := commoncfg.NewTLSConfig(&spec.clientConfig.TLSConfig)
 		if err != nil {
@@ -288,7 +294,10 @@ func (p *connProbe) dial(ctx context.Context, deadline time.Time, trace *httptra
 	p.conn = conn
 	p.mu.Unlock()
 	p.in.conn, p.out.conn = conn, conn
-	p.raw = rawConnOf(tcp)
+	if !p.closeEach {
+		// Only a connection kept for the next probe is peeked at.
+		p.raw = rawConnOf(tcp)
+	}
 	return nil
 }
 
@@ -303,6 +312,21 @@ func (p *connProbe) closeConn() {
 	if conn != nil {
 		conn.Close()
 	}
+}
+
+// closeAnswered closes the connection after an exchange that leaves it
+// unfit for the next probe. After a complete answer, on a plain TCP
+// connection whose backend has not closed its side, it closes with a
+// reset (SO_LINGER 0), as HAProxy closes its checks: nothing is left to
+// send or to read, and neither side is left in TIME_WAIT, which an
+// orderly close leaves on the side that closed first for every probe
+// (with keep_alive false, a connection per probe). A TLS connection is
+// closed in order, so that its close_notify is not thrown away.
+func (p *connProbe) closeAnswered(complete bool) {
+	if tcp, ok := p.conn.(*net.TCPConn); ok && complete && !p.in.sawEOF {
+		tcp.SetLinger(0)
+	}
+	p.closeConn()
 }
 
 // interrupt ends the reads and writes of the probe in flight at once.
@@ -386,7 +410,7 @@ func (p *connProbe) exchange(ctx context.Context, deadline time.Time, reused boo
 		seen.keepBody(content)
 	}
 	if !p.reusable(resp, whole && err == nil, br) {
-		p.closeConn()
+		p.closeAnswered(whole && err == nil)
 	}
 	if err != nil {
 		return p.failure(ctx, deadline, fmt.Sprintf("reading the body after status %d: ", resp.StatusCode), err), false
