@@ -124,7 +124,8 @@ const probingBenchFanoutEvery = 5 * time.Second
 // fit this process's open-file limit, which cannot be raised past its
 // hard value (20,000 on the development machines and CI), is measured at
 // the most backends that fit: probegate with keep-alive and the net/http
-// prober at 19,000 of 20,000, with fan-out rounds at 9,000. The tables
+// prober at 19,000 of 20,000, with fan-out rounds at 9,000. HAProxy
+// checks more than haproxyShare backends from several processes. The tables
 // say which count each line was measured at and why;
 // PROBEGATE_BENCH_TABLE names a file they are written to. blackbox_exporter is
 // measured too when it can be built from the Go module proxy (unless
@@ -327,6 +328,9 @@ func (s *probingBenchSeries) budgets(b *testing.B, n int) string {
 		if c := s.counts[who]; c.backends != n {
 			fmt.Fprintf(&table, "  %s measured at %d backends, not %d: %s\n", probingBenchNames[who], c.backends, n, c.why)
 		}
+		if k := s.results[who][0].processes; k > 1 {
+			fmt.Fprintf(&table, "  %s measured at %d backends shared by %d processes, their CPU and memory summed: one process keeps a descriptor per backend it checks, over its open-file limit\n", probingBenchNames[who], s.counts[who].backends, k)
+		}
 	}
 	for _, row := range rows {
 		if len(row.values) == 0 {
@@ -447,6 +451,9 @@ type probingBenchResult struct {
 	lagP50, lagP99, lagMax         float64
 	allocsPerProbe, bytesPerProbe  float64
 	fanoutRounds                   int
+	// processes is how many processes shared the backends, when more
+	// than one did.
+	processes int
 }
 
 // probingBenchWarmUp is how long the benchmark probes before its steady
