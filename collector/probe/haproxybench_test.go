@@ -176,9 +176,12 @@ func procCPU(b *testing.B, pid string) time.Duration {
 		}
 		ticks += v
 	}
-	const clockTicksPerSecond = 100 // USER_HZ on Linux
 	return time.Duration(ticks) * time.Second / clockTicksPerSecond
 }
+
+// clockTicksPerSecond is USER_HZ, the unit of CPU times in /proc on
+// Linux.
+const clockTicksPerSecond = 100
 
 // freeLoopbackAddr is a loopback address nothing listens on at the moment.
 func freeLoopbackAddr(b *testing.B) string {

@@ -261,10 +261,14 @@ func runProbingSize(b *testing.B, n int, limit uint64, duration time.Duration, r
 			if !only(r.who) {
 				continue
 			}
+			busyBefore, serversBefore, start := machineBusy(b), srv.cpu(b), time.Now()
 			res := r.run()
+			elapsed := time.Since(start)
+			res.machineBusy = float64(machineBusy(b)-busyBefore) / float64(elapsed) / float64(runtime.NumCPU())
+			res.serverCores = float64(srv.cpu(b)-serversBefore) / float64(elapsed)
 			results[r.who] = res
 			s.add(r.who, res)
-			fmt.Fprintf(&line, "; %s at %d: %.1f µs/probe, %.1f KiB", r.who, s.counts[r.who].backends, res.cpuPerProbe, res.rssPerBackend)
+			fmt.Fprintf(&line, "; %s at %d: %.1f µs/probe, %.1f KiB, the machine %.0f%% busy, the bench servers using %.2f cores", r.who, s.counts[r.who].backends, res.cpuPerProbe, res.rssPerBackend, 100*res.machineBusy, res.serverCores)
 		}
 		for _, q := range probingBenchRatios {
 			if num, ok := results[q.of]; ok {
@@ -300,6 +304,7 @@ func (s *probingBenchSeries) budgets(b *testing.B, n int) string {
 	}
 	cpu, rss := probingBenchCPU, probingBenchRSS
 	lag := func(r probingBenchResult) float64 { return r.lagP99 }
+	busy := func(r probingBenchResult) float64 { return 100 * r.machineBusy }
 	rows := []struct {
 		what   string
 		values []float64
@@ -321,6 +326,9 @@ func (s *probingBenchSeries) budgets(b *testing.B, n int) string {
 		{"for reference: CPU per probe, probegate µs", of("probegate", cpu), []string{"probegate"}, 0, false},
 		{"for reference: CPU per probe, keep_alive false µs", of("oneshot", cpu), []string{"oneshot"}, 0, false},
 		{"for reference: CPU per probe, net/http prober × HAProxy", s.ratios["nethttp-cpu-ratio"], []string{"nethttp", "haproxy"}, 0, false},
+		{"for reference: machine busy %, probegate keep-alive", of("probegate", busy), []string{"probegate"}, 0, false},
+		{"for reference: machine busy %, keep_alive false", of("oneshot", busy), []string{"oneshot"}, 0, false},
+		{"for reference: machine busy %, HAProxy", of("haproxy", busy), []string{"haproxy"}, 0, false},
 	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "budgets at %d backends (median, min-max of %d rounds, the backends each was measured at):\n", n, len(s.results[s.order[0]]))
@@ -405,6 +413,8 @@ func (s *probingBenchSeries) report(b *testing.B, n int) {
 		{"lag-p99-ms", func(r probingBenchResult) float64 { return r.lagP99 }},
 		{"probes/s", func(r probingBenchResult) float64 { return r.probesPerSecond }},
 		{"allocs/probe", func(r probingBenchResult) float64 { return r.allocsPerProbe }},
+		{"machine-busy-%", func(r probingBenchResult) float64 { return 100 * r.machineBusy }},
+		{"server-cores", func(r probingBenchResult) float64 { return r.serverCores }},
 	}
 	for _, who := range s.order {
 		results := s.results[who]
@@ -454,6 +464,36 @@ type probingBenchResult struct {
 	// processes is how many processes shared the backends, when more
 	// than one did.
 	processes int
+	// machineBusy is the share of the machine's CPU time that was busy
+	// during the run, whoever used it, and serverCores the cores the
+	// bench servers used: where the machine was saturated, a prober that
+	// fell behind says more about the machine than about itself.
+	machineBusy, serverCores float64
+}
+
+// machineBusy is the CPU time every CPU of the machine has been busy so
+// far, from /proc/stat: all but idle and iowait.
+func machineBusy(b *testing.B) time.Duration {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(stat), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 6 || fields[0] != "cpu" {
+		b.Fatalf("/proc/stat: no cpu line in %q", line)
+	}
+	var busy int64
+	for i, f := range fields[1:] {
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/stat: %v", err)
+		}
+		if i != 3 && i != 4 { // idle and iowait
+			busy += v
+		}
+	}
+	return time.Duration(busy) * time.Second / clockTicksPerSecond
 }
 
 // probingBenchWarmUp is how long the benchmark probes before its steady
@@ -728,6 +768,15 @@ type benchServerChild struct {
 	mu       sync.Mutex
 	stdin    io.WriteCloser
 	lines    *bufio.Scanner
+}
+
+// cpu is the CPU time the servers used so far.
+func (s *benchServer) cpu(b *testing.B) time.Duration {
+	var sum time.Duration
+	for _, c := range s.children {
+		sum += procCPU(b, strconv.Itoa(c.cmd.Process.Pid))
+	}
+	return sum
 }
 
 // stop ends every server and waits for them to exit.
