@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/netip"
 	"regexp"
 	"sync"
 	"syscall"
@@ -98,6 +99,10 @@ type connProbe struct {
 	addr      string
 	tlsConfig *tls.Config
 	dialer    net.Dialer
+	// literal says addr is an IP address and port, dialled without a
+	// lookup, and over plain TCP, under dialCtx (see dialDeadline).
+	literal bool
+	dialCtx dialDeadline
 
 	// mu guards conn against interrupt, which runs on the context's
 	// goroutine; the worker running the probe is the only writer.
@@ -150,6 +155,14 @@ func newConnProbe(spec *httpProbeSpec) (*connProbe, error) {
 	p := &connProbe{
 		request: bytes.Clone(request.Bytes()), asked: askedBy(spec.req.Method), closeEach: spec.req.Close,
 		timeout: spec.timeout, body: spec.body, addr: httpclient.DialAddr(spec.req.URL),
+	}
+	_, err := netip.ParseAddrPort(p.addr)
+	p.literal = err == nil && spec.req.URL.Scheme == "http"
+	if p.closeEach {
+		// A connection that carries a single probe is closed long before
+		// TCP's keep-alive would send anything; turning it on would cost
+		// four system calls per probe for nothing.
+		p.dialer.KeepAlive = -1
 	}
 	if spec.req.URL.Scheme == "https" {
 		tlsConfig, err := commoncfg.NewTLSConfig(&spec.clientConfig.TLSConfig)
@@ -257,8 +270,17 @@ func (p *connProbe) connect(ctx context.Context, deadline time.Time, trace *http
 // dial opens a new connection by deadline, with its TLS handshake for
 // https.
 func (p *connProbe) dial(ctx context.Context, deadline time.Time, trace *httptrace.ClientTrace) error {
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
+	// A context that is never done would leave the connect without its
+	// deadline: net's dialer sets it only where the context can end.
+	if p.literal && ctx.Done() != nil {
+		p.dialCtx = dialDeadline{Context: ctx, deadline: deadline}
+		ctx = &p.dialCtx
+		defer func() { p.dialCtx = dialDeadline{} }()
+	} else {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
 	// The dialer's errors wrap the system call's errno (a *net.OpError
 	// around an *os.SyscallError), so errors.Is tells local faults such
 	// as EMFILE from the backend's.
@@ -288,9 +310,28 @@ func (p *connProbe) dial(ctx context.Context, deadline time.Time, trace *httptra
 	p.conn = conn
 	p.mu.Unlock()
 	p.in.conn, p.out.conn = conn, conn
-	p.raw = rawConnOf(tcp)
+	if !p.closeEach {
+		// Only a connection kept for the next probe is peeked at.
+		p.raw = rawConnOf(tcp)
+	}
 	return nil
 }
+
+// dialDeadline is the context of a dial to an IP address over plain
+// TCP: the probe's context, whose cancellation ends the dial at once, with
+// the probe's deadline. It stands in for context.WithDeadline, whose timer,
+// started and stopped for every dial, was a twentieth of the CPU of a probe
+// with keep_alive false. Nothing waits on it for the deadline to pass: with
+// no name to look up, all a dial waits for is the connect, which net's
+// dialer bounds by the context's deadline on the socket itself. A lookup
+// or a TLS handshake, which wait for the context to be done, dial under
+// context.WithDeadline instead.
+type dialDeadline struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c *dialDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // closeConn closes the kept connection, if any. It is also the probe's
 // release function, called once no probe of it can run any more.
@@ -303,6 +344,21 @@ func (p *connProbe) closeConn() {
 	if conn != nil {
 		conn.Close()
 	}
+}
+
+// closeAnswered closes the connection after an exchange that leaves it
+// unfit for the next probe. After a complete answer, on a plain TCP
+// connection whose backend has not closed its side, it closes with a
+// reset (SO_LINGER 0), as HAProxy closes its checks: nothing is left to
+// send or to read, and neither side is left in TIME_WAIT, which an
+// orderly close leaves on the side that closed first for every probe
+// (with keep_alive false, a connection per probe). A TLS connection is
+// closed in order, so that its close_notify is not thrown away.
+func (p *connProbe) closeAnswered(complete bool) {
+	if tcp, ok := p.conn.(*net.TCPConn); ok && complete && !p.in.sawEOF {
+		tcp.SetLinger(0)
+	}
+	p.closeConn()
 }
 
 // interrupt ends the reads and writes of the probe in flight at once.
@@ -386,7 +442,7 @@ func (p *connProbe) exchange(ctx context.Context, deadline time.Time, reused boo
 		seen.keepBody(content)
 	}
 	if !p.reusable(resp, whole && err == nil, br) {
-		p.closeConn()
+		p.closeAnswered(whole && err == nil)
 	}
 	if err != nil {
 		return p.failure(ctx, deadline, fmt.Sprintf("reading the body after status %d: ", resp.StatusCode), err), false

@@ -60,21 +60,40 @@ func newHAProxyBench(b *testing.B, srv *benchServer) *haproxyBench {
 		b.Fatalf("haproxy is not installed: make deps installs the Debian package haproxy (%v)", err)
 	}
 	h := &haproxyBench{bin: bin, srv: srv, dir: b.TempDir()}
-	cmd := h.start(b, srv.addrs[:1])
+	cmd := h.start(b, 0, srv.addrs[:1])
 	time.Sleep(probingBenchWarmUp)
 	h.baseKiB = readProcRSSKiB(b, strconv.Itoa(cmd.Process.Pid))
 	h.stop(cmd)
 	return h
 }
 
-// start runs HAProxy in the foreground checking addrs.
-func (h *haproxyBench) start(b *testing.B, addrs []string) *exec.Cmd {
+// haproxyShare is the most backends one HAProxy process checks. HAProxy
+// keeps a descriptor per server it checks beside two per connection of
+// its maxconn, and refuses to start when its open-file limit cannot hold
+// them all: 20,000 servers need 22,017, over the limit of 20,000 that
+// cannot be raised. More backends than haproxyShare are shared evenly
+// between as many processes as it takes, their CPU and memory summed.
+const haproxyShare = 15000
+
+// startShares runs the HAProxy processes that check addrs between them.
+func (h *haproxyBench) startShares(b *testing.B, addrs []string) []*exec.Cmd {
+	processes := (len(addrs) + haproxyShare - 1) / haproxyShare
+	cmds := make([]*exec.Cmd, processes)
+	for i := range processes {
+		cmds[i] = h.start(b, i, addrs[i*len(addrs)/processes:(i+1)*len(addrs)/processes])
+	}
+	return cmds
+}
+
+// start runs HAProxy process number share in the foreground checking
+// addrs.
+func (h *haproxyBench) start(b *testing.B, share int, addrs []string) *exec.Cmd {
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, haproxyBenchConfig, freeLoopbackAddr(b))
 	for i, addr := range addrs {
 		fmt.Fprintf(&cfg, "    server b%d %s check\n", i, addr)
 	}
-	path := filepath.Join(h.dir, "haproxy.cfg")
+	path := filepath.Join(h.dir, fmt.Sprintf("haproxy-%d.cfg", share))
 	if err := os.WriteFile(path, []byte(cfg.String()), 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -94,16 +113,31 @@ func (h *haproxyBench) stop(cmd *exec.Cmd) {
 
 // run lets HAProxy check every backend for the warm-up and duration, and
 // measures its steady window: the checks are the requests the bench
-// server answered meanwhile, nothing else asking it.
+// server answered meanwhile, nothing else asking it, and the CPU and the
+// growth of resident memory over the baseline are summed over HAProxy's
+// processes.
 func (h *haproxyBench) run(b *testing.B, duration time.Duration) probingBenchResult {
-	cmd := h.start(b, h.srv.addrs)
-	defer h.stop(cmd)
-	pid := strconv.Itoa(cmd.Process.Pid)
+	cmds := h.startShares(b, h.srv.addrs)
+	defer func() {
+		for _, cmd := range cmds {
+			h.stop(cmd)
+		}
+	}()
+	cpu := func() time.Duration {
+		var sum time.Duration
+		for _, cmd := range cmds {
+			sum += procCPU(b, strconv.Itoa(cmd.Process.Pid))
+		}
+		return sum
+	}
 	time.Sleep(probingBenchWarmUp)
-	warmChecks, warmCPU, warm := h.srv.requests(b), procCPU(b, pid), time.Now()
+	warmChecks, warmCPU, warm := h.srv.requests(b), cpu(), time.Now()
 	time.Sleep(duration)
-	endChecks, endCPU, elapsed := h.srv.requests(b), procCPU(b, pid), time.Since(warm)
-	rss := readProcRSSKiB(b, pid)
+	endChecks, endCPU, elapsed := h.srv.requests(b), cpu(), time.Since(warm)
+	var rss int64
+	for _, cmd := range cmds {
+		rss += readProcRSSKiB(b, strconv.Itoa(cmd.Process.Pid)) - h.baseKiB
+	}
 	checks := endChecks - warmChecks
 	if checks <= 0 {
 		b.Fatal("HAProxy checked nothing in the steady window")
@@ -114,8 +148,9 @@ func (h *haproxyBench) run(b *testing.B, duration time.Duration) probingBenchRes
 	}
 	return probingBenchResult{
 		cpuPerProbe:     perProbe(endCPU-warmCPU, checks),
-		rssPerBackend:   float64(rss-h.baseKiB) / float64(max(n-1, 1)),
+		rssPerBackend:   float64(rss) / float64(max(n-len(cmds), 1)),
 		probesPerSecond: float64(checks) / elapsed.Seconds(),
+		processes:       len(cmds),
 	}
 }
 
@@ -141,9 +176,12 @@ func procCPU(b *testing.B, pid string) time.Duration {
 		}
 		ticks += v
 	}
-	const clockTicksPerSecond = 100 // USER_HZ on Linux
 	return time.Duration(ticks) * time.Second / clockTicksPerSecond
 }
+
+// clockTicksPerSecond is USER_HZ, the unit of CPU times in /proc on
+// Linux.
+const clockTicksPerSecond = 100
 
 // freeLoopbackAddr is a loopback address nothing listens on at the moment.
 func freeLoopbackAddr(b *testing.B) string {

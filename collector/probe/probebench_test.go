@@ -117,10 +117,17 @@ const probingBenchFanoutEvery = 5 * time.Second
 //
 // and then the budget table with each median beside its budget. The
 // benchmark fails when a median at 5,000 backends is over its budget (the
-// lag at every size). A number of backends the open-file limit cannot
-// hold is skipped with the reason. The backends live in a child process,
-// this test binary re-executed in server mode, which counts the requests
-// it answers (HAProxy's checks are counted there). blackbox_exporter is
+// lag at every size). The backends live in child processes of at most
+// benchServerShare backends each, this test binary re-executed in server
+// mode, which count the requests they answer (HAProxy's checks are
+// counted there). A prober whose connections to every backend would not
+// fit this process's open-file limit, which cannot be raised past its
+// hard value (20,000 on the development machines and CI), is measured at
+// the most backends that fit: probegate with keep-alive and the net/http
+// prober at 19,000 of 20,000, with fan-out rounds at 9,000. HAProxy
+// checks more than haproxyShare backends from several processes. The tables
+// say which count each line was measured at and why;
+// PROBEGATE_BENCH_TABLE names a file they are written to. blackbox_exporter is
 // measured too when it can be built from the Go module proxy (unless
 // PROBEGATE_BENCH_BLACKBOX=0); otherwise the benchmark says why it is
 // skipped.
@@ -139,64 +146,155 @@ func BenchmarkProbing5000(b *testing.B) {
 	if os.Getenv(benchBlackboxEnv) != "0" {
 		blackbox = buildBlackbox(b)
 	}
-	for range b.N {
-		for _, n := range sizes {
-			// This side holds a probe connection per backend and, during
-			// a fan-out round, at most one more; the server as many again
-			// and a listener per backend.
-			if err := raiseFileLimit(3*uint64(n) + 256); err != nil {
-				b.Logf("%d backends skipped: %v", n, err)
-				continue
+	only := func(string) bool { return true }
+	if v := os.Getenv(benchOnlyEnv); v != "" {
+		chosen := strings.Split(v, ",")
+		for _, who := range chosen {
+			if _, ok := probingBenchNames[who]; !ok {
+				b.Fatalf("%s=%q: %q is none of the probers %v", benchOnlyEnv, v, who, slices.Sorted(maps.Keys(probingBenchNames)))
 			}
-			runProbingSize(b, n, duration, rounds, fanoutEvery, blackbox)
+		}
+		only = func(who string) bool { return slices.Contains(chosen, who) }
+	}
+	limit, err := raisedFileLimit()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tablePath := os.Getenv(benchTableEnv)
+	for range b.N {
+		var tables strings.Builder
+		for _, n := range sizes {
+			tables.WriteString(runProbingSize(b, n, limit, duration, rounds, fanoutEvery, blackbox, only))
+			if tablePath != "" {
+				if err := os.WriteFile(tablePath, []byte(tables.String()), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
 		}
 	}
+}
+
+// benchOnlyEnv, a comma-separated list of the probers' short names
+// (probegate, fanout, oneshot, haproxy, nethttp, blackbox), runs only
+// those, for a quick look at one of them beside HAProxy.
+const benchOnlyEnv = "PROBEGATE_BENCH_ONLY"
+
+// probingBenchRatios are the ratios the benchmark takes within each
+// round: a number of one prober over the same number of another.
+var probingBenchRatios = []struct {
+	name, of, over string
+	get            func(probingBenchResult) float64
+}{
+	{"cpu-ratio", "probegate", "haproxy", probingBenchCPU},
+	{"rss-ratio", "probegate", "haproxy", probingBenchRSS},
+	{"fanout-cpu-ratio", "fanout", "haproxy", probingBenchCPU},
+	{"oneshot-cpu-ratio", "oneshot", "haproxy", probingBenchCPU},
+	{"oneshot-rss-ratio", "oneshot", "haproxy", probingBenchRSS},
+	{"nethttp-cpu-ratio", "nethttp", "haproxy", probingBenchCPU},
+	{"blackbox-cpu-ratio", "blackbox", "haproxy", probingBenchCPU},
+}
+
+func probingBenchCPU(r probingBenchResult) float64 { return r.cpuPerProbe }
+func probingBenchRSS(r probingBenchResult) float64 { return r.rssPerBackend }
+
+// benchTableEnv names a file the probing benchmark writes its budget
+// tables to, every size's, as it logs them.
+const benchTableEnv = "PROBEGATE_BENCH_TABLE"
+
+// probingBenchDescriptors is how many descriptors of this process each
+// prober of the benchmark holds per backend it probes: a kept connection
+// for probegate with keep-alive and the net/http prober, a second one
+// during a fan-out round, and none between probes for probegate without
+// keep-alive, whose connections live while their probe is in flight.
+// HAProxy and blackbox_exporter hold theirs in their own processes.
+var probingBenchDescriptors = map[string]int{"probegate": 1, "fanout": 2, "oneshot": 0, "haproxy": 0, "nethttp": 1, "blackbox": 0}
+
+// probingBenchNames are the probers' names in the benchmark's tables.
+var probingBenchNames = map[string]string{
+	"probegate": "probegate keep-alive", "fanout": "probegate keep-alive with fan-out", "oneshot": "probegate keep_alive false",
+	"haproxy": "HAProxy", "nethttp": "net/http prober", "blackbox": "blackbox_exporter",
 }
 
 // benchBlackboxEnv set to 0 skips blackbox_exporter.
 const benchBlackboxEnv = "PROBEGATE_BENCH_BLACKBOX"
 
 // runProbingSize runs the rounds of the probing benchmark over n
-// backends, reports them and checks the budgets.
-func runProbingSize(b *testing.B, n int, duration time.Duration, rounds int, fanoutEvery time.Duration, blackbox string) {
+// backends, reports them, checks the budgets and returns the budget
+// table. A prober whose connections to n backends would not fit the
+// open-file limit of this process is measured at the most that fit
+// (benchFit), and the table says so.
+func runProbingSize(b *testing.B, n int, limit uint64, duration time.Duration, rounds int, fanoutEvery time.Duration, blackbox string, only func(who string) bool) string {
 	srv := startBenchServer(b, n)
 	defer srv.stop()
-	haproxy := newHAProxyBench(b, srv)
-	var s probingBenchSeries
-	for round := range rounds {
-		probes := runProbingBench(b, srv.addrs, duration, probingBenchOptions{keepAlive: true, run: "probes"})
-		fan := runProbingBench(b, srv.addrs, duration, probingBenchOptions{keepAlive: true, fanoutEvery: fanoutEvery, run: "fanout"})
-		oneShot := runProbingBench(b, srv.addrs, duration, probingBenchOptions{keepAlive: false, run: "oneshot"})
-		ha := haproxy.run(b, duration)
-		base := runNetHTTPBench(b, srv.addrs, duration)
-		s.add("probegate", probes)
-		s.add("fanout", fan)
-		s.add("oneshot", oneShot)
-		s.add("haproxy", ha)
-		s.add("nethttp", base)
-		s.ratio("cpu-ratio", probes.cpuPerProbe/ha.cpuPerProbe)
-		s.ratio("rss-ratio", probes.rssPerBackend/ha.rssPerBackend)
-		s.ratio("fanout-cpu-ratio", fan.cpuPerProbe/ha.cpuPerProbe)
-		s.ratio("oneshot-cpu-ratio", oneShot.cpuPerProbe/ha.cpuPerProbe)
-		s.ratio("oneshot-rss-ratio", oneShot.rssPerBackend/ha.rssPerBackend)
-		s.ratio("nethttp-cpu-ratio", base.cpuPerProbe/ha.cpuPerProbe)
-		if blackbox != "" {
-			bb := runBlackboxBench(b, blackbox, srv, duration)
-			s.add("blackbox", bb)
-			s.ratio("blackbox-cpu-ratio", bb.cpuPerProbe/ha.cpuPerProbe)
+	s := probingBenchSeries{counts: map[string]benchCount{}}
+	for who, perBackend := range probingBenchDescriptors {
+		s.counts[who] = benchFit(n, perBackend, limit)
+	}
+	for _, who := range slices.Sorted(maps.Keys(s.counts)) {
+		if s.counts[who].backends == 0 {
+			b.Logf("%d backends skipped: %s", n, s.counts[who].why)
+			return ""
 		}
-		b.Logf("%d backends, round %d of %d, %s each: probegate %.1f µs/probe, %.1f KiB; with fan-out %.1f µs/probe (%.1f with its %d rounds), %.1f KiB, %.2f connections per backend; keep_alive false %.1f µs/probe, %.1f KiB; HAProxy %.1f µs/check, %.1f KiB; net/http %.1f µs/probe, %.1f KiB",
-			n, round+1, rounds, duration, probes.cpuPerProbe, probes.rssPerBackend, fan.cpuPerProbe, fan.allCPUPerProbe, fan.fanoutRounds, fan.rssPerBackend, fan.connsPerBackend,
-			oneShot.cpuPerProbe, oneShot.rssPerBackend, ha.cpuPerProbe, ha.rssPerBackend, base.cpuPerProbe, base.rssPerBackend)
+	}
+	addrs := func(who string) []string { return srv.addrs[:s.counts[who].backends] }
+	haproxy := newHAProxyBench(b, srv)
+	runs := []probingBenchRun{
+		{"probegate", func() probingBenchResult {
+			return runProbingBench(b, addrs("probegate"), duration, probingBenchOptions{keepAlive: true, run: "probes"})
+		}},
+		{"fanout", func() probingBenchResult {
+			return runProbingBench(b, addrs("fanout"), duration, probingBenchOptions{keepAlive: true, fanoutEvery: fanoutEvery, run: "fanout"})
+		}},
+		{"oneshot", func() probingBenchResult {
+			return runProbingBench(b, addrs("oneshot"), duration, probingBenchOptions{keepAlive: false, run: "oneshot"})
+		}},
+		{"haproxy", func() probingBenchResult { return haproxy.run(b, duration) }},
+		{"nethttp", func() probingBenchResult { return runNetHTTPBench(b, addrs("nethttp"), duration) }},
+	}
+	if blackbox != "" {
+		runs = append(runs, probingBenchRun{"blackbox", func() probingBenchResult { return runBlackboxBench(b, blackbox, srv, duration) }})
+	}
+	for round := range rounds {
+		results := map[string]probingBenchResult{}
+		var line strings.Builder
+		for _, r := range runs {
+			if !only(r.who) {
+				continue
+			}
+			busyBefore, serversBefore, start := machineBusy(b), srv.cpu(b), time.Now()
+			res := r.run()
+			elapsed := time.Since(start)
+			res.machineBusy = float64(machineBusy(b)-busyBefore) / float64(elapsed) / float64(runtime.NumCPU())
+			res.serverCores = float64(srv.cpu(b)-serversBefore) / float64(elapsed)
+			results[r.who] = res
+			s.add(r.who, res)
+			fmt.Fprintf(&line, "; %s at %d: %.1f µs/probe, %.1f KiB, the machine %.0f%% busy, the bench servers using %.2f cores", r.who, s.counts[r.who].backends, res.cpuPerProbe, res.rssPerBackend, 100*res.machineBusy, res.serverCores)
+		}
+		for _, q := range probingBenchRatios {
+			if num, ok := results[q.of]; ok {
+				if den, ok := results[q.over]; ok {
+					s.ratio(q.name, q.get(num)/q.get(den))
+				}
+			}
+		}
+		b.Logf("%d backends, round %d of %d, %s each%s", n, round+1, rounds, duration, line.String())
 	}
 	s.report(b, n)
-	s.budgets(b, n)
+	return s.budgets(b, n)
+}
+
+// probingBenchRun is one prober's run in a round of the probing
+// benchmark.
+type probingBenchRun struct {
+	who string
+	run func() probingBenchResult
 }
 
 // budgets logs the budget table of a size, each median beside its budget
-// and its min-max, and fails the benchmark for a median over budget: at
-// 5,000 backends every budget, at any other size the schedule lag.
-func (s *probingBenchSeries) budgets(b *testing.B, n int) {
+// and its min-max and the number of backends it was measured at, fails
+// the benchmark for a median over budget (at 5,000 backends every budget,
+// at any other size the schedule lag) and returns the table.
+func (s *probingBenchSeries) budgets(b *testing.B, n int) string {
 	of := func(who string, get func(probingBenchResult) float64) []float64 {
 		values := make([]float64, len(s.results[who]))
 		for i, r := range s.results[who] {
@@ -204,30 +302,44 @@ func (s *probingBenchSeries) budgets(b *testing.B, n int) {
 		}
 		return values
 	}
-	cpu := func(r probingBenchResult) float64 { return r.cpuPerProbe }
-	rss := func(r probingBenchResult) float64 { return r.rssPerBackend }
+	cpu, rss := probingBenchCPU, probingBenchRSS
 	lag := func(r probingBenchResult) float64 { return r.lagP99 }
+	busy := func(r probingBenchResult) float64 { return 100 * r.machineBusy }
 	rows := []struct {
 		what   string
 		values []float64
+		// who measured the values: the prober, or the two of a ratio.
+		who    []string
 		budget float64
 		every  bool // checked at every size
 	}{
-		{"CPU per probe, keep-alive, × HAProxy", s.ratios["cpu-ratio"], budgetCPURatio, false},
-		{"RSS KiB per backend, probes only", of("probegate", rss), budgetRSSPerBackendK, false},
-		{"RSS KiB per backend, with fan-out rounds", of("fanout", rss), budgetFanoutRSSK, false},
-		{"keep_alive false: CPU per probe × HAProxy", s.ratios["oneshot-cpu-ratio"], budgetOneShotCPURatio, false},
-		{"keep_alive false: RSS KiB per backend", of("oneshot", rss), budgetOneShotRSSK, false},
-		{"open connections per backend, with fan-out", of("fanout", func(r probingBenchResult) float64 { return r.connsPerBackend }), budgetConnsPerBackend, false},
-		{"schedule lag p99 ms, keep-alive", of("probegate", lag), float64(budgetLagP99 / time.Millisecond), true},
-		{"schedule lag p99 ms, keep_alive false", of("oneshot", lag), float64(budgetLagP99 / time.Millisecond), true},
-		{"allocations per probe", of("probegate", func(r probingBenchResult) float64 { return r.allocsPerProbe }), budgetAllocsPerProbe, false},
-		{"for reference: CPU per probe, HAProxy µs", of("haproxy", cpu), 0, false},
-		{"for reference: CPU per probe, probegate µs", of("probegate", cpu), 0, false},
-		{"for reference: CPU per probe, net/http prober × HAProxy", s.ratios["nethttp-cpu-ratio"], 0, false},
+		{"CPU per probe, keep-alive, × HAProxy", s.ratios["cpu-ratio"], []string{"probegate", "haproxy"}, budgetCPURatio, false},
+		{"RSS KiB per backend, probes only", of("probegate", rss), []string{"probegate"}, budgetRSSPerBackendK, false},
+		{"RSS KiB per backend, with fan-out rounds", of("fanout", rss), []string{"fanout"}, budgetFanoutRSSK, false},
+		{"keep_alive false: CPU per probe × HAProxy", s.ratios["oneshot-cpu-ratio"], []string{"oneshot", "haproxy"}, budgetOneShotCPURatio, false},
+		{"keep_alive false: RSS KiB per backend", of("oneshot", rss), []string{"oneshot"}, budgetOneShotRSSK, false},
+		{"open connections per backend, with fan-out", of("fanout", func(r probingBenchResult) float64 { return r.connsPerBackend }), []string{"fanout"}, budgetConnsPerBackend, false},
+		{"schedule lag p99 ms, keep-alive", of("probegate", lag), []string{"probegate"}, float64(budgetLagP99 / time.Millisecond), true},
+		{"schedule lag p99 ms, keep_alive false", of("oneshot", lag), []string{"oneshot"}, float64(budgetLagP99 / time.Millisecond), true},
+		{"allocations per probe", of("probegate", func(r probingBenchResult) float64 { return r.allocsPerProbe }), []string{"probegate"}, budgetAllocsPerProbe, false},
+		{"for reference: CPU per probe, HAProxy µs", of("haproxy", cpu), []string{"haproxy"}, 0, false},
+		{"for reference: CPU per probe, probegate µs", of("probegate", cpu), []string{"probegate"}, 0, false},
+		{"for reference: CPU per probe, keep_alive false µs", of("oneshot", cpu), []string{"oneshot"}, 0, false},
+		{"for reference: CPU per probe, net/http prober × HAProxy", s.ratios["nethttp-cpu-ratio"], []string{"nethttp", "haproxy"}, 0, false},
+		{"for reference: machine busy %, probegate keep-alive", of("probegate", busy), []string{"probegate"}, 0, false},
+		{"for reference: machine busy %, keep_alive false", of("oneshot", busy), []string{"oneshot"}, 0, false},
+		{"for reference: machine busy %, HAProxy", of("haproxy", busy), []string{"haproxy"}, 0, false},
 	}
 	var table strings.Builder
-	fmt.Fprintf(&table, "budgets at %d backends (median, min-max of %d rounds):\n", n, len(s.results["haproxy"]))
+	fmt.Fprintf(&table, "budgets at %d backends (median, min-max of %d rounds, the backends each was measured at):\n", n, len(s.results[s.order[0]]))
+	for _, who := range s.order {
+		if c := s.counts[who]; c.backends != n {
+			fmt.Fprintf(&table, "  %s measured at %d backends, not %d: %s\n", probingBenchNames[who], c.backends, n, c.why)
+		}
+		if k := s.results[who][0].processes; k > 1 {
+			fmt.Fprintf(&table, "  %s measured at %d backends shared by %d processes, their CPU and memory summed: one process keeps a descriptor per backend it checks, over its open-file limit\n", probingBenchNames[who], s.counts[who].backends, k)
+		}
+	}
 	for _, row := range rows {
 		if len(row.values) == 0 {
 			continue
@@ -242,12 +354,17 @@ func (s *probingBenchSeries) budgets(b *testing.B, n int) {
 				verdict = fmt.Sprintf("budget %g: OVER", row.budget)
 			}
 		}
-		fmt.Fprintf(&table, "  %-56s %8.2f  (%.2f-%.2f)  %s\n", row.what, med, sorted[0], sorted[len(sorted)-1], verdict)
+		at := make([]string, len(row.who))
+		for i, who := range row.who {
+			at[i] = strconv.Itoa(s.counts[who].backends)
+		}
+		fmt.Fprintf(&table, "  %-56s %8.2f  (%.2f-%.2f)  at %-11s  %s\n", row.what, med, sorted[0], sorted[len(sorted)-1], strings.Join(at, "/"), verdict)
 		if row.budget > 0 && med > row.budget && (row.every || n == budgetBackendsMeasured) {
 			b.Errorf("%d backends: %s %.2f (median) is over its budget of %g", n, row.what, med, row.budget)
 		}
 	}
 	b.Log(table.String())
+	return table.String()
 }
 
 // probingBenchOptions are what one probegate run of the benchmark varies.
@@ -261,6 +378,8 @@ type probingBenchOptions struct {
 // probingBenchSeries collects the rounds' results per prober and the
 // ratios taken within each round.
 type probingBenchSeries struct {
+	// counts are the backends each prober is measured at.
+	counts  map[string]benchCount
 	results map[string][]probingBenchResult
 	ratios  map[string][]float64
 	order   []string
@@ -294,6 +413,8 @@ func (s *probingBenchSeries) report(b *testing.B, n int) {
 		{"lag-p99-ms", func(r probingBenchResult) float64 { return r.lagP99 }},
 		{"probes/s", func(r probingBenchResult) float64 { return r.probesPerSecond }},
 		{"allocs/probe", func(r probingBenchResult) float64 { return r.allocsPerProbe }},
+		{"machine-busy-%", func(r probingBenchResult) float64 { return 100 * r.machineBusy }},
+		{"server-cores", func(r probingBenchResult) float64 { return r.serverCores }},
 	}
 	for _, who := range s.order {
 		results := s.results[who]
@@ -310,7 +431,7 @@ func (s *probingBenchSeries) report(b *testing.B, n int) {
 			fmt.Fprintf(&line, " %s %s", num.unit, minMedianMax(values))
 			b.ReportMetric(medianOf(values), fmt.Sprintf("%d-%s-%s", n, who, num.unit))
 		}
-		b.Logf("%d backends, %-9s (min/median/max of %d):%s", n, who, len(results), line.String())
+		b.Logf("%d backends, %-9s at %d (min/median/max of %d):%s", n, who, s.counts[who].backends, len(results), line.String())
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.ratios)) {
 		values := slices.Clone(s.ratios[name])
@@ -340,6 +461,39 @@ type probingBenchResult struct {
 	lagP50, lagP99, lagMax         float64
 	allocsPerProbe, bytesPerProbe  float64
 	fanoutRounds                   int
+	// processes is how many processes shared the backends, when more
+	// than one did.
+	processes int
+	// machineBusy is the share of the machine's CPU time that was busy
+	// during the run, whoever used it, and serverCores the cores the
+	// bench servers used: where the machine was saturated, a prober that
+	// fell behind says more about the machine than about itself.
+	machineBusy, serverCores float64
+}
+
+// machineBusy is the CPU time every CPU of the machine has been busy so
+// far, from /proc/stat: all but idle and iowait.
+func machineBusy(b *testing.B) time.Duration {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(stat), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 6 || fields[0] != "cpu" {
+		b.Fatalf("/proc/stat: no cpu line in %q", line)
+	}
+	var busy int64
+	for i, f := range fields[1:] {
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/stat: %v", err)
+		}
+		if i != 3 && i != 4 { // idle and iowait
+			busy += v
+		}
+	}
+	return time.Duration(busy) * time.Second / clockTicksPerSecond
 }
 
 // probingBenchWarmUp is how long the benchmark probes before its steady
@@ -593,9 +747,22 @@ func runNetHTTPBench(b *testing.B, addrs []string, duration time.Duration) probi
 	}
 }
 
-// benchServer is the running backend server of a benchmark.
+// benchServerShare is the most backends one bench server process
+// serves. A backend costs its server a listener and a connection, and
+// the open-file limit, which cannot be raised past its hard value, holds
+// for each process: 20,000 backends are served by four processes.
+const benchServerShare = 5000
+
+// benchServer is the running backend servers of a benchmark: child
+// processes serving benchServerShare backends or fewer each, counted as
+// one.
 type benchServer struct {
 	addrs    []string
+	children []*benchServerChild
+}
+
+// benchServerChild is one bench server process.
+type benchServerChild struct {
 	cmd      *exec.Cmd
 	stopOnce sync.Once
 	mu       sync.Mutex
@@ -603,37 +770,72 @@ type benchServer struct {
 	lines    *bufio.Scanner
 }
 
-// stop ends the server and waits for it to exit.
+// cpu is the CPU time the servers used so far.
+func (s *benchServer) cpu(b *testing.B) time.Duration {
+	var sum time.Duration
+	for _, c := range s.children {
+		sum += procCPU(b, strconv.Itoa(c.cmd.Process.Pid))
+	}
+	return sum
+}
+
+// stop ends every server and waits for them to exit.
 func (s *benchServer) stop() {
-	s.stopOnce.Do(func() {
-		s.stdin.Close()
-		s.cmd.Wait()
+	for _, c := range s.children {
+		c.stop()
+	}
+}
+
+func (c *benchServerChild) stop() {
+	c.stopOnce.Do(func() {
+		c.stdin.Close()
+		c.cmd.Wait()
 	})
 }
 
-// requests asks the server how many requests it has answered so far,
+// requests asks the servers how many requests they have answered so far,
 // whoever sent them: the one count of probes every prober is measured by.
 func (s *benchServer) requests(b *testing.B) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := io.WriteString(s.stdin, "count\n"); err != nil {
+	var total int64
+	for _, c := range s.children {
+		total += c.requests(b)
+	}
+	return total
+}
+
+func (c *benchServerChild) requests(b *testing.B) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := io.WriteString(c.stdin, "count\n"); err != nil {
 		b.Fatalf("ask the bench server for its count: %v", err)
 	}
-	if !s.lines.Scan() {
-		b.Fatalf("the bench server ended: %v", s.lines.Err())
+	if !c.lines.Scan() {
+		b.Fatalf("the bench server ended: %v", c.lines.Err())
 	}
-	n, err := strconv.ParseInt(s.lines.Text(), 10, 64)
+	n, err := strconv.ParseInt(c.lines.Text(), 10, 64)
 	if err != nil {
-		b.Fatalf("the bench server's count %q: %v", s.lines.Text(), err)
+		b.Fatalf("the bench server's count %q: %v", c.lines.Text(), err)
 	}
 	return n
 }
 
-// startBenchServer re-executes the test binary as the backend server with
-// n loopback listeners and returns it with their addresses. The server
-// exits when its stdin closes, that is when this process ends or the
-// benchmark's cleanup closes it.
+// startBenchServer re-executes the test binary as the backend servers of
+// n loopback listeners, benchServerShare at most per process, and returns
+// them with the listeners' addresses. A server exits when its stdin
+// closes, that is when this process ends or the benchmark's cleanup
+// closes it.
 func startBenchServer(b *testing.B, n int) *benchServer {
+	s := &benchServer{addrs: make([]string, 0, n)}
+	b.Cleanup(s.stop)
+	for started := 0; started < n; started += benchServerShare {
+		c := startBenchServerChild(b, min(benchServerShare, n-started))
+		s.children = append(s.children, c)
+		s.addrs = c.readAddrs(b, s.addrs)
+	}
+	return s
+}
+
+func startBenchServerChild(b *testing.B, n int) *benchServerChild {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), benchServerEnv+"=1", benchBackendsEnv+"="+strconv.Itoa(n))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -649,15 +851,19 @@ func startBenchServer(b *testing.B, n int) *benchServer {
 	if err := cmd.Start(); err != nil {
 		b.Fatalf("start the bench server: %v", err)
 	}
-	s := &benchServer{addrs: make([]string, 0, n), stdin: stdin, lines: bufio.NewScanner(stdout), cmd: cmd}
-	b.Cleanup(s.stop)
-	for s.lines.Scan() {
-		if s.lines.Text() == "ready" {
-			return s
+	return &benchServerChild{stdin: stdin, lines: bufio.NewScanner(stdout), cmd: cmd}
+}
+
+// readAddrs appends the addresses the server prints to addrs, until it
+// says it is ready.
+func (c *benchServerChild) readAddrs(b *testing.B, addrs []string) []string {
+	for c.lines.Scan() {
+		if c.lines.Text() == "ready" {
+			return addrs
 		}
-		s.addrs = append(s.addrs, s.lines.Text())
+		addrs = append(addrs, c.lines.Text())
 	}
-	b.Fatalf("the bench server ended before it was ready: %v", s.lines.Err())
+	b.Fatalf("the bench server ended before it was ready: %v", c.lines.Err())
 	return nil
 }
 
@@ -672,7 +878,7 @@ func runBenchServer() int {
 		fmt.Fprintln(os.Stderr, "bench server:", err)
 		return 1
 	}
-	if err := raiseFileLimit(3*uint64(n) + 256); err != nil {
+	if err := raiseFileLimit(2*uint64(n) + 256); err != nil {
 		fmt.Fprintln(os.Stderr, "bench server:", err)
 		return 1
 	}
@@ -712,16 +918,12 @@ func runBenchServer() int {
 // each side, more during a fan-out round, and the server a listener per
 // backend too.
 func raiseFileLimit(need uint64) error {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return fmt.Errorf("read the open-file limit: %w", err)
+	limit, err := raisedFileLimit()
+	if err != nil {
+		return err
 	}
-	lim.Cur = lim.Max
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return fmt.Errorf("raise the open-file limit to %d: %w", lim.Max, err)
-	}
-	if lim.Cur < need {
-		return fmt.Errorf("the open-file limit is %d, below the %d this benchmark needs: raise the hard limit (ulimit -Hn)", lim.Cur, need)
+	if limit < need {
+		return fmt.Errorf("the open-file limit is %d, below the %d this benchmark needs: raise the hard limit (ulimit -Hn)", limit, need)
 	}
 	return nil
 }

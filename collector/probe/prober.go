@@ -26,6 +26,19 @@ import (
 // backends over the interval, a slot's share at a time.
 const probeSlot = 50 * time.Millisecond
 
+// probesPerSlot is how many probes a slot gathers before it is shortened,
+// and minProbeSlot how short it gets. Where backends are many, a slot of
+// probeSlot holds so many probes that the last of them waits for the
+// whole batch on top of the slot: at 20,000 backends probed every second,
+// 1,000 of them. A slot that gathers about as many probes as a 50 ms slot
+// does at 5,000 backends spreads its wake-up over as many probes, and
+// keeps both the wait by design and the batch behind it four times
+// smaller at 20,000.
+const (
+	probesPerSlot = 250
+	minProbeSlot  = 10 * time.Millisecond
+)
+
 // minProbeWorkers is the number of workers kept even when idle.
 const minProbeWorkers = 4
 
@@ -39,8 +52,8 @@ const workerTrimPeriod = 30 * time.Second
 //
 // It is built for thousands of backends: one dispatcher goroutine keeps a
 // schedule (a heap of due times, each backend on its own jittered phase),
-// wakes at most once per probeSlot, and hands that slot's due probes to a
-// set of worker goroutines. There is no goroutine or timer per backend.
+// wakes at most once per slot (see probeSlot), and hands that slot's due
+// probes to a set of worker goroutines. There is no goroutine or timer per backend.
 // Every probe in flight holds one worker, and a worker is added whenever
 // every worker is busy, so a backend hanging until its timeout delays no
 // other. A backend is never probed twice at once: its next probe is only
@@ -209,7 +222,7 @@ func (d *dispatcher) dispatch(now time.Time) time.Time {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	wakeAt := now.Add(probeSlot)
+	wakeAt := now.Add(d.sched.slot())
 	if next, ok := d.sched.next(); ok && next.After(wakeAt) {
 		wakeAt = next
 	}

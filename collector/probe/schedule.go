@@ -34,6 +34,10 @@ type schedule struct {
 	// never touch the entries themselves, only this array.
 	queue   []queuedEntry
 	entries map[string]*probeEntry
+	// rate is the probes per second the entries ask for, the sum of
+	// their inverse intervals, from which slot sizes the dispatcher's
+	// slot.
+	rate float64
 	// newFunc builds a backend's probe: the package's newFunc, unless a
 	// test swaps in one that never touches the network.
 	newFunc func(*pool.Backend) (built, error)
@@ -162,12 +166,14 @@ func (s *schedule) add(b *pool.Backend, now time.Time) {
 		due:      start + phase%min(interval, maxFirstProbeDelay),
 	}
 	s.entries[b.Name] = e
+	s.rate += perSecond(interval)
 	s.push(e)
 }
 
 func (s *schedule) remove(e *probeEntry) {
 	e.removed = true
 	delete(s.entries, e.target.backend.Name)
+	s.rate -= perSecond(e.interval)
 	s.retire(e.target)
 }
 
@@ -243,6 +249,21 @@ func (s *schedule) next() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return s.epoch.Add(s.queue[0].due), true
+}
+
+// slot is how long the dispatcher gathers due probes before it fires
+// them: probeSlot, or as long as the schedule takes to ask for
+// probesPerSlot probes when that is shorter, but never below minProbeSlot.
+func (s *schedule) slot() time.Duration {
+	if len(s.entries) == 0 || s.rate <= 0 {
+		return probeSlot
+	}
+	return max(minProbeSlot, min(probeSlot, time.Duration(probesPerSlot/s.rate*float64(time.Second))))
+}
+
+// perSecond is how many probes per second an interval asks for.
+func perSecond(interval time.Duration) float64 {
+	return float64(time.Second) / float64(interval)
 }
 
 // len is the number of scheduled backends, waiting or in flight.

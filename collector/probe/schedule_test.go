@@ -2,6 +2,7 @@ package probe
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -250,5 +251,49 @@ func TestScheduleHeapOrder(t *testing.T) {
 				t.Fatalf("queue position %d is due before its parent", i)
 			}
 		}
+	}
+}
+
+// TestScheduleSlotShortensWithTheProbeRate: the dispatcher's slot is
+// probeSlot while it gathers at most probesPerSlot probes, shorter where
+// backends are many so that a slot gathers about that many, never below
+// minProbeSlot, and it lengthens again as backends go.
+func TestScheduleSlotShortensWithTheProbeRate(t *testing.T) {
+	s := newSchedule(syntheticEpoch, randomPhase)
+	s.newFunc = func(*pool.Backend) (built, error) { return built{}, nil }
+	if got := s.slot(); got != probeSlot {
+		t.Errorf("empty schedule: slot %v, want %v", got, probeSlot)
+	}
+	var backends []*pool.Backend
+	steps := []struct {
+		backends int
+		interval time.Duration
+		want     time.Duration
+	}{
+		{1000, time.Second, probeSlot},
+		{5000, time.Second, probeSlot},
+		// 10,000 more every 10s add 1,000 probes per second: 6,000 in all.
+		{15000, 10 * time.Second, probesPerSlot * time.Second / 6000},
+		{20000, time.Second, probesPerSlot * time.Second / 11000},
+		{40000, time.Second, minProbeSlot},
+	}
+	for _, step := range steps {
+		for i := len(backends); i < step.backends; i++ {
+			backends = append(backends, scheduledBackend("b"+strconv.Itoa(i), step.interval))
+		}
+		s.sync(backends, syntheticEpoch)
+		if got := s.slot(); got < step.want-time.Microsecond || got > step.want+time.Microsecond {
+			t.Errorf("%d backends: slot %v, want %v", step.backends, got, step.want)
+		}
+	}
+	for _, step := range slices.Backward(steps) {
+		s.sync(backends[:step.backends], syntheticEpoch)
+		if got := s.slot(); got < step.want-time.Microsecond || got > step.want+time.Microsecond {
+			t.Errorf("back to %d backends: slot %v, want %v", step.backends, got, step.want)
+		}
+	}
+	s.sync(nil, syntheticEpoch)
+	if got := s.slot(); got != probeSlot {
+		t.Errorf("every backend gone: slot %v, want %v", got, probeSlot)
 	}
 }
