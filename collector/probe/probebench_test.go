@@ -550,7 +550,11 @@ func runProbingBench(b *testing.B, addrs []string, duration time.Duration, opts 
 	lags := newLagRecorder(len(addrs), duration)
 	var probes, notOK atomic.Int64
 	var notOKMu sync.Mutex
-	notOKReasons := map[string]int{}
+	// Failed probes are counted by reason, with the first error of each as
+	// its example: an error names its connection's addresses, and a map
+	// keyed by error grew by an entry for nearly every failed probe of an
+	// overloaded run, its allocations and memory counted as the probes'.
+	notOKReasons := map[health.Reason]*notOKReason{}
 	fanoutEvery := opts.fanoutEvery
 
 	runtime.GC()
@@ -568,7 +572,11 @@ func runProbingBench(b *testing.B, addrs []string, duration time.Duration, opts 
 		if r.Class != health.ClassOK {
 			notOK.Add(1)
 			notOKMu.Lock()
-			notOKReasons[r.Reason.String()+": "+r.Err]++
+			if seen := notOKReasons[r.Reason]; seen != nil {
+				seen.count++
+			} else {
+				notOKReasons[r.Reason] = &notOKReason{count: 1, example: r.Err}
+			}
 			notOKMu.Unlock()
 		}
 	})
@@ -661,8 +669,8 @@ func runProbingBench(b *testing.B, addrs []string, duration time.Duration, opts 
 	if n := notOK.Load(); n > 0 {
 		b.Errorf("%d probes were not ok (%d of them in the warm-up): the numbers would measure failures, not probing", n, warmNotOK)
 		notOKMu.Lock()
-		for reason, count := range notOKReasons {
-			b.Logf("%d× %s", count, reason)
+		for reason, seen := range notOKReasons {
+			b.Logf("%d× %s, such as: %s", seen.count, reason, seen.example)
 		}
 		notOKMu.Unlock()
 	}
@@ -684,6 +692,13 @@ func runProbingBench(b *testing.B, addrs []string, duration time.Duration, opts 
 		bytesPerProbe:    float64(endMem.TotalAlloc-warmMem.TotalAlloc) / float64(steadyProbes),
 		fanoutRounds:     rounds,
 	}
+}
+
+// notOKReason is how many probes of a run failed for one reason, and the
+// error of the first of them.
+type notOKReason struct {
+	count   int
+	example string
 }
 
 // runNetHTTPBench probes the backends the minimal way net/http offers, for
