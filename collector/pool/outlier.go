@@ -36,9 +36,19 @@ type outlierPool struct {
 // backends in service. Local outcomes and correlated failures say nothing
 // about a backend and are left out.
 func (p *Pool) judgeRound(samples []RoundSample) {
-	// The settings are read under judgeMu, so that a round cannot fill a
-	// window again after a reload turning outlier detection off dropped
-	// it (forgetUnusedWindows).
+	// With detection off, the default, a round returns without judgeMu:
+	// every fan-out round passes here on its client's request path, and
+	// judgeMu is held by pool-wide work (fail-open counts, readmission
+	// scans, a reload's window drops).
+	p.mu.RLock()
+	enabled := p.settings.Outlier.Enabled
+	p.mu.RUnlock()
+	if !enabled {
+		return
+	}
+	// The settings are read again under judgeMu, so that a round cannot
+	// fill a window again after a reload turning outlier detection off
+	// dropped it (forgetUnusedWindows).
 	p.judgeMu.Lock()
 	defer p.judgeMu.Unlock()
 	p.mu.RLock()

@@ -240,3 +240,24 @@ func TestBudgetWithJudgesAsReadiness(t *testing.T) {
 		t.Errorf("with b0 in maintenance: %+v; want 2 in service and no disruption left", judged)
 	}
 }
+
+// TestRoundsWithoutOutlierDetectionSkipJudgeMu: with outlier detection
+// off, a round is judged without the pool-wide judgeMu, which pool-wide
+// work holds for as long as it walks every backend: rounds on their
+// clients' request paths must not queue behind it.
+func TestRoundsWithoutOutlierDetectionSkipJudgeMu(t *testing.T) {
+	p := newPool(t, numberedTargets(2), Settings{})
+	b := p.Backends()[0]
+	p.judgeMu.Lock()
+	defer p.judgeMu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.judgeRound([]RoundSample{{Backend: b, Latency: time.Millisecond}})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a round with outlier detection off waited for judgeMu")
+	}
+}
