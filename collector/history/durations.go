@@ -80,8 +80,10 @@ func NewDurations(now time.Time) *Durations {
 }
 
 // Observe adds one duration in seconds, observed at now. It does not
-// allocate once the duration's bucket is filled. A negative duration,
-// which a monotonic clock cannot give, counts in the zero bucket.
+// allocate once the duration's bucket is filled. A negative duration or a
+// NaN, which a duration measured on the monotonic clock cannot be, counts
+// in the zero bucket, where client_golang would count it in a negative
+// bucket, or in no native bucket at all.
 func (d *Durations) Observe(seconds float64, now time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

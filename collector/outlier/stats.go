@@ -6,7 +6,7 @@ import (
 )
 
 // ringBuckets is how many time buckets a window is cut into: the window's
-// edge is sharp to a tenth of it, in about 1.4 KiB per backend.
+// edge is sharp to a tenth of it, in about 1.5 KiB per backend.
 const ringBuckets = 10
 
 // latencyBins are the latency histogram's bins: bin i holds latencies

@@ -10,7 +10,7 @@ import (
 // open-file limit for everything but the probers' kept connections: the
 // test binary's own files, the pipes to the bench servers, and the
 // connections of the probes in flight, which at 20,000 backends are up
-// to a slot's worth (1,000) at once.
+// to a slot's worth (about 250) at once, more when probes fall behind.
 const benchOtherDescriptors = 512
 
 // benchCount is how many backends one prober of the probing benchmark is

@@ -271,8 +271,10 @@ func (p *connProbe) connect(ctx context.Context, deadline time.Time, trace *http
 // https.
 func (p *connProbe) dial(ctx context.Context, deadline time.Time, trace *httptrace.ClientTrace) error {
 	// A context that is never done would leave the connect without its
-	// deadline: net's dialer sets it only where the context can end.
-	if p.literal && ctx.Done() != nil {
+	// deadline: net's dialer sets it only where the context can end. A
+	// zero deadline is no deadline to net, where context.WithDeadline
+	// ends the dial at once, as a deadline in the past should.
+	if p.literal && ctx.Done() != nil && !deadline.IsZero() {
 		p.dialCtx = dialDeadline{Context: ctx, deadline: deadline}
 		ctx = &p.dialCtx
 		defer func() { p.dialCtx = dialDeadline{} }()
