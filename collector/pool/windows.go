@@ -9,6 +9,14 @@ package pool
 // are off, outlier detection's rounds and passive health's outcomes, so
 // that a reload turning one off frees them; a pool that never had one on
 // holds none. The caller holds judgeMu.
+//
+// Outlier detection reads its settings under judgeMu, so no round refills
+// a dropped window. Passive health does not: a fan-out round that read its
+// rules just before the reload may record into a backend this pass has
+// already visited, which then holds one window (176 bytes) until the next
+// Apply. Its outcomes age out of the window with time, so nothing is ever
+// judged on them; the gap is left open rather than putting every round's
+// traffic behind judgeMu.
 func forgetUnusedWindows(backends []*Backend, s Settings) {
 	if s.Outlier.Enabled && s.Passive.Enabled {
 		return
