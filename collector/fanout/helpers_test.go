@@ -27,6 +27,7 @@ import (
 	"github.com/probegate/probegate/collector/probe"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/syncbuffer"
 	"github.com/probegate/probegate/internal/testclock"
 	"github.com/probegate/probegate/internal/testconfig"
 )
@@ -147,20 +148,7 @@ func gzipped(t *testing.T, data []byte) []byte {
 
 // logBuffer collects log lines from concurrent writers.
 type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
+	syncbuffer.Buffer
 }
 
 // lines are the lines containing every one of parts.
