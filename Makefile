@@ -167,7 +167,7 @@ bench-probe: deps
 	$(GO) test -run '^$$' -bench '^BenchmarkProbeRequest$$' -benchmem ./collector/probe/
 
 bench-metrics:
-	$(GO) test -run '^$$' -bench 'BenchmarkExporter' -benchmem ./collector/
+	$(GO) test -run '^$$' -bench 'BenchmarkExporter' -benchmem ./collector/exporter/
 
 # bench-ready: /ready of the real binary under wrk against a bare net/http
 # handler, in alternating rounds; fails when the median round is below 0.8.

@@ -25,16 +25,8 @@ func modulePackages(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "list", "-f", "{{.Dir}}", "./...")
-	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list ./...: %v\n%s", err, stderr.Bytes())
-	}
 	var dirs []string
-	for dir := range strings.FieldsSeq(string(out)) {
+	for dir := range strings.FieldsSeq(goList(t, "-f", "{{.Dir}}", "./...")) {
 		rel, err := filepath.Rel(root, dir)
 		if err != nil || strings.HasPrefix(rel, "..") {
 			t.Fatalf("go list gives %s, outside %s", dir, root)
@@ -45,6 +37,21 @@ func modulePackages(t *testing.T) []string {
 		t.Fatal("go list ./... finds no package")
 	}
 	return dirs
+}
+
+// goList runs `go list` with args at the repository's root and gives
+// its output.
+func goList(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = ".."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return string(out)
 }
 
 // designPackages reads the package list of design.md: the block fenced
@@ -165,6 +172,27 @@ func TestReadmeLayoutMatchesTheFolders(t *testing.T) {
 		}
 		if _, ok := paths[dir]; !ok {
 			t.Errorf("README.md's layout table does not name %s/", dir)
+		}
+	}
+}
+
+// TestNoPackageImportsAnAncestor: no package of the module, its tests
+// included, imports the package of a folder above its own. A parent that
+// its children import is both a library below them and whatever else it
+// does: it cannot be the place that wires or describes them, and its own
+// work drags every child's users into depending on it. The module's root
+// is the exception: it holds what belongs to the repository as a whole
+// (its release version), which any package may read.
+func TestNoPackageImportsAnAncestor(t *testing.T) {
+	module := strings.TrimSpace(goList(t, "-m"))
+	imports := goList(t, "-f", `{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`, "./...")
+	for line := range strings.Lines(imports) {
+		fields := strings.Fields(line)
+		pkg := fields[0]
+		for _, imported := range fields[1:] {
+			if imported != module && strings.HasPrefix(pkg, imported+"/") {
+				t.Errorf("%s imports %s, the package of a folder above it", pkg, imported)
+			}
 		}
 	}
 }

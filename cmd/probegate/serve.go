@@ -26,8 +26,8 @@ import (
 	"github.com/probegate/probegate/cmd/probegate/internal/reconcile"
 	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
 	"github.com/probegate/probegate/cmd/probegate/internal/web"
-	"github.com/probegate/probegate/collector"
 	"github.com/probegate/probegate/collector/discovery"
+	"github.com/probegate/probegate/collector/exporter"
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
@@ -85,7 +85,7 @@ type server struct {
 	// addresses of every listener of probegate's.
 	judge   judgement
 	listen  []net.Addr
-	metrics *collector.Metrics
+	metrics *exporter.Metrics
 	pool    *pool.Pool
 	prober  *probe.Prober
 	fanout  *fanout.Fanout
@@ -138,7 +138,7 @@ func newServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	s := &server{opts: opts, logger: logger, judge: judge, listen: listenerAddrs(listeners.all()), metrics: collector.NewMetrics(reg)}
+	s := &server{opts: opts, logger: logger, judge: judge, listen: listenerAddrs(listeners.all()), metrics: exporter.NewMetrics(reg)}
 	now := opts.clock()
 	s.pool = pool.New(logger, now)
 	if err := s.pool.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
@@ -211,11 +211,11 @@ func (s *server) mainMux(reg *prometheus.Registry, rejected *prometheus.CounterV
 	// --web.max-requests-in-flight are in flight, the excess refused as
 	// the other heavy pages' (promhttp's own bound stays behind, on the
 	// encodings).
-	gatherer := collector.SharedGatherer(collector.NewGatherer(s.pool, reg))
+	gatherer := exporter.SharedGatherer(exporter.NewGatherer(s.pool, reg))
 	metrics := web.ShareScrapes(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		Registry: reg, ErrorLog: logging.Printer(s.logger), MaxRequestsInFlight: s.opts.MaxRequestsInFlight}))
 	mux.Handle(s.opts.TelemetryPath, web.LimitMetrics(promhttp.InstrumentMetricHandler(reg, metrics), s.opts.MaxRequestsInFlight, web.PageWriteTimeout, rejected))
-	mux.Handle("/healthz", collector.HealthzHandlerWithStore(s.pool, s.fanout.LastRound, s.maint.HealthzStore()))
+	mux.Handle("/healthz", exporter.HealthzHandlerWithStore(s.pool, s.fanout.LastRound, s.maint.HealthzStore()))
 	s.mountIntrospection(mux, started)
 	if err := s.mountLandingPage(mux); err != nil {
 		return nil, fmt.Errorf("build the landing page: %w", err)

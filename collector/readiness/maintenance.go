@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/version"
 
-	"github.com/probegate/probegate/collector"
+	"github.com/probegate/probegate/collector/exporter"
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
@@ -140,13 +140,13 @@ func (m *Maintenance) Status() maintenance.StoreStatus { return m.manager.Status
 
 // HealthzStore reports the store's health in /healthz when the store is
 // shared; nil otherwise.
-func (m *Maintenance) HealthzStore() func() collector.HealthzStore {
+func (m *Maintenance) HealthzStore() func() exporter.HealthzStore {
 	if !m.store.Shared() {
 		return nil
 	}
-	return func() collector.HealthzStore {
+	return func() exporter.HealthzStore {
 		st := m.manager.Status()
-		h := collector.HealthzStore{Kind: st.Kind, Healthy: st.Healthy, Stale: st.Stale}
+		h := exporter.HealthzStore{Kind: st.Kind, Healthy: st.Healthy, Stale: st.Stale}
 		if !st.LastSync.IsZero() {
 			h.LastSync = st.LastSync.UTC().Format(time.RFC3339Nano)
 		}

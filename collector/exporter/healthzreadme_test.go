@@ -1,4 +1,4 @@
-package collector
+package exporter
 
 import (
 	"os"
@@ -34,7 +34,7 @@ func jsonFields(t reflect.Type, into map[string]bool) {
 // table gives for /healthz is one /healthz serves, and every field of a
 // backend, the pool, the budget and the store is given.
 func TestReadmeHealthzFieldsAreServed(t *testing.T) {
-	data, err := os.ReadFile("../README.md")
+	data, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
