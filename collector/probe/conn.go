@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"net/netip"
 	"regexp"
 	"sync"
 	"syscall"
@@ -99,10 +98,6 @@ type connProbe struct {
 	addr      string
 	tlsConfig *tls.Config
 	dialer    net.Dialer
-	// literal says addr is an IP address and port, dialled without a
-	// lookup, and over plain TCP, under dialCtx (see dialDeadline).
-	literal bool
-	dialCtx dialDeadline
 
 	// mu guards conn against interrupt, which runs on the context's
 	// goroutine; the worker running the probe is the only writer.
@@ -156,8 +151,6 @@ func newConnProbe(spec *httpProbeSpec) (*connProbe, error) {
 		request: bytes.Clone(request.Bytes()), asked: askedBy(spec.req.Method), closeEach: spec.req.Close,
 		timeout: spec.timeout, body: spec.body, addr: httpclient.DialAddr(spec.req.URL),
 	}
-	_, err := netip.ParseAddrPort(p.addr)
-	p.literal = err == nil && spec.req.URL.Scheme == "http"
 	if p.closeEach {
 		// A connection that carries a single probe is closed long before
 		// TCP's keep-alive would send anything; turning it on would cost
@@ -270,19 +263,18 @@ func (p *connProbe) connect(ctx context.Context, deadline time.Time, trace *http
 // dial opens a new connection by deadline, with its TLS handshake for
 // https.
 func (p *connProbe) dial(ctx context.Context, deadline time.Time, trace *httptrace.ClientTrace) error {
-	// A context that is never done would leave the connect without its
-	// deadline: net's dialer sets it only where the context can end. A
-	// zero deadline is no deadline to net, where context.WithDeadline
-	// ends the dial at once, as a deadline in the past should.
-	if p.literal && ctx.Done() != nil && !deadline.IsZero() {
-		p.dialCtx = dialDeadline{Context: ctx, deadline: deadline}
-		ctx = &p.dialCtx
-		defer func() { p.dialCtx = dialDeadline{} }()
-	} else {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
+	// The dial, and for https the handshake, run under a context that
+	// ends at the probe's deadline even where the probe's own never
+	// ends: net's dialer bounds the connect by its deadline, and a name
+	// lookup and a handshake end when it is done. A context that only
+	// reported the deadline, sparing the timer of one, was tried for
+	// dials to an IP address: it was never done at its deadline, which
+	// no context may be, and the benchmark could not tell its CPU from
+	// this one's (a connection per probe, 1,000 backends, beside
+	// HAProxy's checks in the same rounds), though a dial now makes 7
+	// more allocations.
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	// The dialer's errors wrap the system call's errno (a *net.OpError
 	// around an *os.SyscallError), so errors.Is tells local faults such
 	// as EMFILE from the backend's.
@@ -318,22 +310,6 @@ func (p *connProbe) dial(ctx context.Context, deadline time.Time, trace *httptra
 	}
 	return nil
 }
-
-// dialDeadline is the context of a dial to an IP address over plain
-// TCP: the probe's context, whose cancellation ends the dial at once, with
-// the probe's deadline. It stands in for context.WithDeadline, whose timer,
-// started and stopped for every dial, was a twentieth of the CPU of a probe
-// with keep_alive false. Nothing waits on it for the deadline to pass: with
-// no name to look up, all a dial waits for is the connect, which net's
-// dialer bounds by the context's deadline on the socket itself. A lookup
-// or a TLS handshake, which wait for the context to be done, dial under
-// context.WithDeadline instead.
-type dialDeadline struct {
-	context.Context
-	deadline time.Time
-}
-
-func (c *dialDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // closeConn closes the kept connection, if any. It is also the probe's
 // release function, called once no probe of it can run any more.
