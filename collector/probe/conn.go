@@ -23,12 +23,6 @@ import (
 	"github.com/probegate/probegate/collector/httpclient"
 )
 
-// maxResponseHeaderBytes bounds the bytes read for an answer's head, the
-// heads of the 1xx answers before it included: net/http's bound for a
-// Transport that sets no MaxResponseHeaderBytes, which the probes of the
-// other path go through.
-const maxResponseHeaderBytes = 10 << 20
-
 // probeReadBufferSize is the size of the buffer a probe borrows to read
 // its answer: net/http's default. A head longer than it is still read
 // whole.
@@ -42,9 +36,10 @@ const probeReadBufferSize = 4 << 10
 // new connection before use.
 var borrowedReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, probeReadBufferSize) }}
 
-// errHeaderLimit is the error of a read past maxResponseHeaderBytes of
-// head; the probe reports it as net/http does.
-var errHeaderLimit = fmt.Errorf("read limit of %d bytes exhausted", maxResponseHeaderBytes)
+// errHeaderLimit is the error of a read past
+// httpclient.MaxResponseHeaderBytes of head, in the words of the
+// Transport's reader; the probe reports it as the Transport does.
+var errHeaderLimit = fmt.Errorf("read limit of %d bytes exhausted", httpclient.MaxResponseHeaderBytes)
 
 // askedGET and askedHEAD are the requests http.ReadResponse reads the
 // answers of GET and HEAD probes by, shared by every probe: it reads
@@ -363,7 +358,7 @@ func (p *connProbe) exchange(ctx context.Context, deadline time.Time, reused boo
 		trace.WroteRequest(httptrace.WroteRequestInfo{})
 	}
 
-	p.in.begin(maxResponseHeaderBytes)
+	p.in.begin(httpclient.MaxResponseHeaderBytes)
 	br := borrowedReaders.Get().(*bufio.Reader)
 	br.Reset(&p.in)
 	defer func() {
@@ -378,7 +373,7 @@ func (p *connProbe) exchange(ctx context.Context, deadline time.Time, reused boo
 	resp, err := readAnswerHead(br, p.asked)
 	if err != nil {
 		if p.in.limit <= 0 {
-			err = fmt.Errorf("net/http: server response headers exceeded %d bytes; aborted", maxResponseHeaderBytes)
+			err = httpclient.ErrResponseHeaderBytes
 		}
 		retry := reused && p.in.n == 0 && !isTimeout(err) && ctx.Err() == nil
 		p.closeConn()
@@ -460,7 +455,11 @@ func (p *connProbe) failure(ctx context.Context, deadline time.Time, prefix stri
 // readAnswerHead reads the head of the answer to req, skipping 1xx answers as
 // net/http does: every informational answer but 101 Switching Protocols,
 // which ends the exchange. The heads of the skipped answers count toward
-// the one limit on the head, which is never reset between them.
+// the one limit on the bytes of the head, which is never reset between
+// them. The answer's own head may have at most
+// httpclient.MaxResponseHeaderLines lines, counted as the Transport's
+// probes count them: the lines of a skipped head are parsed and dropped,
+// bounded by the bytes alone.
 func readAnswerHead(br *bufio.Reader, req *http.Request) (*http.Response, error) {
 	for {
 		resp, err := http.ReadResponse(br, req)
@@ -468,6 +467,9 @@ func readAnswerHead(br *bufio.Reader, req *http.Request) (*http.Response, error)
 			return nil, err
 		}
 		if code := resp.StatusCode; code < 100 || code > 199 || code == http.StatusSwitchingProtocols {
+			if httpclient.HeaderLines(resp.Header) > httpclient.MaxResponseHeaderLines {
+				return nil, httpclient.ErrResponseHeaderLines
+			}
 			return resp, nil
 		}
 	}
