@@ -113,18 +113,39 @@ func newHTTPProbe(b *pool.Backend) (*httpProbeSpec, error) {
 // Transport. It is "" for the other kinds and for a probe url that does
 // not parse.
 func HTTPPath(b *pool.Backend) string {
+	switch connection, setting := HTTPConnection(b); connection {
+	case ConnectionOwn:
+		return pathOwnConnection
+	case ConnectionTransport:
+		return pathTransport + " (" + setting + ")"
+	}
+	return ""
+}
+
+// HTTPConnection says which connection the HTTP probe of b takes:
+// ConnectionOwn, or ConnectionTransport and the http_client_config
+// setting that needs net/http's Transport. It is "" for the other kinds
+// and for a probe url that does not parse.
+func HTTPConnection(b *pool.Backend) (connection, setting string) {
 	if b.Probe.EffectiveKind() != config.KindHTTP {
-		return ""
+		return "", ""
 	}
 	u, err := url.Parse(b.URL + b.Probe.Path)
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	if reason := httpclient.TransportOnly(b.ClientConfig(), u); reason != "" {
-		return pathTransport + " (" + reason + ")"
+	if setting := httpclient.TransportOnly(b.ClientConfig(), u); setting != "" {
+		return ConnectionTransport, setting
 	}
-	return pathOwnConnection
+	return ConnectionOwn, ""
 }
+
+// The connections an HTTP probe takes, as HTTPConnection names them: one
+// it owns, or net/http's Transport.
+const (
+	ConnectionOwn       = "own"
+	ConnectionTransport = "transport"
+)
 
 // The paths an HTTP probe takes, as HTTPPath names them.
 const (
