@@ -8,8 +8,9 @@ import (
 )
 
 // TestDebugProbeIsAdminAPI: the debug probe of the real binary answers
-// 403 without --web.enable-admin-api, and with it probes the backend and
-// reports the answer; a second one within the second is refused.
+// 403 without --web.enable-admin-api, and to a cross-site browser request;
+// with the flag it probes the backend and reports the answer; a second
+// one within the second is refused.
 func TestDebugProbeIsAdminAPI(t *testing.T) {
 	backend := okBackend(t)
 	off := startProbegate(t, "--backend", "a="+backend.URL, "--storage.path="+t.TempDir())
@@ -18,6 +19,17 @@ func TestDebugProbeIsAdminAPI(t *testing.T) {
 	}
 
 	on := startProbegate(t, "--backend", "a="+backend.URL, "--web.enable-admin-api", "--storage.path="+t.TempDir())
+	// A page of another site cannot make a browser probe the backends.
+	crossSite, err := http.NewRequest("GET", on.admin+"/api/v1/backends/a/probe", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crossSite.Header.Set("Sec-Fetch-Site", "cross-site")
+	if resp, err := http.DefaultClient.Do(crossSite); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a cross-site debug probe: %d, want 403", resp.StatusCode)
+	}
 	code, _, body := apiCall(t, "GET", on.admin+"/api/v1/backends/a/probe", "")
 	var rep struct {
 		Class    string `json:"class"`

@@ -47,17 +47,23 @@ type Options struct {
 // changes no state: the result feeds neither the state machine nor a
 // metric. A backend is debugged at most once a second (429 with
 // Retry-After otherwise). ?format=text answers as blackbox_exporter's
-// /probe?debug=true does. Mount it behind the admin API's guard.
+// /probe?debug=true does. A cross-site browser request gets 403 (see
+// crossSite). Mount it behind the admin API's guard.
 func Handler(o Options) http.Handler {
 	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
 	limiter := newLimiter(period)
+	crossOrigin := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			jsonanswer.WriteError(w, r, http.StatusMethodNotAllowed, "use GET")
+			return
+		}
+		if err := crossSite(crossOrigin, r); err != nil {
+			jsonanswer.WriteError(w, r, http.StatusForbidden, err.Error())
 			return
 		}
 		format := r.URL.Query().Get("format")
@@ -87,6 +93,20 @@ func Handler(o Options) http.Handler {
 	})
 }
 
+// crossSite refuses, as net/http's CrossOriginProtection refuses an
+// unsafe request, a debug probe a browser sends for a page of another
+// site: the Sec-Fetch-Site or Origin header says so, and a request that
+// carries neither (curl, probegate's own client) passes. A debug probe is
+// a GET, which CrossOriginProtection lets through as a safe method, but
+// it is not safe: it sends a request to the backend, so an image on any
+// page a browser on the admin listener's host visits could probe the
+// backends. So it is checked as if it were a POST.
+func crossSite(crossOrigin *http.CrossOriginProtection, r *http.Request) error {
+	asUnsafe := r.WithContext(r.Context())
+	asUnsafe.Method = http.MethodPost
+	return crossOrigin.Check(asUnsafe)
+}
+
 // findBackend is the pool's backend of that name, nil when it has none.
 func findBackend(p *pool.Pool, name string) *pool.Backend {
 	for _, b := range p.Backends() {
@@ -103,12 +123,17 @@ type report struct {
 	Kind         string `json:"kind"`
 	URL          string `json:"url"`
 	ProbeEnabled bool   `json:"probe_enabled"`
-	// ProbePath is how an HTTP probe reaches the backend: its own
-	// connection, or net/http and the setting that needs it.
-	ProbePath string    `json:"probe_path,omitempty"`
-	Time      time.Time `json:"time"`
-	Class     string    `json:"class"`
-	Reason    string    `json:"reason"`
+	// ProbePath is the path an HTTP probe asks for.
+	ProbePath string `json:"probe_path,omitempty"`
+	// ConnectionPath is the connection an HTTP probe takes: "own" (a
+	// connection it owns) or "transport" (net/http's Transport), and
+	// TransportSetting the http_client_config setting that needs the
+	// Transport. A debug probe dials a connection of its own either way.
+	ConnectionPath   string    `json:"connection_path,omitempty"`
+	TransportSetting string    `json:"transport_setting,omitempty"`
+	Time             time.Time `json:"time"`
+	Class            string    `json:"class"`
+	Reason           string    `json:"reason"`
 	// Status is the HTTP status, 0 without one; Answer is the answer of
 	// a kind without HTTP status (connected, SERVING, ...).
 	Status     int         `json:"status"`
@@ -161,13 +186,20 @@ type response struct {
 func probeOnce(ctx context.Context, b *pool.Backend) *report {
 	rep := &report{
 		Backend: b.Name, Kind: b.Probe.EffectiveKind(), ProbeEnabled: b.Probe.Enabled,
-		Time: time.Now(), probe: b.Probe, redact: newRedactor(b, nil), ProbePath: probe.HTTPPath(b),
+		Time: time.Now(), probe: b.Probe, redact: newRedactor(b, nil),
+	}
+	rep.ConnectionPath, rep.TransportSetting = probe.HTTPConnection(b)
+	if rep.ConnectionPath != "" {
+		rep.ProbePath = rep.redact.text(b.Probe.Path)
 	}
 	rep.URL = rep.redact.text(redact.URL(b.URL + b.Probe.Path))
 	tr := newTrace(time.Now)
 	begin := []any{"kind", rep.Kind, "url", rep.URL, "timeout_seconds", time.Duration(b.Probe.Timeout).Seconds()}
-	if rep.ProbePath != "" {
-		begin = append(begin, "path", rep.ProbePath)
+	if rep.ConnectionPath != "" {
+		begin = append(begin, "connection_path", rep.ConnectionPath)
+	}
+	if rep.TransportSetting != "" {
+		begin = append(begin, "transport_setting", rep.TransportSetting)
 	}
 	tr.note(tr.start, "Beginning probe", begin...)
 
@@ -195,9 +227,14 @@ func probeOnce(ctx context.Context, b *pool.Backend) *report {
 	rep.Timings = tr.timings(rep.duration)
 	rep.certExpiry = r.TLSCertExpiry
 	rep.addAnswer(seen, tr)
-	verdict, level := "Probe succeeded", "info"
-	if r.Class != health.ClassOK {
-		verdict, level = "Probe failed", "error"
+	// A refusal is a result, not a failure: the answer says the probe
+	// path is wrong, not that the backend is.
+	verdict, level := "Probe failed", "error"
+	switch r.Class {
+	case health.ClassOK:
+		verdict, level = "Probe succeeded", "info"
+	case health.ClassRefused:
+		verdict, level = "Probe refused", "info"
 	}
 	tr.mu.Lock()
 	tr.note(time.Now(), verdict, "level", level, "class", rep.Class, "reason", rep.Reason, "status", r.StatusCode, "err", rep.Error, "duration_seconds", rep.duration.Seconds())

@@ -378,20 +378,22 @@ func TestOtherKinds(t *testing.T) {
 
 // TestDialsItsOwnConnection: every debug probe dials a connection of its
 // own, whichever path the backend's probe takes, so that its connect (and
-// TLS) phases always show, as blackbox_exporter's debug probes do; and
-// the report names the path.
+// TLS) phases always show, as blackbox_exporter's debug probes do, and
+// says that the connection was not reused; the report names the probe's
+// path and, apart, the connection the backend's probe takes and the
+// setting that chose it.
 func TestDialsItsOwnConnection(t *testing.T) {
 	pki := testpki.New(t)
 	cases := []struct {
-		name     string
-		tls      bool
-		cc       config.HTTPClientConfig
-		wantPath string
+		name                    string
+		tls                     bool
+		cc                      config.HTTPClientConfig
+		wantConnection, setting string
 	}{
-		{"own connection", false, config.HTTPClientConfig{}, "own connection"},
-		{"own connection over TLS", true, config.HTTPClientConfig{TLSConfig: commoncfg.TLSConfig{CA: pki.CAPEM}}, "own connection"},
-		{"net/http", false, config.HTTPClientConfig{BasicAuth: &commoncfg.BasicAuth{Username: "u", Password: secretPassword}}, "net/http (basic_auth)"},
-		{"net/http over TLS", true, config.HTTPClientConfig{TLSConfig: commoncfg.TLSConfig{CAFile: pki.CAFile}}, "net/http (tls_config.ca_file)"},
+		{"own connection", false, config.HTTPClientConfig{}, "own", ""},
+		{"own connection over TLS", true, config.HTTPClientConfig{TLSConfig: commoncfg.TLSConfig{CA: pki.CAPEM}}, "own", ""},
+		{"net/http", false, config.HTTPClientConfig{BasicAuth: &commoncfg.BasicAuth{Username: "u", Password: secretPassword}}, "transport", "basic_auth"},
+		{"net/http over TLS", true, config.HTTPClientConfig{TLSConfig: commoncfg.TLSConfig{CAFile: pki.CAFile}}, "transport", "tls_config.ca_file"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -410,7 +412,9 @@ func TestDialsItsOwnConnection(t *testing.T) {
 			}
 			t.Cleanup(srv.Close)
 			cc := tc.cc
-			p := newPool(t, testconfig.New(config.Backend{Name: "a", URL: srv.URL, HTTPClientConfig: &cc}))
+			cfg := testconfig.New(config.Backend{Name: "a", URL: srv.URL, HTTPClientConfig: &cc})
+			cfg.HealthProbe.Path = "/debugged"
+			p := newPool(t, cfg)
 			for i := range 2 {
 				// A handler each time: one limits how often a backend is
 				// debugged.
@@ -424,12 +428,87 @@ func TestDialsItsOwnConnection(t *testing.T) {
 				} else if tc.tls && (rep.Connection.TLSVersion == "" || len(rep.Connection.TLSPeerCertificates) != 1) {
 					t.Errorf("debug probe %d: connection %+v, want its TLS version and certificate", i+1, rep.Connection)
 				}
-				if rep.ProbePath != tc.wantPath {
-					t.Errorf("debug probe %d: probe_path %q, want %q", i+1, rep.ProbePath, tc.wantPath)
+				if rep.ProbePath != "/debugged" {
+					t.Errorf("debug probe %d: probe_path %q, want the probe's path %q", i+1, rep.ProbePath, "/debugged")
+				}
+				if rep.ConnectionPath != tc.wantConnection || rep.TransportSetting != tc.setting {
+					t.Errorf("debug probe %d: connection_path %q, transport_setting %q; want %q, %q", i+1,
+						rep.ConnectionPath, rep.TransportSetting, tc.wantConnection, tc.setting)
 				}
 			}
 			if n := conns.Load(); n != 2 {
 				t.Errorf("two debug probes took %d connections, want 2", n)
+			}
+		})
+	}
+}
+
+// TestRefusalIsNotAnError: a refused probe (a 404: the probe path is
+// wrong, not the backend) is logged as the result it is, at info level; a
+// failed one at error level.
+func TestRefusalIsNotAnError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/missing" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		path, class, line string
+	}{
+		{"/missing", "refused", `level=info backend=a msg="Probe refused" class=refused`},
+		{"/down", "failed", `level=error backend=a msg="Probe failed" class=failed reason=http_5xx`},
+	} {
+		cfg := testconfig.New(config.Backend{Name: "a", URL: srv.URL})
+		cfg.HealthProbe.Path = c.path
+		code, _, text := get(t, Handler(Options{Pool: newPool(t, cfg)}), "/api/v1/backends/a/probe?format=text")
+		if code != http.StatusOK || !strings.Contains(text, c.line) {
+			t.Errorf("%s: status %d, want 200 and a log line with %q:\n%s", c.path, code, c.line, text)
+		}
+	}
+}
+
+// TestRefusesCrossSiteRequests: a debug probe a browser asks for on
+// behalf of another site's page (an image, a link, a form) is refused
+// before the backend is probed, as the admin API refuses other
+// cross-origin requests; same-origin browser requests and clients that
+// are no browser are served.
+func TestRefusesCrossSiteRequests(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(leakyHandler(t, &requests))
+	t.Cleanup(srv.Close)
+	p := secretPool(t, srv.URL, "/healthz", config.HTTPClientConfig{})
+	for _, c := range []struct {
+		name   string
+		header map[string]string
+		want   int
+	}{
+		{"cross-site", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"same-site, another origin", map[string]string{"Sec-Fetch-Site": "same-site"}, http.StatusForbidden},
+		{"an older browser's cross-origin request", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{"same origin", map[string]string{"Sec-Fetch-Site": "same-origin"}, http.StatusOK},
+		{"typed in the address bar", map[string]string{"Sec-Fetch-Site": "none"}, http.StatusOK},
+		{"no browser", nil, http.StatusOK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// A handler each time: one limits how often a backend is
+			// debugged.
+			mux := http.NewServeMux()
+			mux.Handle(Pattern, Handler(Options{Pool: p}))
+			req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:9799/api/v1/backends/a/probe", nil)
+			for name, value := range c.header {
+				req.Header.Set(name, value)
+			}
+			before := requests.Load()
+			rec := httptest.NewRecorder()
+			mux.ServeHTTP(rec, req)
+			if rec.Code != c.want {
+				t.Errorf("status %d, want %d: %s", rec.Code, c.want, rec.Body)
+			}
+			if probed := requests.Load() > before; probed != (c.want == http.StatusOK) {
+				t.Errorf("the backend was probed: %v, want %v", probed, c.want == http.StatusOK)
 			}
 		})
 	}

@@ -68,18 +68,19 @@ func newRoundTripper(cfg config.HTTPClientConfig, conns *connTracker, keepAlive 
 		dial := pool.DialContext
 		proxy := cfg.Proxy()
 		transport := &http.Transport{
-			Proxy:                 proxy,
-			ProxyConnectHeader:    cfg.GetProxyConnectHeader(),
-			MaxIdleConnsPerHost:   maxIdleConnsPerHost,
-			DisableKeepAlives:     !keepAlive,
-			TLSClientConfig:       tlsConfig,
-			DisableCompression:    true,
-			IdleConnTimeout:       idleConnTimeout,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: time.Second,
-			DialContext:           dial,
-			ReadBufferSize:        readBufferSize,
-			WriteBufferSize:       writeBufferSize,
+			Proxy:                  proxy,
+			ProxyConnectHeader:     cfg.GetProxyConnectHeader(),
+			MaxIdleConnsPerHost:    maxIdleConnsPerHost,
+			DisableKeepAlives:      !keepAlive,
+			TLSClientConfig:        tlsConfig,
+			DisableCompression:     true,
+			IdleConnTimeout:        idleConnTimeout,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ExpectContinueTimeout:  time.Second,
+			DialContext:            dial,
+			ReadBufferSize:         readBufferSize,
+			WriteBufferSize:        writeBufferSize,
+			MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 		}
 		if cfg.EnableHTTP2 {
 			// As common: HTTP/2 is offered (over TLS, by ALPN) only when

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"net/netip"
 	"regexp"
 	"sync"
 	"syscall"
@@ -23,12 +22,6 @@ import (
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/httpclient"
 )
-
-// maxResponseHeaderBytes bounds the bytes read for an answer's head, the
-// heads of the 1xx answers before it included: net/http's bound for a
-// Transport that sets no MaxResponseHeaderBytes, which the probes of the
-// other path go through.
-const maxResponseHeaderBytes = 10 << 20
 
 // probeReadBufferSize is the size of the buffer a probe borrows to read
 // its answer: net/http's default. A head longer than it is still read
@@ -43,9 +36,10 @@ const probeReadBufferSize = 4 << 10
 // new connection before use.
 var borrowedReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, probeReadBufferSize) }}
 
-// errHeaderLimit is the error of a read past maxResponseHeaderBytes of
-// head; the probe reports it as net/http does.
-var errHeaderLimit = fmt.Errorf("read limit of %d bytes exhausted", maxResponseHeaderBytes)
+// errHeaderLimit is the error of a read past
+// httpclient.MaxResponseHeaderBytes of head, in the words of the
+// Transport's reader; the probe reports it as the Transport does.
+var errHeaderLimit = fmt.Errorf("read limit of %d bytes exhausted", httpclient.MaxResponseHeaderBytes)
 
 // askedGET and askedHEAD are the requests http.ReadResponse reads the
 // answers of GET and HEAD probes by, shared by every probe: it reads
@@ -99,10 +93,6 @@ type connProbe struct {
 	addr      string
 	tlsConfig *tls.Config
 	dialer    net.Dialer
-	// literal says addr is an IP address and port, dialled without a
-	// lookup, and over plain TCP, under dialCtx (see dialDeadline).
-	literal bool
-	dialCtx dialDeadline
 
 	// mu guards conn against interrupt, which runs on the context's
 	// goroutine; the worker running the probe is the only writer.
@@ -156,8 +146,6 @@ func newConnProbe(spec *httpProbeSpec) (*connProbe, error) {
 		request: bytes.Clone(request.Bytes()), asked: askedBy(spec.req.Method), closeEach: spec.req.Close,
 		timeout: spec.timeout, body: spec.body, addr: httpclient.DialAddr(spec.req.URL),
 	}
-	_, err := netip.ParseAddrPort(p.addr)
-	p.literal = err == nil && spec.req.URL.Scheme == "http"
 	if p.closeEach {
 		// A connection that carries a single probe is closed long before
 		// TCP's keep-alive would send anything; turning it on would cost
@@ -270,19 +258,18 @@ func (p *connProbe) connect(ctx context.Context, deadline time.Time, trace *http
 // dial opens a new connection by deadline, with its TLS handshake for
 // https.
 func (p *connProbe) dial(ctx context.Context, deadline time.Time, trace *httptrace.ClientTrace) error {
-	// A context that is never done would leave the connect without its
-	// deadline: net's dialer sets it only where the context can end. A
-	// zero deadline is no deadline to net, where context.WithDeadline
-	// ends the dial at once, as a deadline in the past should.
-	if p.literal && ctx.Done() != nil && !deadline.IsZero() {
-		p.dialCtx = dialDeadline{Context: ctx, deadline: deadline}
-		ctx = &p.dialCtx
-		defer func() { p.dialCtx = dialDeadline{} }()
-	} else {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
+	// The dial, and for https the handshake, run under a context that
+	// ends at the probe's deadline even where the probe's own never
+	// ends: net's dialer bounds the connect by its deadline, and a name
+	// lookup and a handshake end when it is done. A context that only
+	// reported the deadline, sparing the timer of one, was tried for
+	// dials to an IP address: it was never done at its deadline, which
+	// no context may be, and the benchmark could not tell its CPU from
+	// this one's (a connection per probe, 1,000 backends, beside
+	// HAProxy's checks in the same rounds), though a dial now makes 7
+	// more allocations.
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	// The dialer's errors wrap the system call's errno (a *net.OpError
 	// around an *os.SyscallError), so errors.Is tells local faults such
 	// as EMFILE from the backend's.
@@ -318,22 +305,6 @@ func (p *connProbe) dial(ctx context.Context, deadline time.Time, trace *httptra
 	}
 	return nil
 }
-
-// dialDeadline is the context of a dial to an IP address over plain
-// TCP: the probe's context, whose cancellation ends the dial at once, with
-// the probe's deadline. It stands in for context.WithDeadline, whose timer,
-// started and stopped for every dial, was a twentieth of the CPU of a probe
-// with keep_alive false. Nothing waits on it for the deadline to pass: with
-// no name to look up, all a dial waits for is the connect, which net's
-// dialer bounds by the context's deadline on the socket itself. A lookup
-// or a TLS handshake, which wait for the context to be done, dial under
-// context.WithDeadline instead.
-type dialDeadline struct {
-	context.Context
-	deadline time.Time
-}
-
-func (c *dialDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // closeConn closes the kept connection, if any. It is also the probe's
 // release function, called once no probe of it can run any more.
@@ -387,7 +358,7 @@ func (p *connProbe) exchange(ctx context.Context, deadline time.Time, reused boo
 		trace.WroteRequest(httptrace.WroteRequestInfo{})
 	}
 
-	p.in.begin(maxResponseHeaderBytes)
+	p.in.begin(httpclient.MaxResponseHeaderBytes)
 	br := borrowedReaders.Get().(*bufio.Reader)
 	br.Reset(&p.in)
 	defer func() {
@@ -402,7 +373,7 @@ func (p *connProbe) exchange(ctx context.Context, deadline time.Time, reused boo
 	resp, err := readAnswerHead(br, p.asked)
 	if err != nil {
 		if p.in.limit <= 0 {
-			err = fmt.Errorf("net/http: server response headers exceeded %d bytes; aborted", maxResponseHeaderBytes)
+			err = httpclient.ErrResponseHeaderBytes
 		}
 		retry := reused && p.in.n == 0 && !isTimeout(err) && ctx.Err() == nil
 		p.closeConn()
@@ -484,7 +455,11 @@ func (p *connProbe) failure(ctx context.Context, deadline time.Time, prefix stri
 // readAnswerHead reads the head of the answer to req, skipping 1xx answers as
 // net/http does: every informational answer but 101 Switching Protocols,
 // which ends the exchange. The heads of the skipped answers count toward
-// the one limit on the head, which is never reset between them.
+// the one limit on the bytes of the head, which is never reset between
+// them. The answer's own head may have at most
+// httpclient.MaxResponseHeaderLines lines, counted as the Transport's
+// probes count them: the lines of a skipped head are parsed and dropped,
+// bounded by the bytes alone.
 func readAnswerHead(br *bufio.Reader, req *http.Request) (*http.Response, error) {
 	for {
 		resp, err := http.ReadResponse(br, req)
@@ -492,6 +467,9 @@ func readAnswerHead(br *bufio.Reader, req *http.Request) (*http.Response, error)
 			return nil, err
 		}
 		if code := resp.StatusCode; code < 100 || code > 199 || code == http.StatusSwitchingProtocols {
+			if httpclient.HeaderLines(resp.Header) > httpclient.MaxResponseHeaderLines {
+				return nil, httpclient.ErrResponseHeaderLines
+			}
 			return resp, nil
 		}
 	}

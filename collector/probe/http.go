@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/common/version"
@@ -110,18 +113,39 @@ func newHTTPProbe(b *pool.Backend) (*httpProbeSpec, error) {
 // Transport. It is "" for the other kinds and for a probe url that does
 // not parse.
 func HTTPPath(b *pool.Backend) string {
+	switch connection, setting := HTTPConnection(b); connection {
+	case ConnectionOwn:
+		return pathOwnConnection
+	case ConnectionTransport:
+		return pathTransport + " (" + setting + ")"
+	}
+	return ""
+}
+
+// HTTPConnection says which connection the HTTP probe of b takes:
+// ConnectionOwn, or ConnectionTransport and the http_client_config
+// setting that needs net/http's Transport. It is "" for the other kinds
+// and for a probe url that does not parse.
+func HTTPConnection(b *pool.Backend) (connection, setting string) {
 	if b.Probe.EffectiveKind() != config.KindHTTP {
-		return ""
+		return "", ""
 	}
 	u, err := url.Parse(b.URL + b.Probe.Path)
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	if reason := httpclient.TransportOnly(b.ClientConfig(), u); reason != "" {
-		return pathTransport + " (" + reason + ")"
+	if setting := httpclient.TransportOnly(b.ClientConfig(), u); setting != "" {
+		return ConnectionTransport, setting
 	}
-	return pathOwnConnection
+	return ConnectionOwn, ""
 }
+
+// The connections an HTTP probe takes, as HTTPConnection names them: one
+// it owns, or net/http's Transport.
+const (
+	ConnectionOwn       = "own"
+	ConnectionTransport = "transport"
+)
 
 // The paths an HTTP probe takes, as HTTPPath names them.
 const (
@@ -170,9 +194,24 @@ func httpProbe(ctx context.Context, client *http.Client, req *http.Request, time
 	if transport == nil {
 		transport = http.DefaultTransport
 	}
+	// The Transport bounds the bytes of the heads
+	// (httpclient.MaxResponseHeaderBytes) but not their lines: the
+	// answer's are counted here, once it parsed them. A head with too
+	// many lines leaves the connection unfit, as on the owned
+	// connection, so it is closed: the Transport may have put it back
+	// among its idle ones already. (A Got1xxResponse hook could count
+	// the lines of the 1xx heads too, but the Transport then resets its
+	// bound on the bytes after each of them.)
+	answered := &answeredOn{}
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: answered.gotConn})
 	resp, err := transport.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		return errorResult(ctx, "", err, timeout)
+	}
+	if httpclient.HeaderLines(resp.Header) > httpclient.MaxResponseHeaderLines {
+		answered.closeConn()
+		resp.Body.Close()
+		return errorResult(ctx, "", httpclient.ErrResponseHeaderLines, timeout)
 	}
 	if seen != nil {
 		seen.head = resp
@@ -180,6 +219,31 @@ func httpProbe(ctx context.Context, client *http.Client, req *http.Request, time
 	r := readAnswer(ctx, resp, timeout, body, seen)
 	r.TLSCertExpiry = certExpiry(resp.TLS)
 	return r
+}
+
+// answeredOn keeps the connection an answer through net/http's
+// Transport came on.
+type answeredOn struct {
+	mu   sync.Mutex
+	conn net.Conn
+}
+
+func (a *answeredOn) gotConn(info httptrace.GotConnInfo) {
+	a.mu.Lock()
+	a.conn = info.Conn
+	a.mu.Unlock()
+}
+
+// closeConn closes the connection the answer came on. A fan-out request
+// that took it from the idle pool meanwhile fails, on a backend that
+// sent a hostile head.
+func (a *answeredOn) closeConn() {
+	a.mu.Lock()
+	conn := a.conn
+	a.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+	}
 }
 
 // readAnswer reads at most maxBodyBytes of an answer's body within ctx's
