@@ -52,8 +52,11 @@ type Replicas struct {
 	gauge    *prometheus.GaugeVec
 	ignored  *prometheus.CounterVec
 
-	mu    sync.Mutex
-	live  []ReplicaView
+	mu   sync.Mutex
+	live []ReplicaView
+	// stale are the views read live once and not since, each with when
+	// it lapsed (lapsedViews).
+	stale []ReplicaView
 	fresh bool // the last read of the peers succeeded
 	// noted maps each view ignored at the last read to why, so that
 	// one is logged and counted once, not at every read; tooMany is the
@@ -93,11 +96,14 @@ func NewReplicas(registry Registry, self func(ctx context.Context) ReplicaView, 
 var ignoredReasons = []string{store.IgnoredNoLease, store.IgnoredNameMismatch, store.IgnoredTooLarge, store.IgnoredTooMany, store.IgnoredMalformed}
 
 // Live returns the views of the live replicas as last read, this one
-// included.
+// included, and the stale ones (lapsedViews), sorted by name: what
+// /api/v1/replicas and /status list.
 func (r *Replicas) Live() []ReplicaView {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]ReplicaView(nil), r.live...)
+	listed := append(append(make([]ReplicaView, 0, len(r.live)+len(r.stale)), r.live...), r.stale...)
+	slices.SortFunc(listed, func(a, b ReplicaView) int { return strings.Compare(a.Name, b.Name) })
+	return listed
 }
 
 // Peers returns the live replicas other than this one as last read, and
@@ -161,6 +167,7 @@ func (r *Replicas) refresh(ctx context.Context) {
 	}
 	live, ignored := checkViews(stored)
 	r.note(ignored, tooMany)
+	r.stale = lapsedViews(r.live, r.stale, live, r.now())
 	r.live, r.fresh = live, true
 	counts := map[string]int{}
 	for _, v := range live {
@@ -219,8 +226,11 @@ func checkViews(stored []store.StoredView) ([]ReplicaView, map[string]string) {
 			continue
 		}
 		var v ReplicaView
+		err := json.Unmarshal(sv.Value, &v)
+		// Whether a view is stale is this replica's to say.
+		v.Stale, v.Lapsed = false, time.Time{}
 		switch {
-		case json.Unmarshal(sv.Value, &v) != nil || v.Name == "":
+		case err != nil || v.Name == "":
 			ignored[sv.Name] = store.IgnoredMalformed
 		case v.Name != sv.Name:
 			ignored[sv.Name] = store.IgnoredNameMismatch

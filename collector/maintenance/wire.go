@@ -107,6 +107,16 @@ type ReplicaView struct {
 	InService          int       `json:"in_service"`
 	DisruptionsAllowed int       `json:"disruptions_allowed"`
 	Updated            time.Time `json:"updated"`
+	// Stale is set on a view this replica read live once and no longer
+	// finds live: its lease lapsed (its replica stopped, hung or lost the
+	// store) or it was withdrawn. A stale view is never ready, and stays
+	// listed for a while (Replicas.Live) so that an operator sees that a
+	// replica went away, and when. It is this replica's observation: a
+	// view read from the store is live whatever it says.
+	Stale bool `json:"stale"`
+	// Lapsed is when this replica found a stale view gone, on its own
+	// clock; zero for a live view.
+	Lapsed time.Time `json:"lapsed,omitzero"`
 }
 
 // ReplicaList is the answer of GET /api/v1/replicas.

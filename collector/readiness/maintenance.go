@@ -154,8 +154,9 @@ func (m *Maintenance) HealthzStore() func() collector.HealthzStore {
 	}
 }
 
-// LiveReplicas lists the live replicas for the status page and the admin
-// API; nil when the store is not shared. The views exist once
+// LiveReplicas lists the live replicas, and for a while those whose lease
+// lapsed, marked stale, for the status page and the admin API; nil when
+// the store is not shared. The views exist once
 // RegisterChecks has given them the gate whose readiness they publish,
 // so it is called after it.
 func (m *Maintenance) LiveReplicas() func() []maintenance.ReplicaView {
