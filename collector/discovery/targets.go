@@ -214,12 +214,12 @@ type clash struct {
 
 // merge is the pool's targets: the static ones, then each source's
 // backends in the order of sources. A discovered backend whose name is
-// taken, by a static backend or by one found before it, is moved to its
-// source's dropped targets and reported.
-func merge(static []pool.Target, sources []*source) (targets []pool.Target, clashes []clash) {
-	owner := make(map[string]string, len(static))
+// taken, by a static backend (one left out included) or by one found
+// before it, is moved to its source's dropped targets and reported.
+func merge(static, leftOut []pool.Target, sources []*source) (targets []pool.Target, clashes []clash) {
+	owner := make(map[string]string, len(static)+len(leftOut))
 	targets = slices.Clone(static)
-	for _, t := range static {
+	for _, t := range slices.Concat(static, leftOut) {
 		owner[t.Name] = "static"
 	}
 	for _, s := range sources {
