@@ -336,7 +336,9 @@ func TestFaultGhostReplicaViews(t *testing.T) {
 	rig.history.requireInvariant()
 }
 
-// replicaNames is what a replica's GET /api/v1/replicas lists.
+// replicaNames is what a replica's GET /api/v1/replicas lists, a stale
+// view's name followed by " (stale)"; a stale view that says ready fails
+// the test.
 func replicaNames(t testing.TB, r *replica) []string {
 	t.Helper()
 	code, _, body := apiCall(t, "GET", r.admin+maintenance.ReplicasPath, "")
@@ -347,12 +349,19 @@ func replicaNames(t testing.TB, r *replica) []string {
 	names := make([]string, len(list.Replicas))
 	for i, v := range list.Replicas {
 		names[i] = v.Name
+		if v.Stale {
+			names[i] += " (stale)"
+			if v.Ready {
+				t.Fatalf("GET %s on %s: %s is stale and ready: %s", maintenance.ReplicasPath, r.name, v.Name, body)
+			}
+		}
 	}
 	return names
 }
 
 // TestFaultReplicaStoppedPastItsLease: a replica frozen by SIGSTOP longer
-// than its view's lease drops out of its peers' lists by the store's time;
+// than its view's lease is marked stale in its peers' lists, never ready,
+// by the store's time;
 // meanwhile its peers grant, end and expire entries. Continued, it catches
 // up at once, writes nothing stale to the store, and publishes its view
 // again.
@@ -373,10 +382,11 @@ func TestFaultReplicaStoppedPastItsLease(t *testing.T) {
 	if code, body := rig.history.end(r2, "b0"); code != http.StatusOK {
 		t.Fatalf("DELETE b0 on r2 while r1 is stopped: %d %s", code, body)
 	}
-	waitFor(t, 20*time.Second, "the stopped replica's view leaves its peers' lists", func() bool {
-		return slices.Equal(replicaNames(t, r0), []string{"r0", "r2"}) && slices.Equal(replicaNames(t, r2), []string{"r0", "r2"})
+	waitFor(t, 20*time.Second, "the stopped replica's view is stale in its peers' lists", func() bool {
+		stale := []string{"r0", "r1 (stale)", "r2"}
+		return slices.Equal(replicaNames(t, r0), stale) && slices.Equal(replicaNames(t, r2), stale)
 	})
-	t.Logf("the stopped replica left its peers' lists %s after SIGSTOP", time.Since(stopped).Round(time.Millisecond))
+	t.Logf("the stopped replica went stale in its peers' lists %s after SIGSTOP", time.Since(stopped).Round(time.Millisecond))
 	waitShow(t, []*replica{r0, r2}, []string{"b2"}, time.Second)
 	_, revision, _ := etcdGet(t, rig.etcd, rig.prefix+"/maintenance")
 

@@ -144,9 +144,13 @@ func newServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	if err := s.pool.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
 		return nil, fmt.Errorf("build the backend pool: %w", err)
 	}
+	// A backend at a listener of this replica or of a peer is a loop:
+	// the peers' listeners come with their views.
+	self := selfPredicate(s.listen)
+	fleet := fanout.NewFleet(self)
 	var err error
-	s.maint, err = readiness.Open(cfg.Maintenance, s.pool, readiness.Options{Replica: opts.replicaName(), StorageDir: opts.storageDir(),
-		AdminAPI: opts.EnableAdminAPI, Registerer: reg, Logger: logger, Now: now})
+	s.maint, err = readiness.Open(cfg.Maintenance, s.pool, readiness.Options{Replica: opts.replicaName(), Listeners: publishedListeners(self),
+		StorageDir: opts.storageDir(), AdminAPI: opts.EnableAdminAPI, Registerer: reg, Logger: logger, Now: now})
 	if err != nil {
 		return nil, fmt.Errorf("read the maintenance state: %w", err)
 	}
@@ -165,6 +169,7 @@ func newServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	s.gate = gate.New(gateOptions)
 	s.gate.OnShutdown(func(context.Context) { stopDiscovery() })
 	s.maint.RegisterChecks(s.gate, func() bool { return s.targets.Running().Readiness.PeerRelative })
+	s.maint.FollowPeerListeners(followPeers(fleet, s.targets.DetectLoops))
 	reg.MustRegister(s.gate)
 
 	rejected := web.NewRejectedCounter(reg)
@@ -182,10 +187,10 @@ func newServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	if listeners.admin != nil {
 		s.adminSrv = opts.adminServer(s.gate.Wrap(web.LimitInFlight(adminMux, opts.MaxRequestsInFlight, web.PageWriteTimeout, rejected)))
 	}
-	// Discovered backends that lead back to probegate are dropped; an
-	// update discovery delivered before the rule was set is applied again
-	// under it.
-	s.targets.DetectLoops(selfPredicate(s.listen).Targets)
+	// Discovered backends that lead back to probegate, this replica or a
+	// peer, are dropped; an update discovery delivered before the rule was
+	// set is applied again under it.
+	s.targets.DetectLoops(fleet.Targets)
 	readTimeout := time.Duration(opts.ReadTimeout)
 	s.mainSrv = &http.Server{
 		Handler:           framing.Handler(web.RouteFanout(http.NewCrossOriginProtection().Handler(s.fanout), web.LimitInFlight(mux, opts.MaxRequestsInFlight, web.PageWriteTimeout, rejected))),

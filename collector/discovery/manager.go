@@ -15,6 +15,7 @@ import (
 
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/redact"
 )
 
 // Discovery runs Prometheus service discovery and keeps the last target
@@ -55,6 +56,9 @@ type Discovery struct {
 	// is logged and counted once while it lasts. There are at most as
 	// many as discovered backends, which the limit bounds.
 	clashed map[clash]bool
+	// staticLoops are the static backends the last call of Targets left
+	// out as loops, by name, so that each is logged once while it lasts.
+	staticLoops map[string]bool
 	// isLoop reports a backend URL that points at probegate's own
 	// fan-out; nil reports none.
 	isLoop func(backendURL string) bool
@@ -109,12 +113,16 @@ func New(ctx context.Context, logger log.Logger, slogger *slog.Logger, reg prome
 }
 
 // DetectLoops has every discovered target whose URL isLoop reports as
-// pointing at one of probegate's own listeners dropped (reason "loop") from the
-// next update on. nil, the default, reports none.
+// pointing at one of probegate's own listeners, or a peer replica's,
+// dropped (reason "loop") from the next call of Targets on. nil, the
+// default, reports none. A new rule changes what the last update comes
+// to, as a new configuration does, so the next call of Targets reports
+// and counts its drops again.
 func (d *Discovery) DetectLoops(isLoop func(backendURL string) bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.isLoop = isLoop
+	d.reportedCfg = nil
 }
 
 // ApplyConfig starts, keeps or stops the discoverers to match cfg's
@@ -196,7 +204,8 @@ func (d *Discovery) Targets(cfg *config.Config) []pool.Target {
 	for i, m := range mechanisms {
 		sources[i] = evaluateGroups(m.name, groups[i], cfg, d.isLoop)
 	}
-	targets, clashes := merge(Static(cfg), sources)
+	static, leftOut := d.staticWithoutLoops(cfg)
+	targets, clashes := merge(static, leftOut, sources)
 	d.reportClashes(clashes)
 	if d.update != d.reportedUpdate || cfg != d.reportedCfg {
 		d.reportedUpdate, d.reportedCfg = d.update, cfg
@@ -340,6 +349,40 @@ func (d *Discovery) report(s *source, cfg *config.Config) {
 	if n := s.counts[dropLoop]; n > 0 {
 		level.Warn(d.logger).Log("msg", "Discovered targets point at probegate's own listeners; left out", "mechanism", s.mechanism, "count", n)
 	}
+}
+
+// staticWithoutLoops are cfg's static backends but those isLoop reports,
+// and those it reports, each logged when it is first left out. The
+// configuration check refuses a static backend at one of this replica's
+// own listeners, so the ones left out here lead to a peer replica's: a
+// listener the check could not know, learned from the peers' views once
+// the configuration was in force. It cannot be refused then, and the
+// check, which reads no store, cannot refuse it either without judging a
+// file differently from check-config; so it is left out of the pool while
+// a peer's view names its address, on every replica alike, and is back
+// when none does. Call it with mu held.
+func (d *Discovery) staticWithoutLoops(cfg *config.Config) (static, leftOut []pool.Target) {
+	all := Static(cfg)
+	if d.isLoop == nil {
+		clear(d.staticLoops)
+		return all, nil
+	}
+	static = all[:0:0]
+	looped := map[string]bool{}
+	for _, t := range all {
+		if !d.isLoop(t.URL) {
+			static = append(static, t)
+			continue
+		}
+		leftOut = append(leftOut, t)
+		looped[t.Name] = true
+		if !d.staticLoops[t.Name] {
+			level.Error(d.logger).Log("msg", "Static backend points at a peer replica's listener; left out of the pool while the peer's view says so",
+				"backend", t.Name, "url", redact.URL(t.URL))
+		}
+	}
+	d.staticLoops = looped
+	return static, leftOut
 }
 
 // reportClashes logs and counts the clashes that were not there at the

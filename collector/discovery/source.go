@@ -24,6 +24,9 @@ type record struct {
 	target     pool.Target // the backend, when not dropped
 	reason     string      // why it was dropped, or ""
 	err        string      // the redacted report of an invalid target
+	// cause is why an invalid target is not a backend, for a report that
+	// locates it by line once the view reads the line.
+	cause error
 }
 
 // labels are the target's labels before relabelling, its own over its
@@ -161,7 +164,8 @@ func evaluateGroups(mechanism string, in mechanismGroups, cfg *config.Config, is
 				// Only a report that is kept is written: formatting a
 				// million would cost more than the rest.
 				if len(s.examples) < maxExamples || len(t.dropped) < maxShownDropped || t.counts[dropInvalid] == 0 {
-					r.err = invalidTarget(own, g.Source, err).Error()
+					r.err = invalidTarget(own, groupPlace(g.Source, t.file), err).Error()
+					r.cause = err
 				}
 				if len(s.examples) < maxExamples {
 					s.examples = append(s.examples, r.err)

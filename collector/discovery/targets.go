@@ -112,11 +112,31 @@ func sdConfigs(cfg *config.Config) map[string]sd.Configs {
 	return sets
 }
 
-// invalidTarget reports a target that is not a backend: its labels, its
-// source and why, with the password of every URL or address in them
-// redacted, since the report is logged.
-func invalidTarget(labels model.LabelSet, source string, err error) error {
-	return errors.New(redact.Userinfo(fmt.Sprintf("discovered target %s from %s: %v", labels, source, err)))
+// invalidTarget reports a target that is not a backend: its labels, where
+// it was found (place, as groupPlace or linePlace say it) and why, with
+// the password of every URL or address in them redacted, since the report
+// is logged.
+func invalidTarget(labels model.LabelSet, place string, err error) error {
+	return errors.New(redact.Userinfo(fmt.Sprintf("discovered target %s %s: %v", labels, place, err)))
+}
+
+// groupPlace says where a target group is, without reading its file: a
+// file_sd group by its index in its file, which Prometheus counts from 0
+// and writes "file:index" in the group's source, a form that reads as a
+// line; any other group by its source.
+func groupPlace(source, file string) string {
+	if file != "" {
+		if f, index, ok := groupFile(source); ok && f == file {
+			return fmt.Sprintf("from group index %d of %s", index, file)
+		}
+	}
+	return "from " + source
+}
+
+// linePlace says where a target group of a file is once its line is
+// known: the file and the line, as every other place is said.
+func linePlace(file string, line int) string {
+	return fmt.Sprintf("at %s:%d", file, line)
 }
 
 // targetOf relabels one discovered target, whose own labels override its
@@ -194,12 +214,12 @@ type clash struct {
 
 // merge is the pool's targets: the static ones, then each source's
 // backends in the order of sources. A discovered backend whose name is
-// taken, by a static backend or by one found before it, is moved to its
-// source's dropped targets and reported.
-func merge(static []pool.Target, sources []*source) (targets []pool.Target, clashes []clash) {
-	owner := make(map[string]string, len(static))
+// taken, by a static backend (one left out included) or by one found
+// before it, is moved to its source's dropped targets and reported.
+func merge(static, leftOut []pool.Target, sources []*source) (targets []pool.Target, clashes []clash) {
+	owner := make(map[string]string, len(static)+len(leftOut))
 	targets = slices.Clone(static)
-	for _, t := range static {
+	for _, t := range slices.Concat(static, leftOut) {
 		owner[t.Name] = "static"
 	}
 	for _, s := range sources {

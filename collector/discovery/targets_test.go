@@ -184,7 +184,7 @@ func TestMergeStaticWins(t *testing.T) {
 	}
 	file := sourceOf("file", pool.Target{Name: "pdb-1", URL: "http://file:1"}, pool.Target{Name: "pdb-2", URL: "http://file:2"})
 	dns := sourceOf("dns", pool.Target{Name: "pdb-2", URL: "http://dns:2"}, pool.Target{Name: "pdb-3", URL: "http://dns:3"})
-	targets, clashes := merge(static, []*source{file, dns})
+	targets, clashes := merge(static, nil, []*source{file, dns})
 	var urls []string
 	for _, t := range targets {
 		urls = append(urls, t.URL)
@@ -203,6 +203,14 @@ func TestMergeStaticWins(t *testing.T) {
 	want := []clash{{"pdb-1", "file", "static"}, {"pdb-2", "dns", "file"}}
 	if len(clashes) != 2 || clashes[0] != want[0] || clashes[1] != want[1] {
 		t.Errorf("clashes %+v, want %+v", clashes, want)
+	}
+
+	// A static backend left out (at a peer's listener) keeps its name:
+	// no discovered backend takes it.
+	file = sourceOf("file", pool.Target{Name: "pdb-9", URL: "http://file:9"}, pool.Target{Name: "pdb-2", URL: "http://file:2"})
+	targets, clashes = merge(static, []pool.Target{{Name: "pdb-9", URL: "http://peer:9797"}}, []*source{file})
+	if len(targets) != 2 || targets[1].Name != "pdb-2" || len(clashes) != 1 || clashes[0] != (clash{"pdb-9", "file", "static"}) {
+		t.Errorf("with pdb-9 left out: targets %+v, clashes %+v; want static and pdb-2, pdb-9 a clash", targets, clashes)
 	}
 }
 

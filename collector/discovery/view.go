@@ -74,7 +74,8 @@ type TargetView struct {
 
 // View is what the last call of Targets made of the discovered targets.
 // With target not empty, it holds only the targets whose discovered
-// address, or whose backend's name or host:port, is target.
+// address, or whose backend's name or host:port, holds target in any case
+// (targetQuery: a URL stands for its host:port).
 func (d *Discovery) View(target string) View {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -130,13 +131,15 @@ func (d *Discovery) View(target string) View {
 // listed a million times is answered with its first ones.
 const maxFound = maxShownDropped
 
-// search finds the targets of the last update that match target, among
+// search finds the targets of the last update that match target
+// (targetQuery), among
 // all of them, and says what became of each: it evaluates them again
 // under the configuration of the last call of Targets. Call it with mu
 // held.
 func (d *Discovery) search(target string) map[*tally][]*record {
 	found := map[*tally][]*record{}
-	if d.cfg == nil {
+	query := queryOf(target)
+	if d.cfg == nil || query == "" {
 		return found
 	}
 	kept := map[string]*record{}
@@ -174,13 +177,13 @@ func (d *Discovery) search(target string) map[*tally][]*record {
 						keep = false
 					}
 				}
-				if string(address) != target && (backend.Name == "" || (backend.Name != target && hostOf(backend.URL) != target)) {
+				if !query.matches(string(address), backend.Name, hostOf(backend.URL)) {
 					continue
 				}
 				r := &record{source: g.Source, tally: t, group: g.Labels, own: own, target: backend}
 				switch {
 				case err != nil:
-					r.reason, r.err = dropInvalid, invalidTarget(own, g.Source, err).Error()
+					r.reason, r.err, r.cause = dropInvalid, invalidTarget(own, groupPlace(g.Source, t.file), err).Error(), err
 				case !keep:
 					r.reason = dropRelabel
 				case d.isLoop != nil && d.isLoop(backend.URL):
@@ -218,6 +221,9 @@ func (r *record) view(lines groupLines) TargetView {
 		v.File = r.tally.file
 		if index, err := strconv.Atoi(strings.TrimPrefix(r.source, r.tally.file+":")); err == nil {
 			v.Line = lines.line(r.tally.file, index)
+		}
+		if v.Line > 0 && r.cause != nil {
+			v.Error = invalidTarget(r.own, linePlace(v.File, v.Line), r.cause).Error()
 		}
 	}
 	return v

@@ -65,12 +65,30 @@ func TestViewCapsEachSourceAndFindsAnyTarget(t *testing.T) {
 	if len(found.Sources) != 1 || len(found.Sources[0].Dropped) != 1 || found.Sources[0].Dropped[0].Reason != dropInvalid ||
 		found.Sources[0].Dropped[0].Labels["__address__"] != "bad1499" || found.Sources[0].Dropped[0].Error == "" {
 		t.Errorf("search for bad1499, beyond the cap: %+v", found.Sources)
+	} else if e := found.Sources[0].Dropped[0].Error; !strings.Contains(e, " at "+crowded+":1:") || strings.Contains(e, crowded+":0") {
+		// The group is the file's first (index 0) and begins at line 1:
+		// the error locates it as the view does, by file and line, and
+		// never gives the index where a line is expected.
+		t.Errorf("the error %q does not locate the group at %s:1", e, crowded)
 	}
 	if found := r.View("10.0.1.1:80"); len(found.Sources) != 1 || len(found.Sources[0].Active) != 1 || len(found.Sources[0].Dropped) != 0 {
 		t.Errorf("search for a backend: %+v", found.Sources)
 	}
 	if found := r.View("10.9.9.9:80"); len(found.Sources) != 0 {
 		t.Errorf("search for nothing: %+v", found.Sources)
+	}
+	// A search is a piece of an address, a backend name or its host:port,
+	// in any case, and a URL stands for its host:port.
+	for _, q := range []string{"10.0.1.1", "0.1.1:8", "http://10.0.1.1:80/metrics", "HTTP://10.0.1.1:80"} {
+		if found := r.View(q); len(found.Sources) != 1 || len(found.Sources[0].Active) != 1 || len(found.Sources[0].Dropped) != 0 {
+			t.Errorf("search for %q: %+v; want the backend 10.0.1.1:80", q, found.Sources)
+		}
+	}
+	if found := r.View("10.0.1."); len(found.Sources) != 1 || len(found.Sources[0].Active) != 1 || len(found.Sources[0].Dropped) != 1 {
+		t.Errorf("search for 10.0.1.: %+v; want the quiet file's backend and its dropped target", found.Sources)
+	}
+	if found := r.View("BAD1499"); len(found.Sources) != 1 || len(found.Sources[0].Dropped) != 1 || found.Sources[0].Dropped[0].Labels["__address__"] != "bad1499" {
+		t.Errorf("search for BAD1499: %+v; want bad1499", found.Sources)
 	}
 }
 

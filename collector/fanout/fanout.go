@@ -166,8 +166,9 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer f.inFlight.Add(-1)
 
 	selected, skippedBackends, configured, _ := f.pool.Selection()
-	configuredQuorum := max(s.fanout.MinContributors.Of(configured), 1)
-	quorum := demand.quorum(configuredQuorum, len(selected))
+	units := roundUnits(configured)
+	configuredQuorum := max(s.fanout.MinContributors.Of(units), 1)
+	quorum := demand.quorum(configuredQuorum, units)
 	answers := f.ask(r, selected, target, header, body, s, mem, demand.stragglerRule(s, quorum))
 
 	contributed := 0
@@ -191,7 +192,9 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	w.Header().Set("X-Backends", backendsHeader(contributed, configured))
-	if s.fanout.ExposeMissing {
+	if s.fanout.ExposeMissing && len(missing) > 0 {
+		// A round that misses nobody sends no header: an empty one
+		// would be a value for clients to parse.
 		w.Header().Set("X-Backends-Missing", missingHeader(missing))
 	}
 	// A client that does not read its answer holds it for no longer than
@@ -232,7 +235,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f.metrics.quorumFailures.Inc()
 		}
 		asker := fmt.Sprintf("fanout.min_contributors (%s)", s.fanout.MinContributors)
-		if demand.raised(configuredQuorum, len(selected)) {
+		if demand.raised(configuredQuorum, units) {
 			asker = "the " + proxyheader.MinContributors + " header"
 		}
 		writeNoQuorum(w, r, contributed, configured, quorum, asker, missing)

@@ -25,7 +25,8 @@ func viaEntry(replica string) string {
 // reports whether one of the entries is this replica's. A proxy on the way
 // may strip comments (RFC 9110 allows it), so this replica's entry is
 // recognised without the comment too; only entries with it count as
-// probegate hops, since another proxy may well share a name's form.
+// probegate hops, since another proxy may well share a name's form. The
+// entry's received-by is matched as namesReplica says.
 func viaHops(values []string, replica string) (hops int, self bool) {
 	for _, v := range values {
 		for entry := range viaEntries(v) {
@@ -35,12 +36,46 @@ func viaHops(values []string, replica string) (hops int, self bool) {
 				hops++
 			}
 			fields := strings.Fields(protocolAndBy)
-			if len(fields) == 2 && fields[1] == replica && (ours || !commented) {
+			if len(fields) == 2 && namesReplica(fields[1], replica) && (ours || !commented) {
 				self = true
 			}
 		}
 	}
 	return hops, self
+}
+
+// namesReplica reports whether a Via entry's received-by names replica.
+// received-by is a pseudonym or host[:port] (RFC 9110, section 7.6.3), and
+// host names compare without case, so a proxy or a client that writes the
+// name in another case, or adds or drops the port, still names this
+// replica: "ADM1" and "adm1:18821" both name adm1, and "adm1" names
+// adm1:18821. Two ports that differ are two listeners, so two probegates.
+func namesReplica(receivedBy, replica string) bool {
+	if strings.EqualFold(receivedBy, replica) {
+		return true
+	}
+	host, port := splitViaPort(receivedBy)
+	replicaHost, replicaPort := splitViaPort(replica)
+	return strings.EqualFold(host, replicaHost) && (port == "" || replicaPort == "")
+}
+
+// splitViaPort splits a received-by into its host and its port, "" when
+// it has none: a pseudonym, a bare host, a bracketed IPv6 address without
+// a port, or a colon not followed by digits.
+func splitViaPort(s string) (host, port string) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 || !onlyDigits(s[i+1:]) {
+		return s, ""
+	}
+	switch {
+	case strings.HasPrefix(s, "["):
+		if !strings.HasSuffix(s[:i], "]") {
+			return s, "" // A bracketed IPv6 address without a port.
+		}
+	case strings.Contains(s[:i], ":"):
+		return s, "" // A bare IPv6 address, which has no port.
+	}
+	return s[:i], s[i+1:]
 }
 
 // viaEntries yields the comma-separated entries of one Via value, each

@@ -15,18 +15,18 @@ import (
 
 // This file reads what a client may demand of one round: more
 // contributions than fanout.min_contributors (Probegate-Min-Contributors:
-// N), or every selected backend's with no straggler cut (all). A client
+// N), or every configured backend's with no straggler cut (all). A client
 // may demand more than the configuration, never less.
 
 // allContributors is the Probegate-Min-Contributors value that demands
-// every selected backend's contribution.
+// every configured backend's contribution.
 const allContributors = "all"
 
 // demand is what a request asks of its round's contributions.
 type demand struct {
 	// atLeast is the contributions asked for, 0 when the header is absent.
 	atLeast int
-	// all asks for every selected backend and cuts no straggler.
+	// all asks for every configured backend and cuts no straggler.
 	all bool
 }
 
@@ -50,7 +50,7 @@ func demandOf(h http.Header) (demand, error) {
 	if !onlyDigits(value) {
 		err = strconv.ErrSyntax
 	} else if errors.Is(err, strconv.ErrRange) {
-		// More than any pool holds: capped at the backends selected
+		// More than any pool holds: capped at the configured backends
 		// like any other number.
 		n, err = math.MaxInt, nil
 	}
@@ -77,21 +77,33 @@ func truncateForError(value string) string {
 }
 
 // quorum is the round's quorum: configured (fanout.min_contributors of
-// the configured backends), raised to what the request demands, capped at
-// the backends selected; a demand never lowers it.
-func (d demand) quorum(configured, selected int) int {
+// the configured units), raised to what the request demands, capped at
+// the configured units (roundUnits); a demand never lowers it. all
+// demands every configured unit, those out of service included, so that
+// a round that could not ask one of them fails: a client that says all
+// means the whole answer, not the whole of what was in service. The cap
+// is the configured count, not the selected one, for the same reason: N
+// is what the client needs, whatever happens to be in service.
+func (d demand) quorum(configured, units int) int {
 	switch {
 	case d.all:
-		return max(configured, selected)
+		return max(configured, units)
 	case d.atLeast > configured:
-		return max(configured, min(d.atLeast, selected))
+		return max(configured, min(d.atLeast, units))
 	}
 	return configured
 }
 
 // raised reports whether the request raised the quorum above configured.
-func (d demand) raised(configured, selected int) bool {
-	return d.quorum(configured, selected) > configured
+func (d demand) raised(configured, units int) bool {
+	return d.quorum(configured, units) > configured
+}
+
+// roundUnits is what a round's quorum counts, out of the configured
+// backends: each backend is one unit. It is the one place that says so,
+// so that a pool whose backends answer in groups counts its groups here.
+func roundUnits(configuredBackends int) int {
+	return configuredBackends
 }
 
 // stragglerRule is the rule that cuts this round's stragglers, nil when

@@ -33,18 +33,55 @@ type Self struct {
 // on a host with the addresses local and the names hostnames (localhost
 // is always one).
 func NewSelf(listeners []net.Addr, local []netip.Addr, hostnames []string) *Self {
-	s := &Self{local: local, names: []string{"localhost"}}
-	for _, a := range listeners {
-		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+	addrs := make([]string, len(listeners))
+	for i, a := range listeners {
+		addrs[i] = a.String()
+	}
+	locals := make([]string, len(local))
+	for i, a := range local {
+		locals[i] = a.String()
+	}
+	return SelfOf(addrs, locals, append([]string{"localhost"}, hostnames...))
+}
+
+// SelfOf is the Self of a peer replica from what it published (Addresses):
+// its listeners as bound (host:port), its host's addresses and its host's
+// names. What does not parse is skipped: a peer's view is read, not
+// trusted, and an entry this version cannot read recognises nothing.
+func SelfOf(listeners, local, names []string) *Self {
+	s := &Self{}
+	for _, l := range listeners {
+		if ap, err := netip.ParseAddrPort(l); err == nil {
 			s.listeners = append(s.listeners, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
 		}
 	}
-	for _, h := range hostnames {
-		if h = normalHost(h); h != "" {
-			s.names = append(s.names, h)
+	for _, a := range local {
+		if addr, err := netip.ParseAddr(a); err == nil {
+			s.local = append(s.local, addr.Unmap())
+		}
+	}
+	for _, n := range names {
+		if n = normalHost(n); n != "" {
+			s.names = append(s.names, n)
 		}
 	}
 	return s
+}
+
+// Addresses are what s compares a URL with, as text a peer reads back
+// with SelfOf: the listeners as bound, the host's addresses and the
+// host's names (localhost among them).
+func (s *Self) Addresses() (listeners, local, names []string) {
+	if s == nil {
+		return nil, nil, nil
+	}
+	for _, l := range s.listeners {
+		listeners = append(listeners, l.String())
+	}
+	for _, a := range s.local {
+		local = append(local, a.String())
+	}
+	return listeners, local, append([]string(nil), s.names...)
 }
 
 // Targets reports whether a request to rawURL, or to any path under it,

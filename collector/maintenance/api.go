@@ -25,7 +25,8 @@ import (
 const (
 	// BackendsPath lists every backend with its state and maintenance.
 	BackendsPath = "/api/v1/backends"
-	// ReplicasPath lists the live replicas sharing the store.
+	// ReplicasPath lists the live replicas sharing the store, and for a
+	// while those whose lease lapsed, marked stale.
 	ReplicasPath = "/api/v1/replicas"
 	// maintenancePattern is the ServeMux pattern of one backend's maintenance.
 	maintenancePattern = BackendsPath + "/{name}/maintenance"
@@ -62,7 +63,8 @@ type APIOptions struct {
 	Authenticated bool
 	// MaxTTL bounds the ttl a request may ask for.
 	MaxTTL time.Duration
-	// Replicas lists the live replicas, nil when the store is not shared.
+	// Replicas lists the live replicas and the stale ones (Replicas.Live),
+	// nil when the store is not shared.
 	Replicas func() []ReplicaView
 }
 

@@ -3,6 +3,7 @@ package maintenance
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -52,14 +53,24 @@ type Replicas struct {
 	gauge    *prometheus.GaugeVec
 	ignored  *prometheus.CounterVec
 
-	mu    sync.Mutex
-	live  []ReplicaView
+	mu   sync.Mutex
+	live []ReplicaView
+	// stale are the views read live once and not since, each with when
+	// it lapsed (lapsedViews).
+	stale []ReplicaView
 	fresh bool // the last read of the peers succeeded
 	// noted maps each view ignored at the last read to why, so that
 	// one is logged and counted once, not at every read; tooMany is the
 	// number of views left out at the last read.
 	noted   map[string]string
 	tooMany int
+
+	// onPeerListeners, when set, is given the peers' listeners whenever
+	// they change (FollowPeerListeners); peerListeners are the last it
+	// was given.
+	selfName        string
+	onPeerListeners func([]ReplicaListeners)
+	peerListeners   []ReplicaListeners
 }
 
 // NewReplicas returns the replica views over registry; self describes this
@@ -93,11 +104,14 @@ func NewReplicas(registry Registry, self func(ctx context.Context) ReplicaView, 
 var ignoredReasons = []string{store.IgnoredNoLease, store.IgnoredNameMismatch, store.IgnoredTooLarge, store.IgnoredTooMany, store.IgnoredMalformed}
 
 // Live returns the views of the live replicas as last read, this one
-// included.
+// included, and the stale ones (lapsedViews), sorted by name: what
+// /api/v1/replicas and /status list.
 func (r *Replicas) Live() []ReplicaView {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]ReplicaView(nil), r.live...)
+	listed := append(append(make([]ReplicaView, 0, len(r.live)+len(r.stale)), r.live...), r.stale...)
+	slices.SortFunc(listed, func(a, b ReplicaView) int { return strings.Compare(a.Name, b.Name) })
+	return listed
 }
 
 // Peers returns the live replicas other than this one as last read, and
@@ -112,6 +126,19 @@ func (r *Replicas) Peers(self string) ([]ReplicaView, bool) {
 		}
 	}
 	return peers, r.fresh
+}
+
+// FollowPeerListeners has f given the listeners of every listed view but
+// self's that says them (the live and the stale ones, sorted by name) after every read
+// of the store that changes them, the first read included. f runs on
+// Run's goroutine, outside every lock of r. A stale view's listeners
+// still count: a replica that restarts comes back at the same address,
+// and the peers that drop a target there keep dropping it meanwhile. Call
+// it before Run.
+func (r *Replicas) FollowPeerListeners(self string, f func([]ReplicaListeners)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.selfName, r.onPeerListeners = self, f
 }
 
 // Run publishes and follows until ctx ends, then withdraws this replica's
@@ -144,6 +171,7 @@ func (r *Replicas) Run(ctx context.Context) {
 }
 
 func (r *Replicas) publish(ctx context.Context, v ReplicaView) error {
+	v.Listeners = v.Listeners.bounded()
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -153,14 +181,24 @@ func (r *Replicas) publish(ctx context.Context, v ReplicaView) error {
 
 func (r *Replicas) refresh(ctx context.Context) {
 	stored, tooMany, err := r.registry.Replicas(ctx)
+	if follow := r.apply(stored, tooMany, err); follow != nil {
+		follow()
+	}
+}
+
+// apply takes in a read of the store. When the peers' listeners changed
+// and someone follows them, it returns the call that hands them over, to
+// be made once mu is released.
+func (r *Replicas) apply(stored []store.StoredView, tooMany int, err error) (follow func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
 		r.fresh = false
-		return
+		return nil
 	}
 	live, ignored := checkViews(stored)
 	r.note(ignored, tooMany)
+	r.stale = lapsedViews(r.live, r.stale, live, r.now())
 	r.live, r.fresh = live, true
 	counts := map[string]int{}
 	for _, v := range live {
@@ -169,6 +207,30 @@ func (r *Replicas) refresh(ctx context.Context) {
 	for _, s := range replicaStates {
 		r.gauge.WithLabelValues(s).Set(float64(counts[s]))
 	}
+	if r.onPeerListeners == nil {
+		return nil
+	}
+	listeners := r.peerListenersLocked()
+	if r.peerListeners != nil && reflect.DeepEqual(listeners, r.peerListeners) {
+		return nil
+	}
+	r.peerListeners = listeners
+	f := r.onPeerListeners
+	return func() { f(listeners) }
+}
+
+// peerListenersLocked are the listeners of the listed views but this
+// replica's, sorted by name, never nil. The caller holds mu.
+func (r *Replicas) peerListenersLocked() []ReplicaListeners {
+	listed := append(append([]ReplicaView(nil), r.live...), r.stale...)
+	slices.SortFunc(listed, func(a, b ReplicaView) int { return strings.Compare(a.Name, b.Name) })
+	listeners := make([]ReplicaListeners, 0, len(listed))
+	for _, v := range listed {
+		if v.Name != r.selfName && v.Listeners != nil {
+			listeners = append(listeners, *v.Listeners)
+		}
+	}
+	return listeners
 }
 
 // note logs and counts the views ignored at this read that were not
@@ -219,8 +281,12 @@ func checkViews(stored []store.StoredView) ([]ReplicaView, map[string]string) {
 			continue
 		}
 		var v ReplicaView
+		err := json.Unmarshal(sv.Value, &v)
+		// Whether a view is stale is this replica's to say.
+		v.Stale, v.Lapsed = false, time.Time{}
+		v.Listeners = v.Listeners.bounded()
 		switch {
-		case json.Unmarshal(sv.Value, &v) != nil || v.Name == "":
+		case err != nil || v.Name == "":
 			ignored[sv.Name] = store.IgnoredMalformed
 		case v.Name != sv.Name:
 			ignored[sv.Name] = store.IgnoredNameMismatch
@@ -247,5 +313,5 @@ func stateOf(v ReplicaView) string {
 // anything but its time.
 func changed(last, v ReplicaView) bool {
 	last.Updated, v.Updated = time.Time{}, time.Time{}
-	return last != v
+	return !reflect.DeepEqual(last, v)
 }

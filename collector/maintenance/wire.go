@@ -107,6 +107,35 @@ type ReplicaView struct {
 	InService          int       `json:"in_service"`
 	DisruptionsAllowed int       `json:"disruptions_allowed"`
 	Updated            time.Time `json:"updated"`
+	// Listeners say where the replica listens, so that its peers take a
+	// backend there for a loop as it does itself; nil from a replica
+	// that does not say. A pointer keeps views comparable.
+	Listeners *ReplicaListeners `json:"listeners,omitempty"`
+	// Stale is set on a view this replica read live once and no longer
+	// finds live: its lease lapsed (its replica stopped, hung or lost the
+	// store) or it was withdrawn. A stale view is never ready, and stays
+	// listed for a while (Replicas.Live) so that an operator sees that a
+	// replica went away, and when. It is this replica's observation: a
+	// view read from the store is live whatever it says.
+	Stale bool `json:"stale"`
+	// Lapsed is when this replica found a stale view gone, on its own
+	// clock; zero for a live view.
+	Lapsed time.Time `json:"lapsed,omitzero"`
+}
+
+// ReplicaListeners are where a replica listens, as its own loop check
+// sees it: a backend URL at one of them leads back to the replica. Each
+// list is bounded (bounded), so that a view stays far below the store's
+// limit of a view's size whatever the host.
+type ReplicaListeners struct {
+	// Addresses are the listeners as bound, host:port: main, health and
+	// admin.
+	Addresses []string `json:"addresses,omitempty"`
+	// HostAddresses are the host's addresses, on which a listener bound
+	// to an unspecified address (0.0.0.0, [::]) accepts too.
+	HostAddresses []string `json:"host_addresses,omitempty"`
+	// HostNames are the names of the host, localhost among them.
+	HostNames []string `json:"host_names,omitempty"`
 }
 
 // ReplicaList is the answer of GET /api/v1/replicas.

@@ -23,6 +23,9 @@ import (
 type Options struct {
 	// Replica is this replica's name among its peers.
 	Replica string
+	// Listeners are where this replica listens, published in its view
+	// so that its peers take a backend there for a loop.
+	Listeners *maintenance.ReplicaListeners
 	// StorageDir is where a file store keeps its entries, and a shared
 	// store the state it last applied.
 	StorageDir string
@@ -109,7 +112,8 @@ func (m *Maintenance) RegisterChecks(g *gate.Gate, peerRelative func() bool) {
 		self := func(ctx context.Context) maintenance.ReplicaView {
 			b := m.pool.Budget()
 			return maintenance.ReplicaView{Name: m.opts.Replica, Version: version.Version, Ready: g.Ready(ctx), BudgetHolds: b.Holds(),
-				Draining: g.Draining(), Expected: b.Expected, InService: b.CurrentHealthy, DisruptionsAllowed: b.DisruptionsAllowed}
+				Draining: g.Draining(), Expected: b.Expected, InService: b.CurrentHealthy, DisruptionsAllowed: b.DisruptionsAllowed,
+				Listeners: m.opts.Listeners}
 		}
 		m.replicas = maintenance.NewReplicas(registry, self, m.opts.Registerer, m.opts.Logger, m.opts.Now)
 		peers = func() ([]maintenance.ReplicaView, bool) { return m.replicas.Peers(m.opts.Replica) }
@@ -154,8 +158,9 @@ func (m *Maintenance) HealthzStore() func() exporter.HealthzStore {
 	}
 }
 
-// LiveReplicas lists the live replicas for the status page and the admin
-// API; nil when the store is not shared. The views exist once
+// LiveReplicas lists the live replicas, and for a while those whose lease
+// lapsed, marked stale, for the status page and the admin API; nil when
+// the store is not shared. The views exist once
 // RegisterChecks has given them the gate whose readiness they publish,
 // so it is called after it.
 func (m *Maintenance) LiveReplicas() func() []maintenance.ReplicaView {
@@ -163,6 +168,16 @@ func (m *Maintenance) LiveReplicas() func() []maintenance.ReplicaView {
 		return nil
 	}
 	return m.replicas.Live
+}
+
+// FollowPeerListeners has f given the listeners of the peers' views
+// whenever they change (maintenance.Replicas.FollowPeerListeners); with a
+// store that is not shared there are no peers, and f is never called.
+// Call it after RegisterChecks and before Run.
+func (m *Maintenance) FollowPeerListeners(f func([]maintenance.ReplicaListeners)) {
+	if m.replicas != nil {
+		m.replicas.FollowPeerListeners(m.opts.Replica, f)
+	}
 }
 
 // Run keeps the entries in step with the store, and publishes the replica

@@ -41,7 +41,8 @@ func ConfigHandler(running func() *config.Config) http.Handler {
 // DiscoveryAPIHandler answers GET (and HEAD) with every discovered target
 // of the last update as JSON: its labels before relabelling, every
 // password redacted, and the backend it became or why it was dropped.
-// ?target=ADDR answers only the targets with that address or backend,
+// ?target=ADDR answers only the targets whose address, backend name or
+// host:port holds it in any case (a URL stands for its host:port),
 // found whatever the caps. DiscoveryHandler serves the same as a page.
 func DiscoveryAPIHandler(view func(target string) discovery.View) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

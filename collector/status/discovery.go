@@ -29,7 +29,8 @@ func total(counts map[string]int) int {
 // DiscoveryHandler serves /status/discovery to GET and HEAD: per
 // discovery source, every target of the last update with the labels it
 // was discovered with, and the backend it became or why it was dropped.
-// ?target=ADDR shows only the targets with that address or backend, found
+// ?target=ADDR shows only the targets whose address, backend name or
+// host:port holds it in any case (a URL stands for its host:port), found
 // whatever the caps; the page's search form asks for it. view is read
 // once per render.
 func DiscoveryHandler(view func(target string) discovery.View) http.Handler {

@@ -143,7 +143,9 @@ type storeView struct {
 
 type replicaView struct {
 	maintenance.ReplicaView
-	Updated string
+	// Updated is how long ago the replica last published its view;
+	// Lapsed, for a stale view, how long ago this replica found it gone.
+	Updated, Lapsed string
 }
 
 type backendRow struct {
@@ -299,7 +301,11 @@ func replicasOf(o Options, now time.Time) []replicaView {
 	}
 	var rows []replicaView
 	for _, r := range o.Replicas() {
-		rows = append(rows, replicaView{ReplicaView: r, Updated: human(now.Sub(r.Updated)) + " ago"})
+		row := replicaView{ReplicaView: r, Updated: human(now.Sub(r.Updated)) + " ago"}
+		if r.Stale {
+			row.Lapsed = human(now.Sub(r.Lapsed)) + " ago"
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }

@@ -156,7 +156,7 @@ func TestPageShowsStoreAndReplicas(t *testing.T) {
 	body := get(t, Handler(o), "/status").Body.String()
 	for _, want := range []string{
 		`data-field="store" data-healthy="false" data-stale="true"`, `etcd unreachable, stale`, `writes are refused`, `context deadline exceeded`,
-		`<tr data-replica="r0">`, `2s ago`,
+		`<tr data-replica="r0" data-stale="false">`, `2s ago`,
 		`data-field="maintenance-without-api"`, `in maintenance: b`,
 	} {
 		if !strings.Contains(body, want) {
@@ -169,6 +169,32 @@ func TestPageShowsStoreAndReplicas(t *testing.T) {
 		if strings.Contains(body, unwanted) {
 			t.Errorf("page shows %s with no store, no replicas and the admin API on", unwanted)
 		}
+	}
+}
+
+// TestPageMarksAStaleReplica: a view whose lease this replica saw lapse
+// is shown stale, with when it lapsed, never ready, whatever it said
+// when it was live.
+func TestPageMarksAStaleReplica(t *testing.T) {
+	now := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+	p := testPool(t, func() time.Time { return now }, "http://127.0.0.1:19001")
+	o := Options{Pool: p, Started: now, MetricsPath: "/metrics",
+		Replicas: func() []maintenance.ReplicaView {
+			return []maintenance.ReplicaView{
+				{Name: "r0", Ready: true, BudgetHolds: true, Updated: now},
+				{Name: "r1", Stale: true, BudgetHolds: true, Updated: now.Add(-70 * time.Second), Lapsed: now.Add(-60 * time.Second)},
+			}
+		}}
+	body := get(t, Handler(o), "/status").Body.String()
+	row := body[strings.Index(body, `<tr data-replica="r1"`):]
+	row = row[:strings.Index(row, "</tr>")]
+	for _, want := range []string{`data-stale="true"`, `>stale<`, `lapsed 1m0s ago`} {
+		if !strings.Contains(row, want) {
+			t.Errorf("r1's row %s lacks %s", row, want)
+		}
+	}
+	if strings.Contains(row, ">ready<") {
+		t.Errorf("r1's row %s says ready", row)
 	}
 }
 
