@@ -152,7 +152,16 @@ func (s *etcdStore) read(ctx context.Context) (etcdSnapshot, error) {
 // The granted entry with a ttl is bound to a new lease: its lease key is
 // put under that lease in the same transaction, and the lease keys of
 // the entries this write ends are deleted in it.
+//
+// One deadline, the request timeout, bounds the whole write: the wait for
+// the connection (in which the client authenticates when it has
+// credentials, and which never comes while the cluster is away), the
+// lease's grant, the transaction and the revocation of ended leases. A
+// caller whose context has no deadline of its own (an HTTP request) would
+// otherwise wait for as long as the cluster stays away.
 func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
+	defer cancel()
 	client, err := s.conn.get(ctx)
 	if err != nil {
 		return State{}, fmt.Errorf("etcd: write %s: %w", s.keys.entries, err)
@@ -211,19 +220,19 @@ func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error
 		// an end would find nothing to end, a grant would grant twice.
 		token := resp.Responses[1].GetResponseRange().Kvs[0].ModRevision
 		for _, lease := range ended {
-			s.revoke(client, clientv3.LeaseID(lease))
+			s.revoke(ctx, client, clientv3.LeaseID(lease))
 		}
 		return s.written(resp, next, "", 0, token), nil
 	case !resp.Succeeded:
 		// A conflict on a first attempt wrote nothing; after a failed
 		// one the write may have landed, and its lease is left alone.
 		if granted != 0 && attempts == 1 {
-			s.revoke(client, granted)
+			s.revoke(ctx, client, granted)
 		}
 		return State{}, ErrConflict
 	}
 	for _, lease := range ended {
-		s.revoke(client, clientv3.LeaseID(lease))
+		s.revoke(ctx, client, clientv3.LeaseID(lease))
 	}
 	return s.written(resp, next, w.Granted, granted, resp.Header.Revision), nil
 }
@@ -270,11 +279,10 @@ func (s *etcdStore) grantLease(ctx context.Context, client *clientv3.Client, ttl
 	return grant.ID, nil
 }
 
-// revoke revokes a lease no entry is bound to any more. It only tidies:
-// a lease left behind holds no key and expires at its ttl.
-func (s *etcdStore) revoke(client *clientv3.Client, lease clientv3.LeaseID) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.requestTimeout/2)
-	defer cancel()
+// revoke revokes a lease no entry is bound to any more, within what is
+// left of the write's deadline. It only tidies: a lease left behind holds
+// no key and expires at its ttl.
+func (s *etcdStore) revoke(ctx context.Context, client *clientv3.Client, lease clientv3.LeaseID) {
 	client.Revoke(ctx, lease)
 }
 

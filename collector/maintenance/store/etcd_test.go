@@ -643,3 +643,126 @@ func TestRetryStopsAtAHopelessAnswer(t *testing.T) {
 		}
 	})
 }
+
+// silentListener accepts connections on loopback and never answers on
+// them, as a member behind a dropped route does, until the test ends.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestEtcdWriteEndsWithinTheRequestTimeout: a write to a cluster that
+// cannot be reached answers an error within request_timeout, whatever
+// the caller's context, with credentials (the client authenticates while
+// it connects) and over TLS alike: it waited on the connection for as
+// long as the request lasted, which for an HTTP client is for ever.
+func TestEtcdWriteEndsWithinTheRequestTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		endpoint string
+		username string
+	}{
+		{"credentials, nothing listening", "http://" + freeLoopback(t), "probegate"},
+		{"credentials, a listener that never answers", "http://" + silentListener(t), "probegate"},
+		{"credentials and TLS, a listener that never answers", "https://" + silentListener(t), "probegate"},
+		{"TLS, a listener that never answers", "https://" + silentListener(t), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config.Etcd{Endpoints: []string{tc.endpoint}, Prefix: "/t/offline", Username: tc.username,
+				DialTimeout: model.Duration(time.Second), RequestTimeout: model.Duration(time.Second)}
+			if tc.username != "" {
+				cfg.Password = "hunter2"
+			}
+			s, err := openEtcd(cfg)
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			defer s.Close()
+			// The test's own bound, far beyond the one asserted, so that
+			// a write that never ends fails the test rather than hangs it.
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			start := time.Now()
+			_, err = s.Swap(ctx, State{}, Write{Entries: []entries.Entry{{Backend: "a", Reason: "x"}}, Granted: "a", TTL: time.Hour})
+			// request_timeout is 1s; a second more for a loaded machine.
+			if took := time.Since(start); err == nil || took > 2*time.Second {
+				t.Errorf("Swap against an unreachable cluster: %v after %v, want an error within the 1s request timeout", err, took)
+			}
+		})
+	}
+}
+
+// TestEtcdWriteWithAuthEndsWithinTheRequestTimeoutOnceStopped: a replica
+// that authenticated with a real etcd and then lost it answers a write
+// within request_timeout, and so does one that starts while it is away.
+func TestEtcdWriteWithAuthEndsWithinTheRequestTimeoutOnceStopped(t *testing.T) {
+	m := newEtcdMember(t)
+	m.start(t)
+	raw, err := clientv3.New(clientv3.Config{Endpoints: []string{m.client}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.UserAdd(t.Context(), "root", "hunter2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.UserGrantRole(t.Context(), "root", "root"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.AuthEnable(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Etcd{Endpoints: []string{m.client}, Prefix: "/t/auth", Username: "root", Password: "hunter2",
+		DialTimeout: model.Duration(time.Second), RequestTimeout: model.Duration(time.Second)}
+	connected, err := openEtcd(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer connected.Close()
+	base, err := connected.Load(t.Context())
+	if err != nil {
+		t.Fatalf("Load with credentials: %v", err)
+	}
+	m.kill()
+	late, err := openEtcd(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	for name, s := range map[string]*etcdStore{"connected before the stop": connected, "opened after it": late} {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		start := time.Now()
+		_, err := s.Swap(ctx, base, Write{Entries: []entries.Entry{{Backend: "a", Reason: "x"}}, Granted: "a", TTL: time.Hour})
+		cancel()
+		if took := time.Since(start); err == nil || took > 2*time.Second {
+			t.Errorf("%s: Swap with etcd stopped: %v after %v, want an error within the 1s request timeout", name, err, took)
+		}
+	}
+}
