@@ -3,11 +3,8 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/probegate/probegate/collector/entries"
@@ -73,19 +70,15 @@ func (a *Applied) Write(st State) error {
 	return writeAtomically(a.dir, a.path, append(data, '\n'))
 }
 
-// Read returns the kept state, and false when there is none. A file that
-// cannot be read or parsed, or that holds another store's state, is an
-// error naming it.
+// Read returns the kept state, and false when there is none. It is read
+// at start, when the store may be away, guarded as the file store's state
+// is (readKeptFile). A file that is not a regular one, is too large,
+// cannot be read or parsed, or holds another store's state, is an error
+// naming it.
 func (a *Applied) Read() (State, bool, error) {
-	data, err := os.ReadFile(a.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return State{}, false, nil
-	}
-	if err != nil {
-		return State{}, false, fmt.Errorf("read %s: %w", a.path, err)
-	}
-	if len(data) > maxStoredBytes {
-		return State{}, false, fmt.Errorf("%s is %d bytes, more than %d", a.path, len(data), maxStoredBytes)
+	data, found, err := readKeptFile(a.path, "applied maintenance state")
+	if !found || err != nil {
+		return State{}, false, err
 	}
 	var d appliedDocument
 	dec := json.NewDecoder(bytes.NewReader(data))
