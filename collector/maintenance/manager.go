@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -102,17 +103,19 @@ func NewManager(p *pool.Pool, s store.Store, applied *store.Applied, reg prometh
 // ended meanwhile would enter maintenance and leave it again, and a
 // probed one would then have to earn its readmission.
 func (m *Manager) Start(ctx context.Context) error {
-	if _, err := m.sync(ctx); err != nil {
-		m.restore()
+	if read, err := m.sync(ctx); err != nil {
+		m.restore(read, err)
 		return err
 	}
 	return nil
 }
 
 // restore applies the saved state, marked stale: the store has not
-// confirmed it yet. A saved state that cannot be read is logged and left
-// alone, and the replica waits for the store.
-func (m *Manager) restore() {
+// confirmed it yet. read and readErr are the read that failed: when the
+// store answered with a document it cannot decode, its lease keys still
+// end the saved entries whose lease is gone. A saved state that cannot be
+// read is logged and left alone, and the replica waits for the store.
+func (m *Manager) restore(read store.State, readErr error) {
 	if m.applied == nil {
 		return
 	}
@@ -130,7 +133,18 @@ func (m *Manager) restore() {
 	m.metrics.storeUp.Set(0)
 	level.Info(m.logger).Log("msg", "Serving the last applied maintenance state until the store answers", "file", m.applied.Path(),
 		"revision", st.Revision, "entries", len(st.Entries))
-	m.pool.SetMaintenance(st.Entries)
+	if !m.endByLeasesLocked(read, readErr) {
+		m.pool.SetMaintenance(st.Entries, m.keeper())
+	}
+}
+
+// keeper is what measures the entries' ttls: a shared store, or this
+// replica's clock.
+func (m *Manager) keeper() entries.Keeper {
+	if m.store.Shared() {
+		return entries.KeptByStore
+	}
+	return entries.KeptByClock
 }
 
 // Synced reports whether some state of the entries is in force: one read
@@ -166,16 +180,18 @@ func (m *Manager) upLocked() bool {
 // observe takes what the store's watch hands on.
 func (m *Manager) observe(st store.State, err error) {
 	if err != nil {
-		m.failed(err)
+		m.failed(st, err)
 		return
 	}
 	m.apply(st)
 }
 
-// failed records an error reading the store. Corrupt stored data is
-// logged once per revision: it stays until an operator repairs it, and
-// every replica reads it again and again meanwhile.
-func (m *Manager) failed(err error) {
+// failed records an error reading the store, which answered read with
+// it. Corrupt stored data is logged once per revision: it stays until an
+// operator repairs it, and every replica reads it again and again
+// meanwhile. The lease keys read with it still end the entries whose
+// lease is gone.
+func (m *Manager) failed(read store.State, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var corrupt *store.CorruptError
@@ -185,6 +201,31 @@ func (m *Manager) failed(err error) {
 			"key", corrupt.Key, "revision", corrupt.Revision, "err", corrupt.Err)
 	}
 	m.syncedLocked(err)
+	m.endByLeasesLocked(read, err)
+}
+
+// endByLeasesLocked ends the entries in force whose lease a read of a
+// corrupt document found gone (store.EndedByLeases): writes stay refused
+// and the other entries stay in force, but no entry outlives the lease
+// that measures it. It reports whether it told the pool. The caller
+// holds mu.
+func (m *Manager) endByLeasesLocked(read store.State, err error) bool {
+	kept, ended := store.EndedByLeases(m.state, read, err)
+	if !ended {
+		return false
+	}
+	left := make([]string, 0, len(m.state.Entries)-len(kept.Entries))
+	for _, e := range m.state.Entries {
+		if indexOf(kept.Entries, e.Backend) < 0 {
+			left = append(left, e.Backend)
+		}
+	}
+	level.Warn(m.logger).Log("msg", "Maintenance entries whose lease ended leave service although the stored entries cannot be read",
+		"store", m.store.Kind(), "revision", kept.Revision, "backends", strings.Join(left, ","))
+	m.state, m.local = kept, kept.Entries
+	m.keepLocked(kept)
+	m.pool.SetMaintenance(m.local, m.keeper())
+	return true
 }
 
 // apply makes st the state in force when it is newer than the one the
@@ -235,7 +276,7 @@ func (m *Manager) applyState(st store.State, rewound bool) {
 		// probegate that never had an entry.
 		return
 	}
-	m.pool.SetMaintenance(m.local)
+	m.pool.SetMaintenance(m.local, m.keeper())
 }
 
 // keepLocked saves st as the last applied state when its entries differ
@@ -311,7 +352,7 @@ func (m *Manager) load(ctx context.Context) (store.State, error) {
 	}
 	m.count(opLoad, err)
 	if err != nil {
-		m.failed(err)
+		m.failed(st, err)
 	}
 	return st, err
 }
@@ -323,7 +364,7 @@ func (m *Manager) swap(ctx context.Context, base store.State, w store.Write) (st
 	case errors.Is(err, store.ErrConflict):
 		m.metrics.conflicts.Inc()
 	case err != nil:
-		m.failed(err)
+		m.failed(store.State{}, err)
 	}
 	return next, err
 }
@@ -340,11 +381,14 @@ func (m *Manager) count(op string, err error) {
 }
 
 // base is the state a write starts from: the entries in force here and the
-// store revision they were read at.
+// store revision they were read at, with the store's own bookkeeping of
+// them.
 func (m *Manager) base() store.State {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return store.State{Entries: m.local, Revision: m.state.Revision, Token: m.state.Token}
+	st := m.state
+	st.Entries = m.local
+	return st
 }
 
 // refresh reads the store after a conflict and returns the state to retry
@@ -401,7 +445,7 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration,
 	st := m.base()
 	for range maxSwapAttempts {
 		now := m.now()
-		entries := unexpired(st.Entries, now)
+		entries := unexpired(st.Entries, m.keeper(), now)
 		// The pool holds the backend out of its ejections' count until
 		// the entry is applied, or this attempt gave up: an ejection
 		// cannot spend the disruption granted here meanwhile.
@@ -420,7 +464,7 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration,
 		entry := e
 		// Round(0) drops the monotonic reading, which a stored entry
 		// read back does not have.
-		entry.Since, entry.Until, entry.Lease = now.Round(0), time.Time{}, 0
+		entry.Since, entry.Until = now.Round(0), time.Time{}
 		if ttl > 0 {
 			entry.Until = now.Add(ttl).Round(0)
 		}
@@ -495,7 +539,7 @@ func (m *Manager) exit(ctx context.Context, name string) (existed, saved bool, e
 		}
 	}
 	for range maxSwapAttempts {
-		entries := unexpired(st.Entries, m.now())
+		entries := unexpired(st.Entries, m.keeper(), m.now())
 		i := indexOf(entries, name)
 		if i < 0 {
 			if _, _, err := m.pool.BudgetWith(nil, name); err != nil {
@@ -530,7 +574,7 @@ func (m *Manager) endLocally(entries []entries.Entry, err error) {
 	m.mu.Lock()
 	m.local, m.dirty = entries, true
 	m.mu.Unlock()
-	m.pool.SetMaintenance(entries)
+	m.pool.SetMaintenance(entries, m.keeper())
 	level.Error(m.logger).Log("msg", "Maintenance ended here but not saved; retrying until the store takes it", "store", m.store.Kind(), "err", err)
 }
 
@@ -581,14 +625,14 @@ func (m *Manager) Run(ctx context.Context) {
 func (m *Manager) pending() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.dirty || len(unexpired(m.state.Entries, m.now())) != len(m.state.Entries)
+	return m.dirty || len(unexpired(m.state.Entries, m.keeper(), m.now())) != len(m.state.Entries)
 }
 
 // tidy stores the entries in force here without the expired ones.
 func (m *Manager) tidy(ctx context.Context) error {
 	for range maxSwapAttempts {
 		st := m.base()
-		next := unexpired(st.Entries, m.now())
+		next := unexpired(st.Entries, m.keeper(), m.now())
 		written, err := m.swap(ctx, st, store.Write{Entries: next})
 		if errors.Is(err, store.ErrConflict) {
 			if _, err := m.refresh(ctx); err != nil {
@@ -618,13 +662,14 @@ func (m *Manager) flush(ctx context.Context) {
 	}
 }
 
-// unexpired returns the entries still in force at now; the slice may be
-// in itself.
-func unexpired(in []entries.Entry, now time.Time) []entries.Entry {
-	if !slices.ContainsFunc(in, func(e entries.Entry) bool { return e.Expired(now) }) {
+// unexpired returns the entries still in force at now, their ttls
+// measured by k; the slice may be in itself.
+func unexpired(in []entries.Entry, k entries.Keeper, now time.Time) []entries.Entry {
+	ended := func(e entries.Entry) bool { return !e.InForce(now, k) }
+	if !slices.ContainsFunc(in, ended) {
 		return in
 	}
-	return slices.DeleteFunc(slices.Clone(in), func(e entries.Entry) bool { return e.Expired(now) })
+	return slices.DeleteFunc(slices.Clone(in), ended)
 }
 
 func indexOf(in []entries.Entry, name string) int {

@@ -57,8 +57,8 @@ func TestSkewedClocksEndNoEntry(t *testing.T) {
 		runManager(t, ahead)
 
 		g, err := behind.enter(t.Context(), entries.Entry{Backend: "b00", Reason: "kernel"}, 10*time.Minute, false)
-		if err != nil || g.Entry.Lease == 0 || !g.Entry.Until.Before(time.Now()) {
-			t.Fatalf("grant %+v %v, want one bound to the store's lease, its until already past by the true clock", g.Entry, err)
+		if err != nil || !g.Entry.Until.Before(time.Now()) {
+			t.Fatalf("grant %+v %v, want one whose until is already past by the true clock", g.Entry, err)
 		}
 		_, swaps := ms.stored()
 		for _, wait := range []time.Duration{time.Second, 11 * time.Minute} {
@@ -140,7 +140,7 @@ func TestRestartServesTheSavedState(t *testing.T) {
 		if err := restarted.Start(t.Context()); err == nil {
 			t.Fatal("Start read a store that is down")
 		}
-		if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b01" || got[0].Lease == 0 {
+		if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b01" {
 			t.Errorf("restarted with the store down: entries %+v, want b01's as saved", got)
 		}
 		if s := restarted.Status(); !s.Synced || !s.Stale || s.Healthy || counter(t, reg, "probegate_maintenance_store_up") != 0 {
@@ -332,7 +332,7 @@ func TestNothingChangedTouchesNothing(t *testing.T) {
 	}
 	// The pool is told something else, so that any SetMaintenance from
 	// the manager shows.
-	p.SetMaintenance(nil)
+	p.SetMaintenance(nil, entries.KeptByClock)
 	// The entries as read back from a store: the same instants in UTC.
 	ms.set(func(s *memStore) {
 		for i := range s.entries {

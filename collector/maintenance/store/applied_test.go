@@ -21,7 +21,7 @@ func TestAppliedStateIsServedOnlyToItsStore(t *testing.T) {
 	poolA := SourceOf(config.Maintenance{Store: config.StoreEtcd, Etcd: config.Etcd{Prefix: "/probegate/a", Endpoints: []string{"http://127.0.0.1:2379"}}})
 	poolB := SourceOf(config.Maintenance{Store: config.StoreEtcd, Etcd: config.Etcd{Prefix: "/probegate/b", Endpoints: []string{"http://127.0.0.1:2379"}}})
 	movedA := SourceOf(config.Maintenance{Store: config.StoreEtcd, Etcd: config.Etcd{Prefix: "/probegate/a", Endpoints: []string{"http://127.0.0.2:2379"}}})
-	if err := NewApplied(dir, poolA).Write(State{Entries: []entries.Entry{{Backend: "b01", Reason: "disk"}}, Revision: 7, Token: 6}); err != nil {
+	if err := NewApplied(dir, poolA).Write(State{Entries: []entries.Entry{{Backend: "b01", Reason: "disk"}}, Revision: 7, Token: 6, leases: map[string]int64{"b01": 9}}); err != nil {
 		t.Fatal(err)
 	}
 	st, ok, err := NewApplied(dir, poolB).Read()
@@ -29,8 +29,8 @@ func TestAppliedStateIsServedOnlyToItsStore(t *testing.T) {
 		t.Errorf("pool b read pool a's state: %+v, %v, %v; want nothing and an error naming both stores", st, ok, err)
 	}
 	st, ok, err = NewApplied(dir, movedA).Read()
-	if !ok || err != nil || len(st.Entries) != 1 || st.Entries[0].Backend != "b01" || st.Revision != 7 || st.Token != 6 {
-		t.Errorf("pool a at other endpoints read %+v, %v, %v; want b01 at 7, token 6", st, ok, err)
+	if !ok || err != nil || len(st.Entries) != 1 || st.Entries[0].Backend != "b01" || st.Revision != 7 || st.Token != 6 || st.leases["b01"] != 9 {
+		t.Errorf("pool a at other endpoints read %+v, %v, %v; want b01 bound to lease 9 at 7, token 6", st, ok, err)
 	}
 }
 

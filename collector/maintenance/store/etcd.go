@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
-	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/config"
 )
 
@@ -166,7 +165,9 @@ func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error
 	if err != nil {
 		return State{}, fmt.Errorf("etcd: write %s: %w", s.keys.entries, err)
 	}
-	next := slices.Clone(w.Entries)
+	// Every entry keeps the lease base read it bound to, but the one
+	// granted, which gets a new lease or none.
+	next := withLeases(w.Entries, base.leases)
 	var granted clientv3.LeaseID
 	if i := indexOf(next, w.Granted); i >= 0 {
 		next[i].Lease = 0
@@ -178,7 +179,7 @@ func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error
 			next[i].Lease = int64(granted)
 		}
 	}
-	data, err := encodeState(next)
+	data, err := encodeDocument(next)
 	if err != nil {
 		return State{}, err
 	}
@@ -190,7 +191,7 @@ func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error
 	if granted != 0 {
 		ops = append(ops, clientv3.OpPut(s.keys.lease(w.Granted), w.Granted, clientv3.WithLease(granted)))
 	}
-	ended := endedLeases(base.Entries, next)
+	ended := endedLeases(base.leases, next)
 	for name := range ended {
 		if name != w.Granted || granted == 0 {
 			ops = append(ops, clientv3.OpDelete(s.keys.lease(name)))
@@ -245,23 +246,20 @@ func landed(resp *clientv3.TxnResponse, data []byte) bool {
 }
 
 // written is the state a Swap left: the entries it wrote, at token, in
-// force as the lease keys read in its transaction and its own puts and
-// deletes make them (granted, when not 0, is the lease it bound name to
-// in that transaction).
-func (s *etcdStore) written(resp *clientv3.TxnResponse, next []entries.Entry, name string, granted clientv3.LeaseID, token int64) State {
-	snap := etcdSnapshot{keys: s.keys, revision: resp.Header.Revision, token: token, leases: map[string]int64{}}
+// force as the lease keys read in its transaction and its own put make
+// them (granted, when not 0, is the lease it bound name to in that
+// transaction; the keys it deleted are of entries it does not keep).
+func (s *etcdStore) written(resp *clientv3.TxnResponse, next []leasedEntry, name string, granted clientv3.LeaseID, token int64) State {
+	live := map[string]int64{}
 	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
-		snap.leases[strings.TrimPrefix(string(kv.Key), s.keys.leases)] = kv.Lease
-	}
-	for name := range snap.leases {
-		if i := indexOf(next, name); i < 0 || next[i].Lease == 0 {
-			delete(snap.leases, name)
-		}
+		live[strings.TrimPrefix(string(kv.Key), s.keys.leases)] = kv.Lease
 	}
 	if granted != 0 {
-		snap.leases[name] = int64(granted)
+		live[name] = int64(granted)
 	}
-	return State{Entries: snap.inForce(next), Revision: snap.revision, Token: snap.token}
+	st := State{Revision: resp.Header.Revision, Token: token}
+	st.Entries, st.leases = inForceBy(next, live)
+	return st
 }
 
 // grantLease grants a lease of ttl, rounded up to whole seconds as etcd
@@ -286,17 +284,14 @@ func (s *etcdStore) revoke(ctx context.Context, client *clientv3.Client, lease c
 	client.Revoke(ctx, lease)
 }
 
-// endedLeases maps the backends whose entry in was bound to a lease that
-// next does not keep (the entry ended, or was renewed or replaced) to
-// that lease.
-func endedLeases(in, next []entries.Entry) map[string]int64 {
+// endedLeases maps the backends whose entry was bound to a lease (by
+// leases) that next does not keep (the entry ended, or was renewed or
+// replaced) to that lease.
+func endedLeases(leases map[string]int64, next []leasedEntry) map[string]int64 {
 	ended := map[string]int64{}
-	for _, e := range in {
-		if e.Lease == 0 {
-			continue
-		}
-		if i := indexOf(next, e.Backend); i < 0 || next[i].Lease != e.Lease {
-			ended[e.Backend] = e.Lease
+	for backend, lease := range leases {
+		if i := indexOf(next, backend); lease != 0 && (i < 0 || next[i].Lease != lease) {
+			ended[backend] = lease
 		}
 	}
 	return ended
@@ -453,9 +448,9 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func indexOf(in []entries.Entry, name string) int {
+func indexOf(in []leasedEntry, name string) int {
 	if name == "" {
 		return -1
 	}
-	return slices.IndexFunc(in, func(e entries.Entry) bool { return e.Backend == name })
+	return slices.IndexFunc(in, func(e leasedEntry) bool { return e.Backend == name })
 }

@@ -65,7 +65,10 @@ type Store interface {
 	Close() error
 }
 
-// State is the store's content at one revision.
+// State is the store's content at one revision. It carries bookkeeping
+// of the store's own (the leases of a shared store), so a state handed to
+// Swap as its base is one the store gave, with its Entries changed at
+// most, never one built from its exported fields.
 type State struct {
 	// Entries are the entries in force at Revision.
 	Entries []entries.Entry
@@ -75,6 +78,15 @@ type State struct {
 	// Token is what a compare-and-swap compares: the revision at which
 	// the stored entries were last written, 0 when none are stored.
 	Token int64
+	// leases maps the backends of Entries bound to a lease of a shared
+	// store (etcd) to that lease: a write needs them to end the right
+	// leases, and the applied state keeps them so that a replica
+	// restarted while the store is away can check its entries against
+	// the lease keys once they can be read. In a state whose document is
+	// corrupt it maps every lease key read to its lease instead: the
+	// keys decide removals then (EndedByLeases). nil for a store without
+	// leases.
+	leases map[string]int64
 }
 
 // Write is what a compare-and-swap stores: the entries, and how long the
