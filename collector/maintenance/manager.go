@@ -92,7 +92,7 @@ func NewManager(p *pool.Pool, s store.Store, applied *store.Applied, reg prometh
 	if now == nil {
 		now = time.Now
 	}
-	return &Manager{pool: p, store: s, applied: applied, metrics: newMetrics(reg), logger: logger, now: now}
+	return &Manager{pool: p, store: s, applied: applied, metrics: newMetrics(reg, s.Shared()), logger: logger, now: now}
 }
 
 // Start reads the store once and applies what it holds. When the store
@@ -177,13 +177,21 @@ func (m *Manager) upLocked() bool {
 	return m.healthy && m.fromStore && m.saveErr == nil
 }
 
-// observe takes what the store's watch hands on.
+// observe takes what the store's watch hands on. A watch that had to
+// resume from a compacted revision is no failure of the store, which
+// answered: the watch reads the entries afresh and hands them on next, so
+// it is warned of and counted, and the store stays up.
 func (m *Manager) observe(st store.State, err error) {
-	if err != nil {
+	m.count(opWatch, err)
+	switch {
+	case errors.Is(err, store.ErrCompacted):
+		level.Warn(m.logger).Log("msg", "The maintenance store's watch was compacted past the revision it resumed from; reading the entries afresh",
+			"store", m.store.Kind(), "err", err)
+	case err != nil:
 		m.failed(st, err)
-		return
+	default:
+		m.apply(st)
 	}
-	m.apply(st)
 }
 
 // failed records an error reading the store, which answered read with
@@ -374,6 +382,8 @@ func (m *Manager) count(op string, err error) {
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		result = resultConflict
+	case errors.Is(err, store.ErrCompacted):
+		result = resultCompacted
 	case err != nil:
 		result = resultError
 	}

@@ -3,6 +3,7 @@ package maintenance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
@@ -355,5 +357,31 @@ func TestNothingChangedTouchesNothing(t *testing.T) {
 	}
 	if st, _ := ms.Load(t.Context()); m.base().Revision != st.Revision {
 		t.Errorf("revision %d, want the store's %d", m.base().Revision, st.Revision)
+	}
+}
+
+// TestCompactedWatchIsWarnedAndCounted: a watch that had to resume from a
+// compacted revision is re-read at once; the replica says so in a warning
+// and in probegate_maintenance_store_operations_total{operation="watch",
+// result="compacted"}, and the store stays up: it answered.
+func TestCompactedWatchIsWarnedAndCounted(t *testing.T) {
+	ms := newMemStore("etcd", true, entries.Entry{Backend: "b01", Reason: "disk"})
+	logs := &syncbuffer.Buffer{}
+	m := NewManager(healthyPool(t, backendNames(3), 1, nil), ms, store.NewApplied(t.TempDir(), "etcd /p"), prometheus.NewRegistry(), log.NewLogfmtLogger(logs), nil)
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	m.observe(store.State{}, fmt.Errorf("etcd: the watch from revision 3, compacted up to 9: %w", store.ErrCompacted))
+	if !strings.Contains(logs.String(), "level=warn") || !strings.Contains(logs.String(), "compacted up to 9") {
+		t.Errorf("the compaction is not warned of:\n%s", logs)
+	}
+	if n := testutil.ToFloat64(m.metrics.operations.WithLabelValues(opWatch, resultCompacted)); n != 1 {
+		t.Errorf("operations{watch, compacted} = %v, want 1", n)
+	}
+	if !m.Status().Healthy || testutil.ToFloat64(m.metrics.storeUp) != 1 {
+		t.Errorf("a compacted watch took the store down: %+v, store_up %v", m.Status(), testutil.ToFloat64(m.metrics.storeUp))
+	}
+	if got := m.pool.Maintenances(); len(got) != 1 {
+		t.Errorf("entries %+v after the compaction, want b01's kept until the fresh read", got)
 	}
 }

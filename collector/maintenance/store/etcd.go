@@ -375,7 +375,8 @@ func (s *etcdStore) follow(ctx context.Context, snap etcdSnapshot, changed func(
 	for resp := range client.Watch(wctx, from, clientv3.WithRange(to), clientv3.WithRev(snap.revision+1)) {
 		if err := resp.Err(); err != nil {
 			if errors.Is(err, rpctypes.ErrCompacted) {
-				changed(State{}, fmt.Errorf("etcd: the watch of %s resumes from a compacted revision: %w", s.keys.entries, err))
+				changed(State{}, fmt.Errorf("etcd: the watch of %s from revision %d, compacted up to %d: %w",
+					s.keys.entries, snap.revision+1, resp.CompactRevision, ErrCompacted))
 			}
 			return
 		}

@@ -425,7 +425,7 @@ func TestEtcdStore(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		f.store.follow(ctx, snap, func(_ State, err error) { got = err })
-		if !strings.Contains(fmt.Sprint(got), "compacted") || ctx.Err() != nil {
+		if !errors.Is(got, ErrCompacted) || ctx.Err() != nil {
 			t.Errorf("follow from a compacted revision: %v, want it to end saying so", got)
 		}
 		// A fresh watch reads again and carries on.

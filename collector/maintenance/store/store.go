@@ -57,7 +57,7 @@ type Store interface {
 	Swap(ctx context.Context, base State, w Write) (State, error)
 	// Watch calls changed with every state the store reaches, newest
 	// last, and with every error reading it (a *CorruptError among
-	// them), until ctx ends. It starts from a read, and after that
+	// them, and ErrCompacted before a fresh read), until ctx ends. It starts from a read, and after that
 	// never hands on a state older than one it handed on. It returns at
 	// once for a store no one else writes.
 	Watch(ctx context.Context, changed func(State, error))
@@ -107,6 +107,12 @@ type Write struct {
 // ErrConflict is Swap's answer when the store moved past the state the
 // writer read.
 var ErrConflict = errors.New("the maintenance entries changed since they were read")
+
+// ErrCompacted is in the error a Watch hands on when its watch had to
+// resume from a revision the store has compacted: the changes since are
+// lost to it, so it reads the state afresh and hands that on next. The
+// store answered; it says nothing of the store's health.
+var ErrCompacted = errors.New("the watch resumes from a compacted revision: the entries are read afresh")
 
 // CorruptError is the error of a stored state that cannot be read. It
 // fails closed: the entries last read stay in force and nothing is
