@@ -23,6 +23,7 @@ import (
 
 	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/silentport"
 )
 
 // startEtcd starts one etcd member of Debian's etcd on loopback ports for
@@ -678,40 +679,6 @@ func TestRetryStopsAtAHopelessAnswer(t *testing.T) {
 	})
 }
 
-// silentListener accepts connections on loopback and never answers on
-// them, as a member behind a dropped route does, until the test ends.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 // TestEtcdWriteEndsWithinTheRequestTimeout: a write to a cluster that
 // cannot be reached answers an error within request_timeout, whatever
 // the caller's context, with credentials (the client authenticates while
@@ -724,9 +691,9 @@ func TestEtcdWriteEndsWithinTheRequestTimeout(t *testing.T) {
 		username string
 	}{
 		{"credentials, nothing listening", "http://" + freeLoopback(t), "probegate"},
-		{"credentials, a listener that never answers", "http://" + silentListener(t), "probegate"},
-		{"credentials and TLS, a listener that never answers", "https://" + silentListener(t), "probegate"},
-		{"TLS, a listener that never answers", "https://" + silentListener(t), ""},
+		{"credentials, a listener that never answers", "http://" + silentport.Listen(t), "probegate"},
+		{"credentials and TLS, a listener that never answers", "https://" + silentport.Listen(t), "probegate"},
+		{"TLS, a listener that never answers", "https://" + silentport.Listen(t), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config.Etcd{Endpoints: []string{tc.endpoint}, Prefix: "/t/offline", Username: tc.username,
