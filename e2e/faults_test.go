@@ -188,7 +188,9 @@ func TestFaultClockSkew(t *testing.T) {
 
 // TestFaultEntriesKeyByHand: the entries key rewritten with garbage fails
 // closed (the entries in force stay, no write lands on it, the replicas
-// log it once per revision); deleted by hand it means "no entries", the
+// log it once per revision), but an entry whose lease ends meanwhile
+// leaves service all the same, on a replica restarted from its saved
+// state meanwhile too; deleted by hand it means "no entries", the
 // next write creates it at once, and a replica restarted afterwards does
 // not replay the key's old history.
 func TestFaultEntriesKeyByHand(t *testing.T) {
@@ -197,7 +199,10 @@ func TestFaultEntriesKeyByHand(t *testing.T) {
 	key := rig.prefix + "/maintenance"
 	rig.mustGrant(t, r0, "b0", 0)
 	rig.mustGrant(t, r1, "b1", 0)
-	waitShow(t, rig.replicas, []string{"b0", "b1"}, time.Second)
+	// b3's entry is bound to a lease, which ends while the key is
+	// corrupt: the lease keys alone decide removals, and they still do.
+	rig.mustGrant(t, r2, "b3", 10*time.Second)
+	waitShow(t, rig.replicas, []string{"b0", "b1", "b3"}, time.Second)
 
 	const garbage = `{"maintenance": [{"backend": 42`
 	rev := etcdPut(t, rig.etcd, key, garbage)
@@ -219,12 +224,34 @@ func TestFaultEntriesKeyByHand(t *testing.T) {
 		}
 		return true
 	})
-	holdShowing(t, rig.replicas, []string{"b0", "b1"}, 3*time.Second)
+	holdShowing(t, rig.replicas, []string{"b0", "b1", "b3"}, 2*time.Second)
 	for i, r := range rig.replicas {
 		if lines := named.FindAllString(r.proc.output.String(), -1); len(lines) != logged[i] {
 			t.Errorf("%s named the corrupt revision %d in %d log lines, then %d more while it stayed: %q",
 				r.name, rev, logged[i], len(lines)-logged[i], lines)
 		}
+	}
+
+	// r2 is down when b3's lease ends, and starts again while the key is
+	// still corrupt: its saved state holds b3, which the lease keys end.
+	down := rig.history.faultOn(r2.name)
+	r2.kill()
+	waitFor(t, 15*time.Second, "b3's lease key is gone", func() bool {
+		_, _, found := etcdGet(t, rig.etcd, rig.prefix+"/leases/b3")
+		return !found
+	})
+	waitShow(t, rig.replicas[:2], []string{"b0", "b1"}, time.Second)
+	r2.start()
+	down()
+	waitShow(t, rig.replicas, []string{"b0", "b1"}, time.Second)
+	holdShowing(t, rig.replicas, []string{"b0", "b1"}, time.Second)
+	// Not even for a moment: the saved state is checked against the
+	// lease keys before it is applied.
+	if n := transitionsInto(t, r2.base, "b3", "maintenance"); n != "0" {
+		t.Errorf("r2, restarted after b3's lease ended, moved b3 into maintenance %s times", n)
+	}
+	if value, _, _ := etcdGet(t, rig.etcd, key); value != garbage {
+		t.Errorf("the corrupt entries key was overwritten with %q", value)
 	}
 
 	rig.history.handEnd()
@@ -238,11 +265,9 @@ func TestFaultEntriesKeyByHand(t *testing.T) {
 	holdShowing(t, rig.replicas, nil, 2*time.Second)
 	// Not even for a moment: the restarted process never moved b0 or b1
 	// into maintenance.
-	metrics := getBody(t, r2.base+"/metrics")
 	for _, b := range []string{"b0", "b1"} {
-		re := regexp.MustCompile(`(?m)^probegate_backend_transitions_total\{[^}]*backend="` + b + `"[^}]*to="maintenance"[^}]*\} (\S+)$`)
-		if m := re.FindStringSubmatch(metrics); m != nil && m[1] != "0" {
-			t.Errorf("the replica restarted after the deletion moved %s into maintenance %s times: it replayed the key's history", b, m[1])
+		if n := transitionsInto(t, r2.base, b, "maintenance"); n != "0" {
+			t.Errorf("the replica restarted after the deletion moved %s into maintenance %s times: it replayed the key's history", b, n)
 		}
 	}
 
@@ -257,6 +282,18 @@ func TestFaultEntriesKeyByHand(t *testing.T) {
 	rig.mustGrant(t, r2, "b3", 0)
 	waitShow(t, rig.replicas, []string{"b3"}, time.Second)
 	rig.history.requireInvariant()
+}
+
+// transitionsInto is how many times the replica at base moved backend
+// into the state to (probegate_backend_transitions_total), "0" when the
+// series is missing.
+func transitionsInto(t testing.TB, base, backend, to string) string {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^probegate_backend_transitions_total\{[^}]*backend="` + regexp.QuoteMeta(backend) + `"[^}]*to="` + to + `"[^}]*\} (\S+)$`)
+	if m := re.FindStringSubmatch(getBody(t, base+"/metrics")); m != nil {
+		return m[1]
+	}
+	return "0"
 }
 
 // viewsIgnored is the sum of probegate_replica_views_ignored_total over

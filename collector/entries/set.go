@@ -11,15 +11,19 @@ import (
 // safe for concurrent use: its owner's lock guards it.
 type Set struct {
 	byName map[string]Entry
+	// keeper measures the ttls of the entries.
+	keeper Keeper
 }
 
-// Replace makes entries the set's entries, replacing every entry it had
-// and dropping those already expired at now, and returns the backends
-// whose entry is gone, which must leave maintenance.
-func (s *Set) Replace(entries []Entry, now time.Time) (gone []string) {
+// Replace makes entries the set's entries, their ttls measured by k,
+// replacing every entry it had and dropping those not in force at now,
+// and returns the backends whose entry is gone, which must leave
+// maintenance.
+func (s *Set) Replace(entries []Entry, k Keeper, now time.Time) (gone []string) {
+	s.keeper = k
 	next := make(map[string]Entry, len(entries))
 	for _, m := range entries {
-		if !m.Expired(now) {
+		if m.InForce(now, k) {
 			next[m.Backend] = m
 		}
 	}
@@ -32,10 +36,11 @@ func (s *Set) Replace(entries []Entry, now time.Time) (gone []string) {
 	return gone
 }
 
-// Expire removes the entries expired at now and returns their backends.
+// Expire removes the entries no longer in force at now and returns their
+// backends.
 func (s *Set) Expire(now time.Time) (expired []string) {
 	for name, m := range s.byName {
-		if m.Expired(now) {
+		if !m.InForce(now, s.keeper) {
 			delete(s.byName, name)
 			expired = append(expired, name)
 		}
@@ -63,13 +68,13 @@ func (s *Set) Sorted() []Entry {
 	return out
 }
 
-// NextUntil is the earliest Until of the entries that expire by the
-// local clock, the next expiry; zero when none does.
-func (s *Set) NextUntil() time.Time {
+// NextEnd is the earliest End of the entries that a clock ends, the next
+// expiry; zero when none does.
+func (s *Set) NextEnd() time.Time {
 	var next time.Time
 	for _, m := range s.byName {
-		if u := m.Until; m.Lease == 0 && !u.IsZero() && (next.IsZero() || u.Before(next)) {
-			next = u
+		if end, ends := m.End(s.keeper); ends && (next.IsZero() || end.Before(next)) {
+			next = end
 		}
 	}
 	return next

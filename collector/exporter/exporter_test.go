@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/probegate/probegate/collector/discovery"
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
@@ -42,7 +43,7 @@ func sampleConfig(names ...string) *config.Config {
 func samplePool(t testing.TB, cfg *config.Config) *pool.Pool {
 	t.Helper()
 	p := leanPool(t, cfg)
-	p.SetMaintenance(nil)
+	p.SetMaintenance(nil, entries.KeptByClock)
 	return p
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 )
@@ -145,7 +146,7 @@ func BenchmarkExporterSeriesPerBackend(b *testing.B) {
 	perBackend := func(cfg *config.Config, maintenance bool) float64 {
 		p := leanPool(b, cfg)
 		if maintenance {
-			p.SetMaintenance(nil)
+			p.SetMaintenance(nil, entries.KeptByClock)
 		}
 		for _, backend := range p.Backends() {
 			recordResult(backend, 0, 200)

@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
@@ -115,7 +116,7 @@ func TestExporterExportsWhatFeaturesOnCanReach(t *testing.T) {
 			tc.change(cfg)
 			p := leanPool(t, cfg)
 			if tc.hook {
-				p.SetMaintenance(nil)
+				p.SetMaintenance(nil, entries.KeptByClock)
 			}
 			text := allSeriesText(t, newExporter(p))
 			for _, line := range tc.present {

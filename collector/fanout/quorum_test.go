@@ -103,7 +103,7 @@ func TestExposeMissingOnEveryAnswer(t *testing.T) {
 			}
 			for _, expose := range []bool{true, false} {
 				rig := setup(t, options{fanout: config.Fanout{ExposeMissing: expose}}, backends...)
-				rig.pool.SetMaintenance([]entries.Entry{{Backend: "b2", Reason: "test"}})
+				rig.pool.SetMaintenance([]entries.Entry{{Backend: "b2", Reason: "test"}}, entries.KeptByClock)
 				rec := rig.do("GET", "/fanout/q", "", nil)
 				if rec.Code != c.status {
 					t.Errorf("status %d; want %d", rec.Code, c.status)
@@ -159,7 +159,7 @@ func TestMissingHeaderIsBounded(t *testing.T) {
 func TestPartialForMaintenanceOnlyIsCounted(t *testing.T) {
 	failing := serve(t, answer(200, `[1]`))
 	rig := setup(t, options{}, serve(t, answer(200, `[0]`)), failing, serve(t, answer(200, `[2]`)))
-	rig.pool.SetMaintenance([]entries.Entry{{Backend: "b2", Reason: "test"}})
+	rig.pool.SetMaintenance([]entries.Entry{{Backend: "b2", Reason: "test"}}, entries.KeptByClock)
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "2/3", `[0,1]`)
 	failing.Close()
 	expect(t, rig.do("GET", "/fanout/q", "", nil), 200, "1/3", `[0]`)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,17 @@ const maxSwapAttempts = 8
 // change was announced: it notices a store that went away or came back
 // within it, and catches up on a change a broken watch missed, so that a
 // replica converges within a second of the store answering again.
+//
+// The watch alone cannot tell these: etcd's client re-establishes a
+// broken watch stream by itself and says nothing while it cannot, so a
+// replica cut from etcd by a silent route would go on reporting a
+// healthy store; and a store restored from an older snapshot is seen
+// only by a read that answers an older revision. Progress requests on
+// the watch with a deadline could notice both, but each would then need
+// this same read to recover, behind a second mechanism that the fault
+// tests would have to prove again. The read is cheap: three
+// replicas reading every half second cost etcd 70 ms of CPU in 20 s over
+// what their three watches cost (about 0.6 ms a read, 0.35% of a core).
 const resyncInterval = 500 * time.Millisecond
 
 // Backoff of the retried saves of ended entries.
@@ -91,7 +103,7 @@ func NewManager(p *pool.Pool, s store.Store, applied *store.Applied, reg prometh
 	if now == nil {
 		now = time.Now
 	}
-	return &Manager{pool: p, store: s, applied: applied, metrics: newMetrics(reg), logger: logger, now: now}
+	return &Manager{pool: p, store: s, applied: applied, metrics: newMetrics(reg, s.Shared()), logger: logger, now: now}
 }
 
 // Start reads the store once and applies what it holds. When the store
@@ -102,17 +114,19 @@ func NewManager(p *pool.Pool, s store.Store, applied *store.Applied, reg prometh
 // ended meanwhile would enter maintenance and leave it again, and a
 // probed one would then have to earn its readmission.
 func (m *Manager) Start(ctx context.Context) error {
-	if _, err := m.sync(ctx); err != nil {
-		m.restore()
+	if read, err := m.sync(ctx); err != nil {
+		m.restore(read, err)
 		return err
 	}
 	return nil
 }
 
 // restore applies the saved state, marked stale: the store has not
-// confirmed it yet. A saved state that cannot be read is logged and left
-// alone, and the replica waits for the store.
-func (m *Manager) restore() {
+// confirmed it yet. read and readErr are the read that failed: when the
+// store answered with a document it cannot decode, its lease keys still
+// end the saved entries whose lease is gone. A saved state that cannot be
+// read is logged and left alone, and the replica waits for the store.
+func (m *Manager) restore(read store.State, readErr error) {
 	if m.applied == nil {
 		return
 	}
@@ -130,7 +144,18 @@ func (m *Manager) restore() {
 	m.metrics.storeUp.Set(0)
 	level.Info(m.logger).Log("msg", "Serving the last applied maintenance state until the store answers", "file", m.applied.Path(),
 		"revision", st.Revision, "entries", len(st.Entries))
-	m.pool.SetMaintenance(st.Entries)
+	if !m.endByLeasesLocked(read, readErr) {
+		m.pool.SetMaintenance(st.Entries, m.keeper())
+	}
+}
+
+// keeper is what measures the entries' ttls: a shared store, or this
+// replica's clock.
+func (m *Manager) keeper() entries.Keeper {
+	if m.store.Shared() {
+		return entries.KeptByStore
+	}
+	return entries.KeptByClock
 }
 
 // Synced reports whether some state of the entries is in force: one read
@@ -163,19 +188,29 @@ func (m *Manager) upLocked() bool {
 	return m.healthy && m.fromStore && m.saveErr == nil
 }
 
-// observe takes what the store's watch hands on.
+// observe takes what the store's watch hands on. A watch that had to
+// resume from a compacted revision is no failure of the store, which
+// answered: the watch reads the entries afresh and hands them on next, so
+// it is warned of and counted, and the store stays up.
 func (m *Manager) observe(st store.State, err error) {
-	if err != nil {
-		m.failed(err)
-		return
+	m.count(opWatch, err)
+	switch {
+	case errors.Is(err, store.ErrCompacted):
+		level.Warn(m.logger).Log("msg", "The maintenance store's watch was compacted past the revision it resumed from; reading the entries afresh",
+			"store", m.store.Kind(), "err", err)
+	case err != nil:
+		m.failed(st, err)
+	default:
+		m.apply(st)
 	}
-	m.apply(st)
 }
 
-// failed records an error reading the store. Corrupt stored data is
-// logged once per revision: it stays until an operator repairs it, and
-// every replica reads it again and again meanwhile.
-func (m *Manager) failed(err error) {
+// failed records an error reading the store, which answered read with
+// it. Corrupt stored data is logged once per revision: it stays until an
+// operator repairs it, and every replica reads it again and again
+// meanwhile. The lease keys read with it still end the entries whose
+// lease is gone.
+func (m *Manager) failed(read store.State, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var corrupt *store.CorruptError
@@ -185,6 +220,31 @@ func (m *Manager) failed(err error) {
 			"key", corrupt.Key, "revision", corrupt.Revision, "err", corrupt.Err)
 	}
 	m.syncedLocked(err)
+	m.endByLeasesLocked(read, err)
+}
+
+// endByLeasesLocked ends the entries in force whose lease a read of a
+// corrupt document found gone (store.EndedByLeases): writes stay refused
+// and the other entries stay in force, but no entry outlives the lease
+// that measures it. It reports whether it told the pool. The caller
+// holds mu.
+func (m *Manager) endByLeasesLocked(read store.State, err error) bool {
+	kept, ended := store.EndedByLeases(m.state, read, err)
+	if !ended {
+		return false
+	}
+	left := make([]string, 0, len(m.state.Entries)-len(kept.Entries))
+	for _, e := range m.state.Entries {
+		if indexOf(kept.Entries, e.Backend) < 0 {
+			left = append(left, e.Backend)
+		}
+	}
+	level.Warn(m.logger).Log("msg", "Maintenance entries whose lease ended leave service although the stored entries cannot be read",
+		"store", m.store.Kind(), "revision", kept.Revision, "backends", strings.Join(left, ","))
+	m.state, m.local = kept, kept.Entries
+	m.keepLocked(kept)
+	m.pool.SetMaintenance(m.local, m.keeper())
+	return true
 }
 
 // apply makes st the state in force when it is newer than the one the
@@ -235,7 +295,7 @@ func (m *Manager) applyState(st store.State, rewound bool) {
 		// probegate that never had an entry.
 		return
 	}
-	m.pool.SetMaintenance(m.local)
+	m.pool.SetMaintenance(m.local, m.keeper())
 }
 
 // keepLocked saves st as the last applied state when its entries differ
@@ -311,7 +371,7 @@ func (m *Manager) load(ctx context.Context) (store.State, error) {
 	}
 	m.count(opLoad, err)
 	if err != nil {
-		m.failed(err)
+		m.failed(st, err)
 	}
 	return st, err
 }
@@ -323,7 +383,7 @@ func (m *Manager) swap(ctx context.Context, base store.State, w store.Write) (st
 	case errors.Is(err, store.ErrConflict):
 		m.metrics.conflicts.Inc()
 	case err != nil:
-		m.failed(err)
+		m.failed(store.State{}, err)
 	}
 	return next, err
 }
@@ -333,6 +393,8 @@ func (m *Manager) count(op string, err error) {
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		result = resultConflict
+	case errors.Is(err, store.ErrCompacted):
+		result = resultCompacted
 	case err != nil:
 		result = resultError
 	}
@@ -340,11 +402,14 @@ func (m *Manager) count(op string, err error) {
 }
 
 // base is the state a write starts from: the entries in force here and the
-// store revision they were read at.
+// store revision they were read at, with the store's own bookkeeping of
+// them.
 func (m *Manager) base() store.State {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return store.State{Entries: m.local, Revision: m.state.Revision, Token: m.state.Token}
+	st := m.state
+	st.Entries = m.local
+	return st
 }
 
 // refresh reads the store after a conflict and returns the state to retry
@@ -401,7 +466,7 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration,
 	st := m.base()
 	for range maxSwapAttempts {
 		now := m.now()
-		entries := unexpired(st.Entries, now)
+		entries := unexpired(st.Entries, m.keeper(), now)
 		// The pool holds the backend out of its ejections' count until
 		// the entry is applied, or this attempt gave up: an ejection
 		// cannot spend the disruption granted here meanwhile.
@@ -420,7 +485,7 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration,
 		entry := e
 		// Round(0) drops the monotonic reading, which a stored entry
 		// read back does not have.
-		entry.Since, entry.Until, entry.Lease = now.Round(0), time.Time{}, 0
+		entry.Since, entry.Until = now.Round(0), time.Time{}
 		if ttl > 0 {
 			entry.Until = now.Add(ttl).Round(0)
 		}
@@ -495,7 +560,7 @@ func (m *Manager) exit(ctx context.Context, name string) (existed, saved bool, e
 		}
 	}
 	for range maxSwapAttempts {
-		entries := unexpired(st.Entries, m.now())
+		entries := unexpired(st.Entries, m.keeper(), m.now())
 		i := indexOf(entries, name)
 		if i < 0 {
 			if _, _, err := m.pool.BudgetWith(nil, name); err != nil {
@@ -530,7 +595,7 @@ func (m *Manager) endLocally(entries []entries.Entry, err error) {
 	m.mu.Lock()
 	m.local, m.dirty = entries, true
 	m.mu.Unlock()
-	m.pool.SetMaintenance(entries)
+	m.pool.SetMaintenance(entries, m.keeper())
 	level.Error(m.logger).Log("msg", "Maintenance ended here but not saved; retrying until the store takes it", "store", m.store.Kind(), "err", err)
 }
 
@@ -581,14 +646,14 @@ func (m *Manager) Run(ctx context.Context) {
 func (m *Manager) pending() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.dirty || len(unexpired(m.state.Entries, m.now())) != len(m.state.Entries)
+	return m.dirty || len(unexpired(m.state.Entries, m.keeper(), m.now())) != len(m.state.Entries)
 }
 
 // tidy stores the entries in force here without the expired ones.
 func (m *Manager) tidy(ctx context.Context) error {
 	for range maxSwapAttempts {
 		st := m.base()
-		next := unexpired(st.Entries, m.now())
+		next := unexpired(st.Entries, m.keeper(), m.now())
 		written, err := m.swap(ctx, st, store.Write{Entries: next})
 		if errors.Is(err, store.ErrConflict) {
 			if _, err := m.refresh(ctx); err != nil {
@@ -618,13 +683,14 @@ func (m *Manager) flush(ctx context.Context) {
 	}
 }
 
-// unexpired returns the entries still in force at now; the slice may be
-// in itself.
-func unexpired(in []entries.Entry, now time.Time) []entries.Entry {
-	if !slices.ContainsFunc(in, func(e entries.Entry) bool { return e.Expired(now) }) {
+// unexpired returns the entries still in force at now, their ttls
+// measured by k; the slice may be in itself.
+func unexpired(in []entries.Entry, k entries.Keeper, now time.Time) []entries.Entry {
+	ended := func(e entries.Entry) bool { return !e.InForce(now, k) }
+	if !slices.ContainsFunc(in, ended) {
 		return in
 	}
-	return slices.DeleteFunc(slices.Clone(in), func(e entries.Entry) bool { return e.Expired(now) })
+	return slices.DeleteFunc(slices.Clone(in), ended)
 }
 
 func indexOf(in []entries.Entry, name string) int {

@@ -23,8 +23,8 @@ import (
 // memStore is an in-memory Store for unit tests: a compare-and-swap over a
 // token that several managers may share (shared true stands for etcd,
 // false for the file), and that a test can make fail. Shared, it measures
-// ttls as etcd does: a granted entry with a ttl gets a lease id, and ends
-// when the test expires its lease, whatever any clock says.
+// ttls as etcd does: a granted entry ends when the test expires it, as
+// its lease would, whatever any clock says.
 type memStore struct {
 	kind   string
 	shared bool
@@ -35,7 +35,6 @@ type memStore struct {
 	// deleted.
 	rev, token int64
 	entries    []entries.Entry
-	leases     int64
 	// down is the error every Load and Swap answers while it is set: the
 	// store cannot be reached.
 	down error
@@ -93,12 +92,7 @@ func (s *memStore) Swap(_ context.Context, base store.State, w store.Write) (sto
 	case base.Token != s.token:
 		return store.State{}, store.ErrConflict
 	}
-	next := slices.Clone(w.Entries)
-	if i := slices.IndexFunc(next, func(e entries.Entry) bool { return e.Backend == w.Granted }); i >= 0 && s.shared && w.TTL > 0 {
-		s.leases++
-		next[i].Lease = s.leases
-	}
-	s.entries = next
+	s.entries = slices.Clone(w.Entries)
 	s.changedLocked()
 	s.token = s.rev
 	return s.stateLocked(), nil

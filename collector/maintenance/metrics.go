@@ -4,12 +4,16 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // The operations and results of probegate_maintenance_store_operations_total.
 const (
-	opLoad = "load"
-	opSwap = "swap"
+	opLoad  = "load"
+	opSwap  = "swap"
+	opWatch = "watch"
 
 	resultSuccess  = "success"
 	resultConflict = "conflict"
 	resultError    = "error"
+	// resultCompacted is a watch that had to resume from a compacted
+	// revision, and reads the entries afresh.
+	resultCompacted = "compacted"
 )
 
 // metrics are the series of maintenance and its store.
@@ -20,7 +24,9 @@ type metrics struct {
 	conflicts  prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+// newMetrics registers the series of maintenance on reg; shared says that
+// the store is watched for other writers' changes.
+func newMetrics(reg prometheus.Registerer, shared bool) *metrics {
 	m := &metrics{
 		refusals: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "probegate_maintenance_refusals_total",
@@ -32,7 +38,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		operations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "probegate_maintenance_store_operations_total",
-			Help: "Operations on the maintenance store by operation (load, swap) and result (success, conflict, error).",
+			Help: "Operations on the maintenance store by operation (load, swap, watch) and result (success, conflict, error; compacted: a watch resumed from a compacted revision and read the entries afresh).",
 		}, []string{"operation", "result"}),
 		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "probegate_maintenance_store_conflicts_total",
@@ -44,6 +50,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.operations.WithLabelValues(op, resultError)
 	}
 	m.operations.WithLabelValues(opSwap, resultConflict)
+	if shared {
+		for _, result := range []string{resultSuccess, resultError, resultCompacted} {
+			m.operations.WithLabelValues(opWatch, result)
+		}
+	}
 	reg.MustRegister(m.refusals, m.storeUp, m.operations, m.conflicts)
 	return m
 }

@@ -3,6 +3,7 @@ package maintenance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
@@ -57,8 +59,8 @@ func TestSkewedClocksEndNoEntry(t *testing.T) {
 		runManager(t, ahead)
 
 		g, err := behind.enter(t.Context(), entries.Entry{Backend: "b00", Reason: "kernel"}, 10*time.Minute, false)
-		if err != nil || g.Entry.Lease == 0 || !g.Entry.Until.Before(time.Now()) {
-			t.Fatalf("grant %+v %v, want one bound to the store's lease, its until already past by the true clock", g.Entry, err)
+		if err != nil || !g.Entry.Until.Before(time.Now()) {
+			t.Fatalf("grant %+v %v, want one whose until is already past by the true clock", g.Entry, err)
 		}
 		_, swaps := ms.stored()
 		for _, wait := range []time.Duration{time.Second, 11 * time.Minute} {
@@ -140,7 +142,7 @@ func TestRestartServesTheSavedState(t *testing.T) {
 		if err := restarted.Start(t.Context()); err == nil {
 			t.Fatal("Start read a store that is down")
 		}
-		if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b01" || got[0].Lease == 0 {
+		if got := p.Maintenances(); len(got) != 1 || got[0].Backend != "b01" {
 			t.Errorf("restarted with the store down: entries %+v, want b01's as saved", got)
 		}
 		if s := restarted.Status(); !s.Synced || !s.Stale || s.Healthy || counter(t, reg, "probegate_maintenance_store_up") != 0 {
@@ -332,7 +334,7 @@ func TestNothingChangedTouchesNothing(t *testing.T) {
 	}
 	// The pool is told something else, so that any SetMaintenance from
 	// the manager shows.
-	p.SetMaintenance(nil)
+	p.SetMaintenance(nil, entries.KeptByClock)
 	// The entries as read back from a store: the same instants in UTC.
 	ms.set(func(s *memStore) {
 		for i := range s.entries {
@@ -355,5 +357,31 @@ func TestNothingChangedTouchesNothing(t *testing.T) {
 	}
 	if st, _ := ms.Load(t.Context()); m.base().Revision != st.Revision {
 		t.Errorf("revision %d, want the store's %d", m.base().Revision, st.Revision)
+	}
+}
+
+// TestCompactedWatchIsWarnedAndCounted: a watch that had to resume from a
+// compacted revision is re-read at once; the replica says so in a warning
+// and in probegate_maintenance_store_operations_total{operation="watch",
+// result="compacted"}, and the store stays up: it answered.
+func TestCompactedWatchIsWarnedAndCounted(t *testing.T) {
+	ms := newMemStore("etcd", true, entries.Entry{Backend: "b01", Reason: "disk"})
+	logs := &syncbuffer.Buffer{}
+	m := NewManager(healthyPool(t, backendNames(3), 1, nil), ms, store.NewApplied(t.TempDir(), "etcd /p"), prometheus.NewRegistry(), log.NewLogfmtLogger(logs), nil)
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	m.observe(store.State{}, fmt.Errorf("etcd: the watch from revision 3, compacted up to 9: %w", store.ErrCompacted))
+	if !strings.Contains(logs.String(), "level=warn") || !strings.Contains(logs.String(), "compacted up to 9") {
+		t.Errorf("the compaction is not warned of:\n%s", logs)
+	}
+	if n := testutil.ToFloat64(m.metrics.operations.WithLabelValues(opWatch, resultCompacted)); n != 1 {
+		t.Errorf("operations{watch, compacted} = %v, want 1", n)
+	}
+	if !m.Status().Healthy || testutil.ToFloat64(m.metrics.storeUp) != 1 {
+		t.Errorf("a compacted watch took the store down: %+v, store_up %v", m.Status(), testutil.ToFloat64(m.metrics.storeUp))
+	}
+	if got := m.pool.Maintenances(); len(got) != 1 {
+		t.Errorf("entries %+v after the compaction, want b01's kept until the fresh read", got)
 	}
 }

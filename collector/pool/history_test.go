@@ -84,7 +84,7 @@ func TestTransitionLog(t *testing.T) {
 	clock.Advance(time.Second)
 	feed(a, health.TimeoutResult("no answer"), 3)
 	clock.Advance(time.Second)
-	p.SetMaintenance([]entries.Entry{{Backend: "a", Reason: "x"}})
+	p.SetMaintenance([]entries.Entry{{Backend: "a", Reason: "x"}}, entries.KeptByClock)
 	clock.Advance(time.Second)
 	failTraffic(p, unprobed, 3)
 	clock.Advance(passiveWindow)
@@ -110,7 +110,7 @@ func TestTransitionLog(t *testing.T) {
 		}
 	}
 
-	p.SetMaintenance(nil)
+	p.SetMaintenance(nil, entries.KeptByClock)
 	for range history.TransitionLength {
 		feed(a, okResult, 2)
 		feed(a, downResult, 3)

@@ -19,7 +19,8 @@ import (
 // backend out of service while an operator works on it. Which entries are
 // in force is decided elsewhere (collector/maintenance, over a store that
 // several replicas may share); the pool applies the entries it is given
-// (an entries.Set), ends them at their Until on its own clock, and offers
+// (an entries.Set), ends by its clock those that entries' rule says a
+// clock ends (the file store's, never a shared store's), and offers
 // the readiness budget that a new entry is judged against. It does no I/O.
 
 // ErrUnknownBackend is returned for a backend the pool does not have.
@@ -29,7 +30,7 @@ var ErrUnknownBackend = errors.New("no such backend")
 // by the pool's mu.
 type maintenanceEntries struct {
 	set entries.Set
-	// due is the earliest Until, none when no entry expires.
+	// due is the earliest end by the clock, none when no entry has one.
 	due due.Time
 	// inUse is set once a store gave the pool its entries: maintenance is
 	// a feature in use, and its series are exported from then on.
@@ -42,13 +43,13 @@ type maintenanceEntries struct {
 	admitted map[string]int
 }
 
-// SetMaintenance makes entries the pool's maintenance entries, replacing
-// every entry it had: backends named by a new entry enter maintenance,
-// backends whose entry is gone leave it (a probed one must earn
-// readmission), and entries already past their Until are dropped. The
-// entries are the store's, so no budget is checked here: it was checked
-// when each entry was stored.
-func (p *Pool) SetMaintenance(in []entries.Entry) {
+// SetMaintenance makes entries the pool's maintenance entries, their ttls
+// measured by k, replacing every entry it had: backends named by a new
+// entry enter maintenance, backends whose entry is gone leave it (a probed
+// one must earn readmission), and entries no longer in force are dropped.
+// The entries are the store's, so no budget is checked here: it was
+// checked when each entry was stored.
+func (p *Pool) SetMaintenance(in []entries.Entry, k entries.Keeper) {
 	p.maint.inUse.Store(true)
 	now := p.now()
 	// judgeMu orders the change against the ejections' judgements, which
@@ -56,7 +57,7 @@ func (p *Pool) SetMaintenance(in []entries.Entry) {
 	p.judgeMu.Lock()
 	defer p.judgeMu.Unlock()
 	p.mu.Lock()
-	for _, name := range p.maint.set.Replace(in, now) {
+	for _, name := range p.maint.set.Replace(in, k, now) {
 		if b := p.backendLocked(name); b != nil {
 			b.exitMaintenance("ended")
 		}
@@ -75,14 +76,18 @@ func (p *Pool) Maintenances() []entries.Entry {
 	return p.maint.set.Sorted()
 }
 
-// BudgetWith is the readiness budget the pool would have if entries were
-// its maintenance entries, from its own probe-derived health, and whether
-// the named backend would be in service by it (false when entries name
-// it). It returns ErrUnknownBackend when the pool has no such backend.
-// This is what a new entry is judged against: every stored entry counted,
-// whatever this pool has applied so far.
+// BudgetWith is the readiness budget the pool would have if entries, the
+// entries in force as their owner judged them (collector/maintenance, by
+// entries' rule), were its maintenance entries, from its own probe-derived
+// health, and whether the named backend would be in service by it (false
+// when entries name it). It returns ErrUnknownBackend when the pool has no
+// such backend. This is what a new entry is judged against: every stored
+// entry counted, whatever this pool has applied so far.
 func (p *Pool) BudgetWith(in []entries.Entry, name string) (b budget.Budget, inService bool, err error) {
-	out := entries.InForce(in, p.now())
+	out := make(map[string]bool, len(in))
+	for _, m := range in {
+		out[m.Backend] = true
+	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	known := false
@@ -174,7 +179,8 @@ func (b *Backend) servesBarMaintenance() bool {
 	return health.Serve(b.health, false, b.outlier.Enforced()).InService()
 }
 
-// expireMaintenance ends the maintenances whose Until has come at now.
+// expireMaintenance ends the maintenances that a clock ends, whose end has
+// come at now.
 func (p *Pool) expireMaintenance(now time.Time) {
 	if !p.maint.due.Reached(now) {
 		return
@@ -190,9 +196,10 @@ func (p *Pool) expireMaintenance(now time.Time) {
 	p.noteFailOpen()
 }
 
-// scheduleExpiryLocked sets due to the earliest Until. The caller holds mu.
+// scheduleExpiryLocked sets due to the earliest end by the clock. The
+// caller holds mu.
 func (p *Pool) scheduleExpiryLocked() {
-	p.maint.due.Set(p.maint.set.NextUntil())
+	p.maint.due.Set(p.maint.set.NextEnd())
 	p.wakeRun()
 }
 

@@ -47,8 +47,8 @@ func stateOf(p *Pool, name string) health.ServedState {
 }
 
 // enter puts the named backends in maintenance, as the store's entries.
-func enter(p *Pool, entries ...entries.Entry) {
-	p.SetMaintenance(append(p.Maintenances(), entries...))
+func enter(p *Pool, in ...entries.Entry) {
+	p.SetMaintenance(append(p.Maintenances(), in...), entries.KeptByClock)
 }
 
 // TestMaintenanceOverlay: a backend in maintenance shows the state
@@ -85,7 +85,7 @@ func TestMaintenanceOverlay(t *testing.T) {
 // counts the given entries, whatever the pool has applied, and says
 // whether the backend asked for is in service by them.
 func TestBudgetWithCountsEveryEntry(t *testing.T) {
-	p, clock := healthyPool(t, 3, 1)
+	p, _ := healthyPool(t, 3, 1)
 	b, inService, err := p.BudgetWith(nil, "b0")
 	if want := (budget.Budget{Expected: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1}); err != nil || b != want || !inService {
 		t.Fatalf("no entries: %+v %v %v, want %+v in service", b, inService, err, want)
@@ -96,10 +96,6 @@ func TestBudgetWithCountsEveryEntry(t *testing.T) {
 	}
 	if _, inService, _ = p.BudgetWith([]entries.Entry{{Backend: "b0"}}, "b0"); inService {
 		t.Error("a backend the entries hold is in service")
-	}
-	expired := entries.Entry{Backend: "b1", Until: clock.Now()}
-	if b, _, _ = p.BudgetWith([]entries.Entry{expired}, "b0"); b.CurrentHealthy != 3 {
-		t.Errorf("an expired entry counted: %+v", b)
 	}
 	feed(p.Backends()[2], downResult, 3)
 	if b, _, _ = p.BudgetWith(nil, "b2"); b.CurrentHealthy != 2 {
@@ -121,7 +117,7 @@ func TestMaintenanceExitReadmitsAfterSuccesses(t *testing.T) {
 	enter(p, entries.Entry{Backend: "b0"})
 	b := p.Backends()[0]
 	feed(b, okResult, 5)
-	p.SetMaintenance(nil)
+	p.SetMaintenance(nil, entries.KeptByClock)
 	if got := b.Health().State; got != health.StateUnhealthy {
 		t.Fatalf("state %v right after maintenance, want unhealthy", got)
 	}
@@ -142,7 +138,7 @@ func TestMaintenanceExitReadmitsAfterSuccesses(t *testing.T) {
 func TestMaintenanceExitUnprobedIsImmediate(t *testing.T) {
 	p, _ := newClockedPool(t, nil, unprobedTargets(2), allowingDisruptions(2, 1))
 	enter(p, entries.Entry{Backend: "b1"})
-	p.SetMaintenance(nil)
+	p.SetMaintenance(nil, entries.KeptByClock)
 	if got := stateOf(p, "b1"); got != health.ServedUnknown {
 		t.Errorf("state %v, want unknown, its probe-derived state", got)
 	}
@@ -187,6 +183,29 @@ func TestRunExpiresMaintenance(t *testing.T) {
 		synctest.Wait()
 		if got := b.Snapshot().Served.State(); got == health.ServedMaintenance {
 			t.Error("still in maintenance after the ttl ran out")
+		}
+	})
+}
+
+// TestRunLeavesStoreKeptMaintenance: entries whose ttls a shared store
+// measures are never ended by the pool's clock, however far it runs past
+// their Until: the store ends them, through SetMaintenance.
+func TestRunLeavesStoreKeptMaintenance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := New(nil, nil)
+		if err := p.Apply(numberedTargets(2), allowingDisruptions(2, 1)); err != nil {
+			t.Fatal(err)
+		}
+		startRun(t, p)
+		p.SetMaintenance([]entries.Entry{{Backend: "b0", Until: time.Now().Add(-time.Minute)}}, entries.KeptByStore)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if got := stateOf(p, "b0"); got != health.ServedMaintenance {
+			t.Errorf("state %v an hour past its until, want maintenance until the store ends it", got)
+		}
+		p.SetMaintenance(nil, entries.KeptByStore)
+		if got := stateOf(p, "b0"); got == health.ServedMaintenance {
+			t.Error("still in maintenance after the store ended it")
 		}
 	})
 }
@@ -263,7 +282,7 @@ func TestSetMaintenanceReplacesAndDropsExpired(t *testing.T) {
 		{Backend: "b0", Until: clock.Now().Add(-time.Second)},
 		{Backend: "b1", Until: clock.Now().Add(time.Hour)},
 		{Backend: "gone"},
-	})
+	}, entries.KeptByClock)
 	if got := fmt.Sprint(stateOf(p, "b0"), stateOf(p, "b1"), stateOf(p, "b2"), len(p.Maintenances())); got != "healthy maintenance unhealthy 2" {
 		t.Errorf("got %s, want b0 healthy, b1 in maintenance, b2 readmitting, 2 entries", got)
 	}

@@ -43,7 +43,7 @@ func newestTransition(t *testing.T, p *Pool) history.Transition {
 func TestMaintenanceEndsUnderOutlierEjection(t *testing.T) {
 	p, b0, _, down := outlierEjectedB0(t)
 	enter(p, entries.Entry{Backend: "b0", Reason: "kernel update"})
-	p.SetMaintenance(nil)
+	p.SetMaintenance(nil, entries.KeptByClock)
 	snap := b0.Snapshot()
 	if got := snap.Served.State(); got != health.ServedEjected {
 		t.Fatalf("after maintenance: served %s; want ejected", got)
@@ -78,7 +78,7 @@ func TestOutlierReadmittedDuringMaintenance(t *testing.T) {
 	if got := snap.Transitions[health.ServedMaintenance]; got != 1 {
 		t.Errorf("%d transitions to maintenance; want 1, one entry", got)
 	}
-	p.SetMaintenance(nil)
+	p.SetMaintenance(nil, entries.KeptByClock)
 	snap = b0.Snapshot()
 	if got := newestTransition(t, p); got.From != health.ServedMaintenance || got.To != health.ServedUnknown {
 		t.Errorf("leaving maintenance logged %s → %s; want maintenance → unknown", got.From, got.To)

@@ -38,7 +38,7 @@ func TestServedNamesTheEjectionsCause(t *testing.T) {
 	if s := p.Snapshot(); s.InService != 2 || s.Backends[1].Served != got {
 		t.Errorf("snapshot: %d in service, b1 served %+v; want 2 and %+v", s.InService, s.Backends[1].Served, got)
 	}
-	p.SetMaintenance([]entries.Entry{{Backend: "b1"}})
+	p.SetMaintenance([]entries.Entry{{Backend: "b1"}}, entries.KeptByClock)
 	if got := b1.Served(); got.Overlay != health.OverlayMaintenance || got.State() != health.ServedMaintenance {
 		t.Errorf("maintenance over an outlier ejection served as %+v (%v)", got, got.State())
 	}

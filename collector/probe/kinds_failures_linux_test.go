@@ -12,6 +12,7 @@ import (
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/deadport"
+	"github.com/probegate/probegate/internal/silentport"
 )
 
 // TestKindRowsAreWhatTheirProbesReturn: each kind's row of the table
@@ -41,7 +42,7 @@ func TestKindRowsAreWhatTheirProbesReturn(t *testing.T) {
 		{"wrong body", web.URL, "/healthz"},
 		{"gRPC NOT_SERVING", startGRPC(t, notServing, nil), "/healthz"},
 		{"refused", deadport.URL(t), "/healthz"},
-		{"never speaks", silentListener(t), "/healthz"},
+		{"never speaks", "http://" + silentport.Listen(t), "/healthz"},
 		{"never accepts", fullBacklogURL(t), "/healthz"},
 	}
 	for _, kind := range config.Kinds() {

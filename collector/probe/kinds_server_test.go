@@ -115,37 +115,3 @@ func (s *scriptedHealth) Check(ctx context.Context, _ *healthpb.HealthCheckReque
 	}
 	return nil, status.Errorf(codes.Internal, "the test set no answer %q", answer)
 }
-
-// silentListener accepts connections and never says a word on them: a
-// gRPC server that never completes its handshake.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	wg.Go(func() {
-		for {
-			c, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(func() {
-		lis.Close()
-		wg.Wait()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + lis.Addr().String()
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/deadport"
+	"github.com/probegate/probegate/internal/silentport"
 	"github.com/probegate/probegate/internal/testpki"
 )
 
@@ -72,7 +73,7 @@ func TestGRPCProbeClasses(t *testing.T) {
 			runTarget(newTarget(t, deadport.URL(t), grpcKind(""), config.HTTPClientConfig{})))
 	})
 	t.Run("a server that never answers times out", func(t *testing.T) {
-		r := runTarget(newTarget(t, silentListener(t), withTimeout(grpcKind(""), 100*time.Millisecond), config.HTTPClientConfig{}))
+		r := runTarget(newTarget(t, "http://"+silentport.Listen(t), withTimeout(grpcKind(""), 100*time.Millisecond), config.HTTPClientConfig{}))
 		wantResult{health.ClassFailed, health.ReasonTimeout, false, ""}.check(t, r)
 		if r.Duration > 5*time.Second {
 			t.Errorf("the probe took %v, want about its 100ms timeout", r.Duration)

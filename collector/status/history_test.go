@@ -126,7 +126,7 @@ func TestPageShowsRecentTransitions(t *testing.T) {
 		bs[0].RecordProbe(health.StatusResult(503))
 	}
 	now = now.Add(time.Minute)
-	p.SetMaintenance([]entries.Entry{{Backend: "b", Reason: "x"}})
+	p.SetMaintenance([]entries.Entry{{Backend: "b", Reason: "x"}}, entries.KeptByClock)
 	body := get(t, h, "/status").Body.String()
 	doc, err := html.Parse(strings.NewReader(body))
 	if err != nil {

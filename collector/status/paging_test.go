@@ -52,7 +52,7 @@ func TestPageAtTenThousandBackends(t *testing.T) {
 	for range 3 {
 		p.Backends()[9_999].RecordProbe(health.StatusResult(503))
 	}
-	p.SetMaintenance([]entries.Entry{{Backend: "b07777", Reason: "disk", By: "ops"}})
+	p.SetMaintenance([]entries.Entry{{Backend: "b07777", Reason: "disk", By: "ops"}}, entries.KeptByClock)
 	round.Backends[9_998] = fanout.RoundBackend{Name: "b09998", Outcome: fanout.OutcomeFailed, Reason: fanout.MissingTimeout}
 	h := Handler(Options{Pool: p, LastRound: func() *fanout.RoundSummary { return round }, Started: now, MetricsPath: "/metrics"})
 

@@ -127,7 +127,7 @@ func TestHuman(t *testing.T) {
 func TestPageShowsMaintenance(t *testing.T) {
 	now := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
 	p := testPool(t, func() time.Time { return now }, "http://127.0.0.1:19001", "http://127.0.0.1:19002")
-	p.SetMaintenance([]entries.Entry{{Backend: "a", Reason: "kernel upgrade", By: "ops"}})
+	p.SetMaintenance([]entries.Entry{{Backend: "a", Reason: "kernel upgrade", By: "ops"}}, entries.KeptByClock)
 	body := get(t, Handler(Options{Pool: p, Started: now, MetricsPath: "/metrics"}), "/status").Body.String()
 	for _, want := range []string{
 		`<tr data-backend="a" data-state="maintenance"`,
@@ -145,7 +145,7 @@ func TestPageShowsMaintenance(t *testing.T) {
 func TestPageShowsStoreAndReplicas(t *testing.T) {
 	now := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
 	p := testPool(t, func() time.Time { return now }, "http://127.0.0.1:19001", "http://127.0.0.1:19002")
-	p.SetMaintenance([]entries.Entry{{Backend: "b", Reason: "disk", By: "ops"}})
+	p.SetMaintenance([]entries.Entry{{Backend: "b", Reason: "disk", By: "ops"}}, entries.KeptByClock)
 	o := Options{Pool: p, Started: now, MetricsPath: "/metrics",
 		Store: func() maintenance.StoreStatus {
 			return maintenance.StoreStatus{Kind: "etcd", Healthy: false, Stale: true, Error: "context deadline exceeded"}

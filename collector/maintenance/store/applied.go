@@ -3,14 +3,10 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 
-	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/config"
 )
 
@@ -54,38 +50,33 @@ func (a *Applied) Path() string { return a.path }
 // appliedDocument is the stored form of an applied state.
 type appliedDocument struct {
 	// Store is the SourceOf the store the state came from.
-	Store       string          `json:"store"`
-	Revision    int64           `json:"revision"`
-	Token       int64           `json:"token"`
-	Maintenance []entries.Entry `json:"maintenance"`
+	Store    string `json:"store"`
+	Revision int64  `json:"revision"`
+	Token    int64  `json:"token"`
+	// Maintenance are the entries with the leases they are bound to, in
+	// the form a shared store keeps them.
+	Maintenance []leasedEntry `json:"maintenance"`
 }
 
 // Write replaces the kept state with st, atomically.
 func (a *Applied) Write(st State) error {
-	in := st.Entries
-	if in == nil {
-		in = []entries.Entry{}
-	}
-	data, err := json.MarshalIndent(appliedDocument{Store: a.source, Revision: st.Revision, Token: st.Token, Maintenance: in}, "", "  ")
+	data, err := json.MarshalIndent(appliedDocument{Store: a.source, Revision: st.Revision, Token: st.Token,
+		Maintenance: withLeases(st.Entries, st.leases)}, "", "  ")
 	if err != nil {
 		return err
 	}
 	return writeAtomically(a.dir, a.path, append(data, '\n'))
 }
 
-// Read returns the kept state, and false when there is none. A file that
-// cannot be read or parsed, or that holds another store's state, is an
-// error naming it.
+// Read returns the kept state, and false when there is none. It is read
+// at start, when the store may be away, guarded as the file store's state
+// is (readKeptFile). A file that is not a regular one, is too large,
+// cannot be read or parsed, or holds another store's state, is an error
+// naming it.
 func (a *Applied) Read() (State, bool, error) {
-	data, err := os.ReadFile(a.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return State{}, false, nil
-	}
-	if err != nil {
-		return State{}, false, fmt.Errorf("read %s: %w", a.path, err)
-	}
-	if len(data) > maxStoredBytes {
-		return State{}, false, fmt.Errorf("%s is %d bytes, more than %d", a.path, len(data), maxStoredBytes)
+	data, found, err := readKeptFile(a.path, "applied maintenance state")
+	if !found || err != nil {
+		return State{}, false, err
 	}
 	var d appliedDocument
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -99,8 +90,15 @@ func (a *Applied) Read() (State, bool, error) {
 	if d.Store != a.source {
 		return State{}, false, fmt.Errorf("%s holds the state of the store %q, not of %q (another pool's, or the prefix changed): ignored", a.path, d.Store, a.source)
 	}
-	if err := checkEntries(d.Maintenance); err != nil {
+	if err := checkEntries(d.Maintenance, leasedBackendOf); err != nil {
 		return State{}, false, fmt.Errorf("%s is corrupt: %w", a.path, err)
 	}
-	return State{Entries: d.Maintenance, Revision: d.Revision, Token: d.Token}, true, nil
+	st := State{Revision: d.Revision, Token: d.Token, leases: map[string]int64{}}
+	for _, e := range d.Maintenance {
+		st.Entries = append(st.Entries, e.Entry)
+		if e.Lease != 0 {
+			st.leases[e.Backend] = e.Lease
+		}
+	}
+	return st, true, nil
 }

@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
-	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/config"
 )
 
@@ -152,12 +151,23 @@ func (s *etcdStore) read(ctx context.Context) (etcdSnapshot, error) {
 // The granted entry with a ttl is bound to a new lease: its lease key is
 // put under that lease in the same transaction, and the lease keys of
 // the entries this write ends are deleted in it.
+//
+// One deadline, the request timeout, bounds the whole write: the wait for
+// the connection (in which the client authenticates when it has
+// credentials, and which never comes while the cluster is away), the
+// lease's grant, the transaction and the revocation of ended leases. A
+// caller whose context has no deadline of its own (an HTTP request) would
+// otherwise wait for as long as the cluster stays away.
 func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
+	defer cancel()
 	client, err := s.conn.get(ctx)
 	if err != nil {
 		return State{}, fmt.Errorf("etcd: write %s: %w", s.keys.entries, err)
 	}
-	next := slices.Clone(w.Entries)
+	// Every entry keeps the lease base read it bound to, but the one
+	// granted, which gets a new lease or none.
+	next := withLeases(w.Entries, base.leases)
 	var granted clientv3.LeaseID
 	if i := indexOf(next, w.Granted); i >= 0 {
 		next[i].Lease = 0
@@ -169,7 +179,7 @@ func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error
 			next[i].Lease = int64(granted)
 		}
 	}
-	data, err := encodeState(next)
+	data, err := encodeDocument(next)
 	if err != nil {
 		return State{}, err
 	}
@@ -181,7 +191,7 @@ func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error
 	if granted != 0 {
 		ops = append(ops, clientv3.OpPut(s.keys.lease(w.Granted), w.Granted, clientv3.WithLease(granted)))
 	}
-	ended := endedLeases(base.Entries, next)
+	ended := endedLeases(base.leases, next)
 	for name := range ended {
 		if name != w.Granted || granted == 0 {
 			ops = append(ops, clientv3.OpDelete(s.keys.lease(name)))
@@ -211,19 +221,19 @@ func (s *etcdStore) Swap(ctx context.Context, base State, w Write) (State, error
 		// an end would find nothing to end, a grant would grant twice.
 		token := resp.Responses[1].GetResponseRange().Kvs[0].ModRevision
 		for _, lease := range ended {
-			s.revoke(client, clientv3.LeaseID(lease))
+			s.revoke(ctx, client, clientv3.LeaseID(lease))
 		}
 		return s.written(resp, next, "", 0, token), nil
 	case !resp.Succeeded:
 		// A conflict on a first attempt wrote nothing; after a failed
 		// one the write may have landed, and its lease is left alone.
 		if granted != 0 && attempts == 1 {
-			s.revoke(client, granted)
+			s.revoke(ctx, client, granted)
 		}
 		return State{}, ErrConflict
 	}
 	for _, lease := range ended {
-		s.revoke(client, clientv3.LeaseID(lease))
+		s.revoke(ctx, client, clientv3.LeaseID(lease))
 	}
 	return s.written(resp, next, w.Granted, granted, resp.Header.Revision), nil
 }
@@ -236,23 +246,20 @@ func landed(resp *clientv3.TxnResponse, data []byte) bool {
 }
 
 // written is the state a Swap left: the entries it wrote, at token, in
-// force as the lease keys read in its transaction and its own puts and
-// deletes make them (granted, when not 0, is the lease it bound name to
-// in that transaction).
-func (s *etcdStore) written(resp *clientv3.TxnResponse, next []entries.Entry, name string, granted clientv3.LeaseID, token int64) State {
-	snap := etcdSnapshot{keys: s.keys, revision: resp.Header.Revision, token: token, leases: map[string]int64{}}
+// force as the lease keys read in its transaction and its own put make
+// them (granted, when not 0, is the lease it bound name to in that
+// transaction; the keys it deleted are of entries it does not keep).
+func (s *etcdStore) written(resp *clientv3.TxnResponse, next []leasedEntry, name string, granted clientv3.LeaseID, token int64) State {
+	live := map[string]int64{}
 	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
-		snap.leases[strings.TrimPrefix(string(kv.Key), s.keys.leases)] = kv.Lease
-	}
-	for name := range snap.leases {
-		if i := indexOf(next, name); i < 0 || next[i].Lease == 0 {
-			delete(snap.leases, name)
-		}
+		live[strings.TrimPrefix(string(kv.Key), s.keys.leases)] = kv.Lease
 	}
 	if granted != 0 {
-		snap.leases[name] = int64(granted)
+		live[name] = int64(granted)
 	}
-	return State{Entries: snap.inForce(next), Revision: snap.revision, Token: snap.token}
+	st := State{Revision: resp.Header.Revision, Token: token}
+	st.Entries, st.leases = inForceBy(next, live)
+	return st
 }
 
 // grantLease grants a lease of ttl, rounded up to whole seconds as etcd
@@ -270,25 +277,21 @@ func (s *etcdStore) grantLease(ctx context.Context, client *clientv3.Client, ttl
 	return grant.ID, nil
 }
 
-// revoke revokes a lease no entry is bound to any more. It only tidies:
-// a lease left behind holds no key and expires at its ttl.
-func (s *etcdStore) revoke(client *clientv3.Client, lease clientv3.LeaseID) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.requestTimeout/2)
-	defer cancel()
+// revoke revokes a lease no entry is bound to any more, within what is
+// left of the write's deadline. It only tidies: a lease left behind holds
+// no key and expires at its ttl.
+func (s *etcdStore) revoke(ctx context.Context, client *clientv3.Client, lease clientv3.LeaseID) {
 	client.Revoke(ctx, lease)
 }
 
-// endedLeases maps the backends whose entry in was bound to a lease that
-// next does not keep (the entry ended, or was renewed or replaced) to
-// that lease.
-func endedLeases(in, next []entries.Entry) map[string]int64 {
+// endedLeases maps the backends whose entry was bound to a lease (by
+// leases) that next does not keep (the entry ended, or was renewed or
+// replaced) to that lease.
+func endedLeases(leases map[string]int64, next []leasedEntry) map[string]int64 {
 	ended := map[string]int64{}
-	for _, e := range in {
-		if e.Lease == 0 {
-			continue
-		}
-		if i := indexOf(next, e.Backend); i < 0 || next[i].Lease != e.Lease {
-			ended[e.Backend] = e.Lease
+	for backend, lease := range leases {
+		if i := indexOf(next, backend); lease != 0 && (i < 0 || next[i].Lease != lease) {
+			ended[backend] = lease
 		}
 	}
 	return ended
@@ -372,7 +375,8 @@ func (s *etcdStore) follow(ctx context.Context, snap etcdSnapshot, changed func(
 	for resp := range client.Watch(wctx, from, clientv3.WithRange(to), clientv3.WithRev(snap.revision+1)) {
 		if err := resp.Err(); err != nil {
 			if errors.Is(err, rpctypes.ErrCompacted) {
-				changed(State{}, fmt.Errorf("etcd: the watch of %s resumes from a compacted revision: %w", s.keys.entries, err))
+				changed(State{}, fmt.Errorf("etcd: the watch of %s from revision %d, compacted up to %d: %w",
+					s.keys.entries, snap.revision+1, resp.CompactRevision, ErrCompacted))
 			}
 			return
 		}
@@ -445,9 +449,9 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func indexOf(in []entries.Entry, name string) int {
+func indexOf(in []leasedEntry, name string) int {
 	if name == "" {
 		return -1
 	}
-	return slices.IndexFunc(in, func(e entries.Entry) bool { return e.Backend == name })
+	return slices.IndexFunc(in, func(e leasedEntry) bool { return e.Backend == name })
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/config"
+	"github.com/probegate/probegate/internal/silentport"
 )
 
 // startEtcd starts one etcd member of Debian's etcd on loopback ports for
@@ -217,31 +218,65 @@ func TestEtcdStore(t *testing.T) {
 		}
 	})
 
+	t.Run("garbage: the lease keys still end entries, and only end them", func(t *testing.T) {
+		f := newEtcdFixture(t, endpoint, "/t/garbage-lease")
+		held := f.swap(t, f.load(t), Write{Entries: []entries.Entry{{Backend: "a", Reason: "x", Until: time.Now().Add(time.Hour)}, {Backend: "b", Reason: "open"}},
+			Granted: "a", TTL: time.Hour})
+		if _, err := f.raw.Put(t.Context(), f.keys.entries, "{not json"); err != nil {
+			t.Fatal(err)
+		}
+		read, err := f.store.Load(t.Context())
+		if kept, ended := EndedByLeases(held, read, err); ended {
+			t.Fatalf("with every lease alive the corrupt read ended entries: %+v", kept)
+		}
+		if _, err := f.raw.Revoke(t.Context(), clientv3.LeaseID(held.leases["a"])); err != nil {
+			t.Fatal(err)
+		}
+		// Another hand's lease key is no addition.
+		if _, err := f.raw.Put(t.Context(), f.keys.lease("c"), "c"); err != nil {
+			t.Fatal(err)
+		}
+		read, err = f.store.Load(t.Context())
+		kept, ended := EndedByLeases(held, read, err)
+		if !ended || backendsOf(kept.Entries) != "b" || kept.Token != held.Token || kept.Revision != read.Revision {
+			t.Fatalf("after a's lease ended: %+v (ended %v), want b alone, the held token %d, the read's revision %d", kept, ended, held.Token, read.Revision)
+		}
+		if _, ended := EndedByLeases(kept, read, err); ended {
+			t.Error("a read no newer than the state in force ended entries again")
+		}
+		if _, err := f.store.Swap(t.Context(), kept, Write{Entries: nil}); !errors.Is(err, ErrConflict) {
+			t.Errorf("a write from the state the lease keys left: %v, want ErrConflict (the garbage stays)", err)
+		}
+		if _, ended := EndedByLeases(held, State{Revision: read.Revision + 1}, errors.New("connection refused")); ended {
+			t.Error("a failed read ended entries")
+		}
+	})
+
 	t.Run("a ttl is a lease: its end ends the entry, its renewal replaces it", func(t *testing.T) {
 		f := newEtcdFixture(t, endpoint, "/t/lease")
 		granted := f.swap(t, f.load(t), Write{Entries: []entries.Entry{{Backend: "a", Reason: "x", Until: time.Now().Add(-time.Hour)}, {Backend: "b", Reason: "open"}},
 			Granted: "a", TTL: time.Hour})
-		a := granted.Entries[0]
-		if a.Lease == 0 || len(granted.Entries) != 2 {
+		lease := granted.leases["a"]
+		if lease == 0 || len(granted.Entries) != 2 {
 			t.Fatalf("granted %+v, want a bound to a lease and b", granted.Entries)
 		}
 		// An until long past ends nothing: the lease decides.
 		if got := f.load(t); backendsOf(got.Entries) != "a,b" {
 			t.Fatalf("in force %s, want a,b", backendsOf(got.Entries))
 		}
-		ttl, err := f.raw.TimeToLive(t.Context(), clientv3.LeaseID(a.Lease))
+		ttl, err := f.raw.TimeToLive(t.Context(), clientv3.LeaseID(lease))
 		if err != nil || ttl.GrantedTTL != 3600 {
-			t.Fatalf("lease %x: %+v %v, want a granted ttl of 3600 s", a.Lease, ttl, err)
+			t.Fatalf("lease %x: %+v %v, want a granted ttl of 3600 s", lease, ttl, err)
 		}
 		renewed := f.swap(t, granted, Write{Entries: []entries.Entry{{Backend: "a", Reason: "y"}, {Backend: "b", Reason: "open"}}, Granted: "a", TTL: 2 * time.Hour})
-		if renewed.Entries[0].Lease == a.Lease || renewed.Entries[0].Lease == 0 {
-			t.Fatalf("renewal kept lease %x", a.Lease)
+		if renewed.leases["a"] == lease || renewed.leases["a"] == 0 {
+			t.Fatalf("renewal kept lease %x", lease)
 		}
-		if ttl, _ := f.raw.TimeToLive(t.Context(), clientv3.LeaseID(a.Lease)); ttl.TTL != -1 {
+		if ttl, _ := f.raw.TimeToLive(t.Context(), clientv3.LeaseID(lease)); ttl.TTL != -1 {
 			t.Errorf("the replaced lease is alive: ttl %d", ttl.TTL)
 		}
 		// The store's lease runs out (revoked here, as expiry does).
-		if _, err := f.raw.Revoke(t.Context(), clientv3.LeaseID(renewed.Entries[0].Lease)); err != nil {
+		if _, err := f.raw.Revoke(t.Context(), clientv3.LeaseID(renewed.leases["a"])); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.load(t); backendsOf(got.Entries) != "b" {
@@ -271,12 +306,12 @@ func TestEtcdStore(t *testing.T) {
 		}
 		loseFirstAnswer()
 		granted, err := f.store.Swap(t.Context(), f.load(t), Write{Entries: []entries.Entry{{Backend: "a", Reason: "x"}}, Granted: "a", TTL: time.Hour})
-		if err != nil || backendsOf(granted.Entries) != "a" || granted.Entries[0].Lease == 0 {
+		if err != nil || backendsOf(granted.Entries) != "a" || granted.leases["a"] == 0 {
 			t.Fatalf("grant whose answer was lost: %+v, %v; want a, bound to a lease", granted, err)
 		}
 		resp, err := f.raw.Get(t.Context(), f.keys.lease("a"))
-		if err != nil || len(resp.Kvs) != 1 || resp.Kvs[0].Lease != granted.Entries[0].Lease {
-			t.Fatalf("a's lease key %+v, %v; want it under lease %x", resp, err, granted.Entries[0].Lease)
+		if err != nil || len(resp.Kvs) != 1 || resp.Kvs[0].Lease != granted.leases["a"] {
+			t.Fatalf("a's lease key %+v, %v; want it under lease %x", resp, err, granted.leases["a"])
 		}
 		if loaded := f.load(t); loaded.Token != granted.Token || backendsOf(loaded.Entries) != "a" {
 			t.Errorf("stored %+v, want what the grant answered: %+v", loaded, granted)
@@ -286,7 +321,7 @@ func TestEtcdStore(t *testing.T) {
 		if err != nil || len(ended.Entries) != 0 {
 			t.Fatalf("end whose answer was lost: %+v, %v; want a success with no entries", ended, err)
 		}
-		if ttl, _ := f.raw.TimeToLive(t.Context(), clientv3.LeaseID(granted.Entries[0].Lease)); ttl.TTL != -1 {
+		if ttl, _ := f.raw.TimeToLive(t.Context(), clientv3.LeaseID(granted.leases["a"])); ttl.TTL != -1 {
 			t.Errorf("the ended entry's lease is alive: ttl %d", ttl.TTL)
 		}
 		// Another writer's document is still a conflict on a retry: the
@@ -364,7 +399,7 @@ func TestEtcdStore(t *testing.T) {
 		if backendsOf(next.Entries) != "new" || next.Revision != st.Revision {
 			t.Fatalf("next state %+v, want new at %d (no replay of old1, old2)", next, st.Revision)
 		}
-		if _, err := f.raw.Revoke(t.Context(), clientv3.LeaseID(next.Entries[0].Lease)); err != nil {
+		if _, err := f.raw.Revoke(t.Context(), clientv3.LeaseID(next.leases["new"])); err != nil {
 			t.Fatal(err)
 		}
 		if ended := w.next(t); len(ended.Entries) != 0 || ended.Revision <= next.Revision {
@@ -391,7 +426,7 @@ func TestEtcdStore(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		f.store.follow(ctx, snap, func(_ State, err error) { got = err })
-		if !strings.Contains(fmt.Sprint(got), "compacted") || ctx.Err() != nil {
+		if !errors.Is(got, ErrCompacted) || ctx.Err() != nil {
 			t.Errorf("follow from a compacted revision: %v, want it to end saying so", got)
 		}
 		// A fresh watch reads again and carries on.
@@ -642,4 +677,99 @@ func TestRetryStopsAtAHopelessAnswer(t *testing.T) {
 			t.Errorf("no leader: %d calls over %v, want retries for the request's 2s", calls, time.Since(start))
 		}
 	})
+}
+
+// TestEtcdWriteEndsWithinTheRequestTimeout: a write to a cluster that
+// cannot be reached answers an error within request_timeout, whatever
+// the caller's context, with credentials (the client authenticates while
+// it connects) and over TLS alike: it waited on the connection for as
+// long as the request lasted, which for an HTTP client is for ever.
+func TestEtcdWriteEndsWithinTheRequestTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		endpoint string
+		username string
+	}{
+		{"credentials, nothing listening", "http://" + freeLoopback(t), "probegate"},
+		{"credentials, a listener that never answers", "http://" + silentport.Listen(t), "probegate"},
+		{"credentials and TLS, a listener that never answers", "https://" + silentport.Listen(t), "probegate"},
+		{"TLS, a listener that never answers", "https://" + silentport.Listen(t), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config.Etcd{Endpoints: []string{tc.endpoint}, Prefix: "/t/offline", Username: tc.username,
+				DialTimeout: model.Duration(time.Second), RequestTimeout: model.Duration(time.Second)}
+			if tc.username != "" {
+				cfg.Password = "hunter2"
+			}
+			s, err := openEtcd(cfg)
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			defer s.Close()
+			// The test's own bound, far beyond the one asserted, so that
+			// a write that never ends fails the test rather than hangs it.
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			start := time.Now()
+			_, err = s.Swap(ctx, State{}, Write{Entries: []entries.Entry{{Backend: "a", Reason: "x"}}, Granted: "a", TTL: time.Hour})
+			// request_timeout is 1s; a second more for a loaded machine.
+			if took := time.Since(start); err == nil || took > 2*time.Second {
+				t.Errorf("Swap against an unreachable cluster: %v after %v, want an error within the 1s request timeout", err, took)
+			}
+		})
+	}
+}
+
+// TestEtcdWriteWithAuthEndsWithinTheRequestTimeoutOnceStopped: a replica
+// that authenticated with a real etcd and then lost it answers a write
+// within request_timeout, and so does one that starts while it is away.
+func TestEtcdWriteWithAuthEndsWithinTheRequestTimeoutOnceStopped(t *testing.T) {
+	m := newEtcdMember(t)
+	m.start(t)
+	raw, err := clientv3.New(clientv3.Config{Endpoints: []string{m.client}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.UserAdd(t.Context(), "root", "hunter2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.UserGrantRole(t.Context(), "root", "root"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.AuthEnable(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Etcd{Endpoints: []string{m.client}, Prefix: "/t/auth", Username: "root", Password: "hunter2",
+		DialTimeout: model.Duration(time.Second), RequestTimeout: model.Duration(time.Second)}
+	connected, err := openEtcd(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer connected.Close()
+	// The client authenticates while it connects, in the background.
+	var base State
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if base, err = connected.Load(t.Context()); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Load with credentials: %v", err)
+		}
+	}
+	m.kill()
+	late, err := openEtcd(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	for name, s := range map[string]*etcdStore{"connected before the stop": connected, "opened after it": late} {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		start := time.Now()
+		_, err := s.Swap(ctx, base, Write{Entries: []entries.Entry{{Backend: "a", Reason: "x"}}, Granted: "a", TTL: time.Hour})
+		cancel()
+		if took := time.Since(start); err == nil || took > 2*time.Second {
+			t.Errorf("%s: Swap with etcd stopped: %v after %v, want an error within the 1s request timeout", name, err, took)
+		}
+	}
 }

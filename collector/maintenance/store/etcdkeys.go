@@ -2,18 +2,17 @@ package store
 
 import (
 	"bytes"
+	"maps"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/probegate/probegate/collector/entries"
 )
 
 // etcdKeys are the keys of one pool under its prefix:
 //
 //   - <prefix>/maintenance, the entries document: every entry, with the
-//     id of the lease an entry with a ttl is bound to. It has no lease,
+//     id of the lease an entry with a ttl is bound to (leasedEntry). It has no lease,
 //     so that deleting it by hand is the one way to lose it.
 //   - <prefix>/leases/<backend>, one key per entry with a ttl, put under
 //     that entry's lease: etcd deletes it when the lease expires, on its
@@ -48,38 +47,25 @@ type etcdSnapshot struct {
 	leases map[string]int64
 }
 
-// state decodes the document and keeps the entries in force. A document
-// that cannot be decoded is a *CorruptError; the state then carries only
-// the revision and token.
+// state decodes the document and keeps the entries in force by the lease
+// keys. A document that cannot be decoded is a *CorruptError; the state
+// then carries the revision, the token and every lease key, which still
+// decide removals (EndedByLeases).
 func (s etcdSnapshot) state() (State, error) {
 	st := State{Revision: s.revision, Token: s.token}
 	if s.document == nil {
 		return st, nil
 	}
-	all, err := decodeState(s.document)
+	all, err := decodeDocument(s.document, leasedBackendOf)
 	if err != nil {
+		st.leases = maps.Clone(s.leases)
+		if st.leases == nil {
+			st.leases = map[string]int64{}
+		}
 		return st, &CorruptError{Key: s.keys.entries, Revision: s.token, Err: err}
 	}
-	st.Entries = s.inForce(all)
+	st.Entries, st.leases = inForceBy(all, s.leases)
 	return st, nil
-}
-
-// inForce keeps the entries in force: one without a ttl, or one whose
-// lease key exists, attached to the very lease the entry records. An
-// entry with a ttl and no lease (written by hand, or by a probegate that
-// measured ttls on its own clock) is not: no clock here may end it.
-func (s etcdSnapshot) inForce(all []entries.Entry) []entries.Entry {
-	var out []entries.Entry
-	for _, e := range all {
-		if e.Until.IsZero() && e.Lease == 0 {
-			out = append(out, e)
-			continue
-		}
-		if lease, ok := s.leases[e.Backend]; ok && e.Lease != 0 && lease == e.Lease {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // fold applies the events of one watch response, and reports whether

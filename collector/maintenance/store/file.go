@@ -2,15 +2,11 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/config"
@@ -73,30 +69,11 @@ func openLockedFile(dir string, create bool) (*FileStore, error) {
 	return s, nil
 }
 
-// readStateFile reads a state file. It opens without blocking, so that a
-// FIFO or a device put in its place is refused rather than waited on.
+// readStateFile reads a state file, guarded as every kept file is.
 func readStateFile(path string) ([]entries.Entry, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read maintenance state %s: %w", path, err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read maintenance state %s: %w", path, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("maintenance state %s is not a regular file (%s): remove it", path, info.Mode().Type())
-	}
-	if info.Size() > maxStoredBytes {
-		return nil, fmt.Errorf("maintenance state %s is %d bytes, more than the %d a state file may hold: fix or remove it", path, info.Size(), maxStoredBytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxStoredBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read maintenance state %s: %w", path, err)
+	data, found, err := readKeptFile(path, "maintenance state")
+	if !found || err != nil {
+		return nil, err
 	}
 	entries, err := decodeState(data)
 	if err != nil {

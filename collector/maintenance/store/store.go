@@ -57,7 +57,7 @@ type Store interface {
 	Swap(ctx context.Context, base State, w Write) (State, error)
 	// Watch calls changed with every state the store reaches, newest
 	// last, and with every error reading it (a *CorruptError among
-	// them), until ctx ends. It starts from a read, and after that
+	// them, and ErrCompacted before a fresh read), until ctx ends. It starts from a read, and after that
 	// never hands on a state older than one it handed on. It returns at
 	// once for a store no one else writes.
 	Watch(ctx context.Context, changed func(State, error))
@@ -65,7 +65,10 @@ type Store interface {
 	Close() error
 }
 
-// State is the store's content at one revision.
+// State is the store's content at one revision. It carries bookkeeping
+// of the store's own (the leases of a shared store), so a state handed to
+// Swap as its base is one the store gave, with its Entries changed at
+// most, never one built from its exported fields.
 type State struct {
 	// Entries are the entries in force at Revision.
 	Entries []entries.Entry
@@ -75,6 +78,15 @@ type State struct {
 	// Token is what a compare-and-swap compares: the revision at which
 	// the stored entries were last written, 0 when none are stored.
 	Token int64
+	// leases maps the backends of Entries bound to a lease of a shared
+	// store (etcd) to that lease: a write needs them to end the right
+	// leases, and the applied state keeps them so that a replica
+	// restarted while the store is away can check its entries against
+	// the lease keys once they can be read. In a state whose document is
+	// corrupt it maps every lease key read to its lease instead: the
+	// keys decide removals then (EndedByLeases). nil for a store without
+	// leases.
+	leases map[string]int64
 }
 
 // Write is what a compare-and-swap stores: the entries, and how long the
@@ -95,6 +107,12 @@ type Write struct {
 // ErrConflict is Swap's answer when the store moved past the state the
 // writer read.
 var ErrConflict = errors.New("the maintenance entries changed since they were read")
+
+// ErrCompacted is in the error a Watch hands on when its watch had to
+// resume from a revision the store has compacted: the changes since are
+// lost to it, so it reads the state afresh and hands that on next. The
+// store answered; it says nothing of the store's health.
+var ErrCompacted = errors.New("the watch resumes from a compacted revision: the entries are read afresh")
 
 // CorruptError is the error of a stored state that cannot be read. It
 // fails closed: the entries last read stay in force and nothing is
