@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// haproxyConfig is HAProxy in front of two probegate instances, checking
+// haproxyConfig is HAProxy in front of probegate instances, checking
 // /ready every 300ms, out after 2 failed checks, back after 1, and never
 // retrying a request elsewhere: every request the draining instance
 // mishandles reaches the client. Connections to the servers are kept alive
@@ -51,8 +51,6 @@ backend probegate
     option httpchk GET /ready
     http-check expect status 200
     default-server inter 300 fall 2 rise 1
-    server p1 %s check
-    server p2 %s check
 `
 
 // haproxy is a running HAProxy with its frontend and stats addresses.
@@ -61,20 +59,34 @@ type haproxy struct {
 	stats string // http://host:port/stats
 }
 
-// startHAProxy runs HAProxy in the foreground in front of the two servers
-// and waits until it reports both up.
-func startHAProxy(t *testing.T, p1, p2 string) *haproxy {
+// startHAProxy runs HAProxy in the foreground in front of the servers,
+// named p1, p2, … in their order, and waits until it reports every one
+// up.
+func startHAProxy(t *testing.T, servers ...string) *haproxy {
 	t.Helper()
 	bin := requireTool(t, "haproxy")
 	front, stats := freeAddr(t), freeAddr(t)
 	cfg := filepath.Join(t.TempDir(), "haproxy.cfg")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, haproxyConfig, front, stats, p1, p2), 0o644); err != nil {
+	text := fmt.Appendf(nil, haproxyConfig, front, stats)
+	for i, addr := range servers {
+		text = fmt.Appendf(text, "    server p%d %s check\n", i+1, addr)
+	}
+	if err := os.WriteFile(cfg, text, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	startProcess(t, "haproxy", exec.Command(bin, "-f", cfg, "-db"))
 	h := &haproxy{front: "http://" + front, stats: "http://" + stats + "/stats"}
-	waitFor(t, 10*time.Second, "HAProxy reporting both servers UP", func() bool {
-		return h.serverStatus("p1") == "UP" && h.serverStatus("p2") == "UP"
+	waitFor(t, 10*time.Second, "HAProxy reporting every server UP", func() bool {
+		statuses, ok := h.serverStatuses(http.DefaultClient)
+		if !ok {
+			return false
+		}
+		for i := range servers {
+			if statuses[fmt.Sprintf("p%d", i+1)] != "UP" {
+				return false
+			}
+		}
+		return true
 	})
 	return h
 }
@@ -82,14 +94,22 @@ func startHAProxy(t *testing.T, p1, p2 string) *haproxy {
 // serverStatus is a server's status column in HAProxy's CSV statistics
 // (UP, DOWN, ...), or "" when they cannot be read.
 func (h *haproxy) serverStatus(server string) string {
-	resp, err := http.Get(h.stats + ";csv")
+	statuses, _ := h.serverStatuses(http.DefaultClient)
+	return statuses[server]
+}
+
+// serverStatuses is the status column of every server of the probegate
+// backend in HAProxy's CSV statistics, by server name, and false when
+// they cannot be read.
+func (h *haproxy) serverStatuses(client *http.Client) (map[string]string, bool) {
+	resp, err := client.Get(h.stats + ";csv")
 	if err != nil {
-		return ""
+		return nil, false
 	}
 	defer resp.Body.Close()
 	rows, err := csv.NewReader(resp.Body).ReadAll()
 	if err != nil || len(rows) == 0 {
-		return ""
+		return nil, false
 	}
 	status := -1
 	for i, col := range rows[0] {
@@ -97,12 +117,16 @@ func (h *haproxy) serverStatus(server string) string {
 			status = i
 		}
 	}
+	if status < 0 {
+		return nil, false
+	}
+	statuses := map[string]string{}
 	for _, row := range rows[1:] {
-		if status >= 0 && len(row) > status && row[0] == "probegate" && row[1] == server {
-			return row[status]
+		if len(row) > status && row[0] == "probegate" && row[1] != "BACKEND" {
+			statuses[row[1]] = row[status]
 		}
 	}
-	return ""
+	return statuses, true
 }
 
 // loadResult counts the outcomes of the load loop.

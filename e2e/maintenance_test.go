@@ -171,7 +171,11 @@ func TestMaintenanceReadmissionNeedsProbes(t *testing.T) {
 	writeConfig(t, path, map[string]string{"a": okBackend(t).URL, "b": okBackend(t).URL},
 		"readiness: {min_available: 1}\n")
 	p := startProbegate(t, "--config.file="+path, "--web.enable-admin-api", "--storage.path="+t.TempDir(), "--health-probe.successes=3")
-	waitFor(t, 5*time.Second, "a healthy", func() bool { return getHealthz(t, p.base)["a"].State == "healthy" })
+	// A request is judged once every backend has a verdict.
+	waitFor(t, 5*time.Second, "a and b healthy", func() bool {
+		h := getHealthz(t, p.base)
+		return h["a"].State == "healthy" && h["b"].State == "healthy"
+	})
 	if code, _, body := apiCall(t, "POST", p.admin+"/api/v1/backends/a/maintenance", `{"reason":"x"}`); code != 200 {
 		t.Fatalf("POST: %d %s", code, body)
 	}
@@ -308,7 +312,16 @@ func TestDemoShowsMaintenance(t *testing.T) {
 	if m == nil {
 		t.Fatalf("the demo banner shows no maintenance curl:\n%s", p.output)
 	}
-	if code, _, body := apiCall(t, "POST", m[2], m[1]); code != http.StatusOK {
+	// Until the demo's backends have a verdict and its discovery has
+	// delivered, the request is not judged: 503 "not yet probed", for a
+	// few seconds after the start.
+	var code int
+	var body string
+	waitFor(t, 20*time.Second, "the banner's curl judged", func() bool {
+		code, _, body = apiCall(t, "POST", m[2], m[1])
+		return code != http.StatusServiceUnavailable || !strings.Contains(body, "not yet probed")
+	})
+	if code != http.StatusOK {
 		t.Errorf("the banner's curl: %d %s", code, body)
 	}
 }

@@ -213,6 +213,14 @@ func (n *nemesis) writesWork(kind string) {
 		return
 	}
 	code, body := n.rig.history.grant(r, backend, 2*time.Second)
+	// A replica restarted a moment ago has not judged its backends yet
+	// (their first probe comes within an interval) and says so: it is
+	// asked again, a bounded number of times.
+	for try := 0; try < 20 && code == http.StatusServiceUnavailable && strings.Contains(body, "not yet probed"); try++ {
+		n.count(true, code)
+		time.Sleep(100 * time.Millisecond)
+		code, body = n.rig.history.grant(r, backend, 2*time.Second)
+	}
 	n.count(true, code)
 	if code != http.StatusOK && (code != http.StatusTooManyRequests || !strings.Contains(body, "disruptions_allowed")) {
 		n.breach("after healing %s, POST %s on %s answered %d %s; want a grant or the budget's refusal", kind, backend, r.name, code, body)

@@ -186,6 +186,23 @@ func (d *Discovery) received(groups map[string][]*targetgroup.Group) {
 	d.update++
 }
 
+// Undelivered names cfg's discovery blocks (file_sd_configs[0], …) whose
+// discoverer has not delivered its first targets, in the configuration's
+// order; none when every block has, or cfg has none. Asked before
+// Targets, it says whether the targets Targets returns are every block's:
+// a block delivered in between is only the better for it.
+func (d *Discovery) Undelivered(cfg *config.Config) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var blocks []string
+	for _, e := range entries(cfg) {
+		if _, reported := d.groups[e.set]; !reported {
+			blocks = append(blocks, e.field)
+		}
+	}
+	return blocks
+}
+
 // Targets are the pool's targets under cfg: its static backends and the
 // backends the last discovery results make, a static backend winning a
 // name clash. It sets probegate_discovered_backends and keeps what

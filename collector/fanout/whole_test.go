@@ -48,7 +48,9 @@ func TestMinContributorsAllDemandsEveryConfiguredBackend(t *testing.T) {
 		reason  string
 	}{
 		{"unhealthy", func(r *rig) { feed(r.backend(4), health.StatusResult(503), 3) }, "unhealthy"},
-		{"maintenance", func(r *rig) { r.pool.SetMaintenance([]entries.Entry{{Backend: "b4", Reason: "test"}}, entries.KeptByClock) }, "maintenance"},
+		{"maintenance", func(r *rig) {
+			r.pool.SetMaintenance([]entries.Entry{{Backend: "b4", Reason: "test"}}, entries.KeptByClock)
+		}, "maintenance"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := setup(t, options{fanout: config.Fanout{ExposeMissing: true}}, sixAnswering(t)...)

@@ -174,9 +174,17 @@ func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 	entry.By = a.requester(r)
 	g, err := a.manager.enter(r.Context(), entry, ttl, force)
 	var budgetErr *budgetError
+	var notYet *notYetProbedError
 	switch {
 	case errors.Is(err, pool.ErrUnknownBackend):
 		jsonanswer.WriteError(w, r, http.StatusNotFound, fmt.Sprintf("no backend named %q", name))
+	case errors.As(err, &notYet):
+		awaited := notYet.Awaited
+		level.Info(a.logger).Log("msg", "Maintenance refused: the readiness budget cannot be judged yet", "backend", name, "by", entry.By,
+			"unjudged_backends", awaited.Unjudged, "discovery", strings.Join(awaited.Discovery, ","))
+		w.Header().Set("Retry-After", strconv.Itoa(notYetProbedRetryAfter(awaited)))
+		jsonanswer.Write(w, r, http.StatusServiceUnavailable, NotYetProbed{Error: notYet.Error() + "; retry later or use force",
+			Awaiting: Awaiting{Backends: nonNil(awaited.Backends), Unjudged: awaited.Unjudged, Discovery: nonNil(awaited.Discovery)}})
 	case errors.As(err, &budgetErr):
 		a.manager.metrics.refusals.Inc()
 		b := budgetErr.Budget
@@ -193,6 +201,26 @@ func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 		jsonanswer.Write(w, r, http.StatusOK, Entered{Backend: name, State: "maintenance", Forced: g.Forced,
 			Maintenance: g.Entry, Readiness: g.Budget})
 	}
+}
+
+// notYetProbedRetryAfter is the Retry-After, in seconds, of a request
+// the budget cannot judge yet: the longest probe interval of the backends
+// without a verdict (each probe may bring one), at least a second; while
+// only discovery is awaited, storeRetryAfter.
+func notYetProbedRetryAfter(awaited pool.Awaited) int {
+	if awaited.Interval <= 0 {
+		return storeRetryAfter
+	}
+	return max(1, int((awaited.Interval+time.Second-1)/time.Second))
+}
+
+// nonNil is s, or an empty list for nil, so that JSON shows [] rather
+// than null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // storeUnavailable answers 503 for a request the store could not take.

@@ -440,6 +440,33 @@ func (e *budgetError) Error() string {
 		e.Budget.Expected, e.Budget.CurrentHealthy, e.Budget.DesiredHealthy, e.Budget.DisruptionsAllowed)
 }
 
+// notYetProbedError refuses a maintenance request that the budget cannot
+// judge yet: some backends have no verdict, or discovery has not
+// delivered. It lasts at most the awaited backends' failures × interval
+// after they appeared, and as long as a discovery source takes to answer.
+type notYetProbedError struct {
+	Awaited pool.Awaited
+}
+
+func (e *notYetProbedError) Error() string {
+	var waits []string
+	if a := e.Awaited; a.Unjudged > 0 {
+		names := strings.Join(a.Backends, ", ")
+		if more := a.Unjudged - len(a.Backends); more > 0 {
+			names += fmt.Sprintf(" and %d more", more)
+		}
+		subject := fmt.Sprintf("%d backends have", a.Unjudged)
+		if a.Unjudged == 1 {
+			subject = "1 backend has"
+		}
+		waits = append(waits, fmt.Sprintf("%s no verdict from the probes yet (%s)", subject, names))
+	}
+	if len(e.Awaited.Discovery) > 0 {
+		waits = append(waits, "service discovery has not delivered yet ("+strings.Join(e.Awaited.Discovery, ", ")+")")
+	}
+	return "not yet probed: " + strings.Join(waits, "; ") + ": the readiness budget counts only backends with a verdict"
+}
+
 // storeError is an operation the store could not do: nothing changed.
 type storeError struct {
 	Kind string
@@ -459,7 +486,8 @@ func (e *storeError) Unwrap() error { return e.Err }
 // entry's Since and Until are one reading of the clock; a shared store
 // measures the ttl itself, and Until is then for people. It returns a
 // *budgetError when the backend is in service and no disruption is
-// allowed (unless force), pool.ErrUnknownBackend, a *storeError, or
+// allowed (unless force), a *notYetProbedError when the budget cannot be
+// judged yet (unless force), pool.ErrUnknownBackend, a *storeError, or
 // errContended when every attempt lost to another writer; in each case
 // nothing changed.
 func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration, force bool) (grant, error) {
@@ -470,15 +498,24 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration,
 		// The pool holds the backend out of its ejections' count until
 		// the entry is applied, or this attempt gave up: an ejection
 		// cannot spend the disruption granted here meanwhile.
-		budget, inService, release, err := m.pool.AdmitMaintenance(entries, e.Backend)
+		admission, release, err := m.pool.AdmitMaintenance(entries, e.Backend)
 		if err != nil {
 			return grant{}, err
 		}
 		forced := false
-		if inService && budget.DisruptionsAllowed == 0 {
+		switch {
+		case !admission.Awaited.None():
+			// The budget cannot be judged yet: an unknown backend may be
+			// dead, and a discovered one missing.
 			if !force {
 				release()
-				return grant{}, &budgetError{Budget: budget}
+				return grant{}, &notYetProbedError{Awaited: admission.Awaited}
+			}
+			forced = true
+		case admission.InService && admission.Budget.DisruptionsAllowed == 0:
+			if !force {
+				release()
+				return grant{}, &budgetError{Budget: admission.Budget}
 			}
 			forced = true
 		}

@@ -79,6 +79,25 @@ type Refused struct {
 	budget.Budget
 }
 
+// NotYetProbed is the 503 answer to a maintenance request that the
+// readiness budget cannot judge yet, and what it waits for.
+type NotYetProbed struct {
+	Error    string   `json:"error"`
+	Awaiting Awaiting `json:"awaiting"`
+}
+
+// Awaiting is what a replica's readiness budget waits for before it
+// counts every backend.
+type Awaiting struct {
+	// Backends names the first backends (ten at most) whose probes have
+	// not given a verdict yet; Unjudged counts them all.
+	Backends []string `json:"backends"`
+	Unjudged int      `json:"unjudged_backends"`
+	// Discovery names the discovery blocks that have not delivered their
+	// first targets, such as dns_sd_configs[0].
+	Discovery []string `json:"discovery"`
+}
+
 // Ended is the answer to DELETE /api/v1/backends/<name>/maintenance.
 type Ended struct {
 	Backend string `json:"backend"`

@@ -87,7 +87,7 @@ func (p *Pool) census(b *Backend) census {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	c := census{configured: len(p.backends), readiness: p.settings.Readiness}
-	c.inService = p.budgetLocked(p.heldOutLocked, func(o *Backend, _ bool) {
+	c.inService = p.budgetLocked(p.heldOutLocked, false, func(o *Backend, _ bool, _ health.Served) {
 		if o == b {
 			c.member = true
 			c.ejectable = b.passivelyEjectable()

@@ -81,17 +81,15 @@ func (p *Pool) Maintenances() []entries.Entry {
 // entries' rule), were its maintenance entries, from its own probe-derived
 // health, and whether the named backend would be in service by it (false
 // when entries name it). It returns ErrUnknownBackend when the pool has no
-// such backend. This is what a new entry is judged against: every stored
-// entry counted, whatever this pool has applied so far.
+// such backend. It counts as /ready does, an unknown backend in service:
+// it is the budget a granted entry leaves. A new entry is judged by
+// AdmitMaintenance, which counts verdicts only.
 func (p *Pool) BudgetWith(in []entries.Entry, name string) (b budget.Budget, inService bool, err error) {
-	out := make(map[string]bool, len(in))
-	for _, m := range in {
-		out[m.Backend] = true
-	}
+	out := backendsNamed(in)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	known := false
-	b = p.budgetLocked(func(be *Backend) bool { return out[be.Name] }, func(be *Backend, in bool) {
+	b = p.budgetLocked(func(be *Backend) bool { return out[be.Name] }, false, func(be *Backend, in bool, _ health.Served) {
 		if be.Name == name {
 			known, inService = true, in
 		}
@@ -102,21 +100,39 @@ func (p *Pool) BudgetWith(in []entries.Entry, name string) (b budget.Budget, inS
 	return b, inService, nil
 }
 
-// AdmitMaintenance is BudgetWith for a new entry of the named backend,
-// judged under the same lock as the ejections, and it holds the backend
-// out of the ejections' count from then until release is called: the
-// caller stores the entry (I/O, under no pool lock) and calls release once
-// the pool applied it, or once it gave up. Without that hold, an
-// ejection judged between this judgement and SetMaintenance would spend
-// the same last disruption. Other admitted requests do not count here:
-// the store's compare-and-swap orders those. release may be called more
-// than once; it is not nil when err is nil.
-func (p *Pool) AdmitMaintenance(in []entries.Entry, name string) (b budget.Budget, inService bool, release func(), err error) {
+// Admission is the pool's judgement of a maintenance request, with every
+// stored entry counted, whatever this pool has applied so far.
+type Admission struct {
+	// Budget counts as in service only the backends with a verdict
+	// (healthy, or probe_unsupported), and those that are not probed:
+	// a backend still unknown does not count, whatever routing does
+	// with it.
+	Budget budget.Budget
+	// InService reports whether the named backend is in service now, as
+	// routing serves it (an unknown backend is): a grant takes it out.
+	InService bool
+	// Awaited is what the judgement waits for; until it is None the
+	// budget is not the pool's, and the request should not be granted
+	// unless forced.
+	Awaited Awaited
+}
+
+// AdmitMaintenance judges a new entry of the named backend with the
+// entries in force, under the same lock as the ejections, and it holds
+// the backend out of the ejections' count from then until release is
+// called: the caller stores the entry (I/O, under no pool lock) and calls
+// release once the pool applied it, or once it gave up. Without that
+// hold, an ejection judged between this judgement and SetMaintenance
+// would spend the same last disruption. Other admitted requests do not
+// count here: the store's compare-and-swap orders those. release may be
+// called more than once; it is not nil when err is nil. It returns
+// ErrUnknownBackend when the pool has no such backend.
+func (p *Pool) AdmitMaintenance(in []entries.Entry, name string) (a Admission, release func(), err error) {
 	p.judgeMu.Lock()
 	defer p.judgeMu.Unlock()
-	b, inService, err = p.BudgetWith(in, name)
+	a, err = p.admission(in, name)
 	if err != nil {
-		return b, inService, nil, err
+		return a, nil, err
 	}
 	if p.maint.admitted == nil {
 		p.maint.admitted = make(map[string]int)
@@ -132,7 +148,38 @@ func (p *Pool) AdmitMaintenance(in []entries.Entry, name string) (b budget.Budge
 			}
 		})
 	}
-	return b, inService, release, nil
+	return a, release, nil
+}
+
+// admission counts the pool for AdmitMaintenance: the verdicts-only
+// budget, the named backend, and what is awaited.
+func (p *Pool) admission(in []entries.Entry, name string) (Admission, error) {
+	out := backendsNamed(in)
+	held := func(be *Backend) bool { return out[be.Name] }
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var a Admission
+	known := false
+	a.Budget = p.budgetLocked(held, true, func(be *Backend, in bool, _ health.Served) {
+		if be.Name == name {
+			known, a.InService = true, in
+		}
+	})
+	if !known {
+		return Admission{}, ErrUnknownBackend
+	}
+	a.Awaited = p.awaitedLocked(held)
+	return a, nil
+}
+
+// backendsNamed is the set of backends that the entries in force, as
+// their owner judged them, name.
+func backendsNamed(in []entries.Entry) map[string]bool {
+	out := make(map[string]bool, len(in))
+	for _, m := range in {
+		out[m.Backend] = true
+	}
+	return out
 }
 
 // heldOutLocked reports whether the ejectors count the backend out of
@@ -147,17 +194,21 @@ func (p *Pool) heldOutLocked(b *Backend) bool {
 // a maintenance request are both judged by: a backend counts as in
 // service when it is not in maintenance (by inMaintenance), no outlier
 // ejection holds it out, and its probe-derived health (in which passive
-// health's ejections are) is in service. seen, when set, is told each
-// backend's verdict. The caller holds mu.
-func (p *Pool) budgetLocked(inMaintenance func(*Backend) bool, seen func(*Backend, bool)) budget.Budget {
+// health's ejections are) is in service. With verdictsOnly, a backend
+// that awaits its first verdict does not count: that is the count a
+// maintenance request is judged by. seen, when set, is told each
+// backend, whether it is in service (unknown included), and what it is
+// served as bar maintenance. The caller holds mu.
+func (p *Pool) budgetLocked(inMaintenance func(*Backend) bool, verdictsOnly bool, seen func(*Backend, bool, health.Served)) budget.Budget {
 	count := 0
 	for _, be := range p.backends {
-		in := !inMaintenance(be) && be.servesBarMaintenance()
-		if in {
+		s := be.servedBarMaintenance()
+		in := !inMaintenance(be) && s.InService()
+		if in && !(verdictsOnly && be.awaitsVerdict(s)) {
 			count++
 		}
 		if seen != nil {
-			seen(be, in)
+			seen(be, in, s)
 		}
 	}
 	return budget.Compute(p.settings.Readiness, len(p.backends), count)
@@ -170,13 +221,13 @@ func (p *Pool) inMaintenanceLocked(b *Backend) bool {
 	return ok
 }
 
-// servesBarMaintenance reports whether the backend would be in service
-// without a maintenance entry: what it would be served as, by the one rule
-// every reader uses, with its outlier ejection and passive health's.
-func (b *Backend) servesBarMaintenance() bool {
+// servedBarMaintenance is what the backend would be served as without a
+// maintenance entry, by the one rule every reader uses, with its outlier
+// ejection and passive health's.
+func (b *Backend) servedBarMaintenance() health.Served {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return health.Serve(b.health, false, b.outlier.Enforced()).InService()
+	return health.Serve(b.health, false, b.outlier.Enforced())
 }
 
 // expireMaintenance ends the maintenances that a clock ends, whose end has

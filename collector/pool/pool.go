@@ -80,6 +80,9 @@ type Pool struct {
 	applied bool
 	// maint holds the maintenance entries (maintenance.go).
 	maint maintenanceEntries
+	// discoveryAwaited are the discovery sources whose first targets
+	// the pool waits for (awaited.go), guarded by mu.
+	discoveryAwaited []string
 	// transitionLog is the last state changes of every backend.
 	transitionLog *history.Log
 	// outliers is outlier detection's part (outlier.go).
@@ -290,7 +293,7 @@ func (p *Pool) Budget() budget.Budget {
 	p.catchUp(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return p.budgetLocked(p.inMaintenanceLocked, nil)
+	return p.budgetLocked(p.inMaintenanceLocked, false, nil)
 }
 
 // Snapshot copies every backend and the pool-wide numbers at one moment.

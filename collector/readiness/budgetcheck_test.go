@@ -27,6 +27,7 @@ func TestJudgeBudget(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		budget     budget.Budget
+		awaited    []string
 		peers      peerViews
 		output     string
 		fails      bool
@@ -45,8 +46,12 @@ func TestJudgeBudget(t *testing.T) {
 		{name: "short, the holding peer drains", budget: short, peers: views(true, maintenance.ReplicaView{Name: "b", BudgetHolds: true, Draining: true}),
 			warns: true, overridden: true, says: "no live peer's budget holds either"},
 		{name: "short, views not current", budget: short, peers: views(false), fails: true, says: "not current"},
+		{name: "holds, discovery awaited", budget: holds, awaited: []string{"dns_sd_configs[0]"}, fails: true,
+			says: "waiting for service discovery: dns_sd_configs[0] has not delivered its first targets, so the pool is not known yet (so far expected=3"},
+		{name: "short, discovery awaited, no peer holds", budget: short, awaited: []string{"file_sd_configs[1]"},
+			peers: views(true, maintenance.ReplicaView{Name: "b"}), fails: true, says: "waiting for service discovery"},
 	} {
-		output, overridden, err := judgeBudget(tc.budget, tc.peers)
+		output, overridden, err := judgeBudget(tc.budget, tc.awaited, tc.peers)
 		var warning *gate.Warning
 		warned := errors.As(err, &warning)
 		switch {
@@ -66,7 +71,7 @@ func TestBudgetCheckAsksPeersOnlyWhenPeerRelative(t *testing.T) {
 	nobody := func() ([]maintenance.ReplicaView, bool) { return []maintenance.ReplicaView{{Name: "b"}}, true }
 	override := prometheus.NewGauge(prometheus.GaugeOpts{Name: "override"})
 	relative := true
-	check := budgetCheck(short, nobody, func() bool { return relative }, override)
+	check := budgetCheck(short, func() []string { return nil }, nobody, func() bool { return relative }, override)
 	if _, err := check(context.Background()); !errors.As(err, new(*gate.Warning)) || testutil.ToFloat64(override) != 1 {
 		t.Errorf("peer-relative, nobody better off: err %v, override %v; want a warning and 1", err, testutil.ToFloat64(override))
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/version"
 
 	"github.com/probegate/probegate/collector/exporter"
 	"github.com/probegate/probegate/collector/maintenance"
@@ -98,7 +97,8 @@ func Open(cfg config.Maintenance, p *pool.Pool, o Options) (*Maintenance, error)
 // RegisterChecks adds this replica's readiness checks to g and, with a
 // shared store, starts sharing its view with its peers (Run publishes
 // it):
-//   - backends: the pool's readiness budget (budgetCheck), which with a
+//   - backends: the pool's readiness budget (budgetCheck), which fails
+//     while discovery has not delivered its first targets, and with a
 //     shared store and peerRelative() true fails only when a live peer is
 //     better off;
 //   - maintenance_store, with a shared store: a replica that has neither
@@ -110,10 +110,7 @@ func (m *Maintenance) RegisterChecks(g *gate.Gate, peerRelative func() bool) {
 	var override prometheus.Gauge
 	if registry, ok := m.store.(maintenance.Registry); ok {
 		self := func(ctx context.Context) maintenance.ReplicaView {
-			b := m.pool.Budget()
-			return maintenance.ReplicaView{Name: m.opts.Replica, Version: version.Version, Ready: g.Ready(ctx), BudgetHolds: b.Holds(),
-				Draining: g.Draining(), Expected: b.Expected, InService: b.CurrentHealthy, DisruptionsAllowed: b.DisruptionsAllowed,
-				Listeners: m.opts.Listeners}
+			return selfView(m.opts.Replica, m.opts.Listeners, m.pool.Budget(), m.pool.Awaited(), g.Ready(ctx), g.Draining())
 		}
 		m.replicas = maintenance.NewReplicas(registry, self, m.opts.Registerer, m.opts.Logger, m.opts.Now)
 		peers = func() ([]maintenance.ReplicaView, bool) { return m.replicas.Peers(m.opts.Replica) }
@@ -123,7 +120,7 @@ func (m *Maintenance) RegisterChecks(g *gate.Gate, peerRelative func() bool) {
 		})
 		m.opts.Registerer.MustRegister(override)
 	}
-	g.RegisterWithOutput("backends", budgetCheck(m.pool.Budget, peers, peerRelative, override))
+	g.RegisterWithOutput("backends", budgetCheck(m.pool.Budget, m.pool.AwaitedDiscovery, peers, peerRelative, override))
 	if !m.store.Shared() {
 		return
 	}

@@ -40,13 +40,22 @@ type Reconciler struct {
 	// running is the configuration in force; it is stored under mu and
 	// read without it.
 	running atomic.Pointer[config.Config]
+	// delivered is set, under mu, once every discovery block of the
+	// configuration in force has delivered and the pool holds its
+	// targets: until then the pool waits for them (Pool.AwaitDiscovery).
+	delivered bool
 }
 
 // New is a Reconciler over p, whose prober is pr, with cfg in force (the
-// configuration p was built from) and sd following cfg's sources.
+// configuration p was built from) and sd following cfg's sources. The
+// pool waits for cfg's discovery blocks from now until each has
+// delivered and the pool holds their targets.
 func New(p *pool.Pool, pr *probe.Prober, sd *discovery.Discovery, cfg *config.Config, logger log.Logger) *Reconciler {
 	r := &Reconciler{pool: p, prober: pr, sd: sd, logger: logger}
 	r.running.Store(cfg)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.awaitDiscovery(sd.Undelivered(cfg))
 	return r
 }
 
@@ -94,9 +103,13 @@ func (r *Reconciler) refresh() {
 // apply is Apply with mu held. The prober is synced after every rebuild
 // of the pool: that is what this type is for.
 func (r *Reconciler) apply(cfg *config.Config) error {
+	// Asked before the targets are: a block that delivers in between is
+	// in the targets, and waited for once more at worst.
+	undelivered := r.sd.Undelivered(cfg)
 	if err := r.pool.Apply(r.sd.Targets(cfg), pool.SettingsOf(cfg)); err != nil {
 		return err
 	}
+	r.awaitDiscovery(undelivered)
 	r.prober.Sync()
 	if cfg != r.running.Load() {
 		r.running.Store(cfg)
@@ -105,4 +118,16 @@ func (r *Reconciler) apply(cfg *config.Config) error {
 		}
 	}
 	return nil
+}
+
+// awaitDiscovery tells the pool which discovery blocks it waits for, until
+// the first time there is none: the pool is known from then on, and a
+// block a reload adds later is not waited for (its targets join when it
+// delivers, as a discovery update's do). Call it with mu held.
+func (r *Reconciler) awaitDiscovery(undelivered []string) {
+	if r.delivered {
+		return
+	}
+	r.pool.AwaitDiscovery(undelivered)
+	r.delivered = len(undelivered) == 0
 }
