@@ -61,8 +61,9 @@ type options struct {
 	storagePath *flagconfig.Value[string]
 	// adminLoopbackOnly serves the admin API to loopback clients only (the demo).
 	adminLoopbackOnly bool
-	// clockOffset is --testing.clock-offset, a test hook (flags_testing.go).
-	clockOffset time.Duration
+	// testHooks are the --testing.* flags, which only a binary built
+	// for the tests has (flags_testing.go, flags_release.go).
+	testHooks
 }
 
 // registerFlags adds every shared flag to the application or a command;
