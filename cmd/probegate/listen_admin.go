@@ -4,7 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/probegate/probegate/cmd/probegate/internal/web"
+	"github.com/probegate/probegate/collector/admin"
+	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/internal/framing"
 )
 
@@ -21,12 +22,24 @@ const adminMaxConnections = 64
 // loopback unless the operator opens it wider, and sits behind the same
 // web configuration (TLS, basic auth) as the main listener.
 
+// adminGuard is the one guard every route of the admin listener passes:
+// the flags that enable its features, the demo's loopback-only rule, the
+// listener's host name, and this replica's own fan-out, whose requests
+// every backend sees with this replica's Via entry (a backend address
+// that leads here anyway, a name only DNS knows is this host or a port
+// forward, must not let a fan-out client take backends out of service).
+func (o *options) adminGuard() admin.Guard {
+	replica := o.replicaName()
+	return admin.Guard{EnableAdminAPI: o.EnableAdminAPI, EnableLifecycle: o.EnableLifecycle, LoopbackOnly: o.adminLoopbackOnly,
+		ListenAddress: o.AdminListenAddress, Forwarded: func(r *http.Request) bool { return fanout.ThroughReplica(r, replica) }}
+}
+
 // adminServer is the server of --web.admin-listen-address, serving
-// handler on the admin listener.
+// handler, whose routes each pass adminGuard, on the admin listener.
 func (o *options) adminServer(handler http.Handler) *http.Server {
 	readTimeout := time.Duration(o.ReadTimeout)
 	return &http.Server{
-		Handler:           framing.Handler(web.RefuseForeignHosts(web.RefuseOwnHops(handler, o.replicaName()), o.AdminListenAddress)),
+		Handler:           framing.Handler(handler),
 		ConnContext:       framing.ConnContext,
 		ReadHeaderTimeout: min(time.Duration(o.ReadHeaderTimeout), readTimeout),
 		ReadTimeout:       readTimeout,
