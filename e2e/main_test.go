@@ -158,10 +158,12 @@ func (p *probegateProcess) awaitServing(t testing.TB, retryBind bool) bool {
 }
 
 // launchProbegate runs the binary with args plus --web.listen-address=addr
-// and, unless args name one, an admin listener on a free loopback port
-// (never the default port, which another probegate on this host may
+// and, unless args name one, an admin listener address on a free loopback
+// port (never the default port, which another probegate on this host may
 // hold), and stops it (SIGKILL if still running) when the test ends. It
-// does not wait for the listener.
+// does not wait for the listener. probegate opens the admin listener only
+// when args enable something there (--web.enable-admin-api,
+// --web.enable-lifecycle, or the demo).
 func launchProbegate(t testing.TB, addr string, args ...string) *probegateProcess {
 	t.Helper()
 	p := &probegateProcess{base: "http://" + addr}

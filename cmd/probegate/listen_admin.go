@@ -1,8 +1,12 @@
 package main
 
 import (
+	"net"
 	"net/http"
 	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 
 	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/fanout"
@@ -21,6 +25,50 @@ const adminMaxConnections = 64
 // service and reload the configuration. The admin listener is on
 // loopback unless the operator opens it wider, and sits behind the same
 // web configuration (TLS, basic auth) as the main listener.
+
+// adminAddress is the address the admin listener is opened on: the
+// --web.admin-listen-address, only when something is served there, and
+// empty otherwise. What the listener serves is the admin API (the
+// maintenance API, the replica views, which need a shared store too, and
+// the debug probe) with --web.enable-admin-api, and /-/reload with
+// --web.enable-lifecycle; without either, every route would answer 403,
+// and a second probegate on the host (a second pool) could not start
+// for a port it does not use. The decision rests on flags alone, which
+// no reload changes, so the listener opened at start is the one the
+// process keeps: a reload can neither need one that was not opened nor
+// make one useless.
+func (o *options) adminAddress() string {
+	if !o.EnableAdminAPI && !o.EnableLifecycle {
+		return ""
+	}
+	return o.AdminListenAddress
+}
+
+// logAdminListener says at start where the admin interface is, or why
+// there is none, and warns when it is open beyond loopback to clients
+// the web configuration does not authenticate: anyone who reaches it
+// could then take backends out of service and reload the configuration,
+// as Prometheus warns of its own admin APIs. The demo, which admits
+// loopback clients alone, needs no warning.
+func (o *options) logAdminListener(logger log.Logger, admin net.Listener) error {
+	if admin == nil {
+		if o.AdminListenAddress != "" {
+			level.Info(logger).Log("msg", "No admin listener: nothing is served there without --web.enable-admin-api or --web.enable-lifecycle",
+				"address", o.AdminListenAddress)
+		}
+		return nil
+	}
+	authenticated, err := webConfigVerifiesClients(o.WebConfigFile)
+	if err != nil {
+		return err
+	}
+	if tcp, ok := admin.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !authenticated && !o.adminLoopbackOnly {
+		level.Warn(logger).Log("msg", "The admin listener is reachable beyond loopback and --web.config.file authenticates no client: "+
+			"anyone who can connect can take backends out of service and reload the configuration",
+			"address", admin.Addr(), "hint", "set basic_auth_users or a client_auth_type of RequireAndVerifyClientCert in --web.config.file, or listen on loopback")
+	}
+	return nil
+}
 
 // adminGuard is the one guard every route of the admin listener passes:
 // the flags that enable its features, the demo's loopback-only rule, the

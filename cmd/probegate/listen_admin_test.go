@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -107,6 +109,94 @@ func TestEveryAdminRoutePassesTheGuard(t *testing.T) {
 			if w.Code != c.code || !strings.Contains(w.Body.String(), c.says) {
 				t.Errorf("POST %s, %s: %d %q; want %d saying %q", path, c.name, w.Code, w.Body.String(), c.code, c.says)
 			}
+		}
+	}
+}
+
+// TestAdminListenerOnlyWhenServed: the admin listener is opened only when
+// --web.enable-admin-api or --web.enable-lifecycle serves something
+// there, so that a second probegate on the host starts without a flag
+// while another process holds the admin port; check-config judges a
+// backend at that address a loop only then.
+func TestAdminListenerOnlyWhenServed(t *testing.T) {
+	isolateEnv(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	admin := "--web.admin-listen-address=" + taken.Addr().String()
+	for _, c := range []struct {
+		flags  []string
+		served bool
+	}{
+		{nil, false},
+		{[]string{"--web.enable-admin-api"}, true},
+		{[]string{"--web.enable-lifecycle"}, true},
+	} {
+		o := parsed(t, append([]string{"--web.listen-address=127.0.0.1:0", admin}, c.flags...)...)
+		ls, err := o.openListeners()
+		switch {
+		case c.served && (err == nil || !strings.Contains(err.Error(), "--web.admin-listen-address="+taken.Addr().String())):
+			t.Errorf("%v: opened %v, err %v; want the admin listener opened, and the taken port named", c.flags, ls.admin, err)
+		case !c.served && (err != nil || ls.admin != nil):
+			t.Errorf("%v: opened %v, err %v; want no admin listener", c.flags, ls.admin, err)
+		}
+		if err == nil {
+			ls.close()
+		}
+		addrs, err := o.flagListenAddrs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(addrs) == 2; got != c.served {
+			t.Errorf("%v: check-config judges with %v; want the admin address among them: %v", c.flags, addrs, c.served)
+		}
+	}
+}
+
+// fixedAddrListener is a net.Listener that only tells its address.
+type fixedAddrListener struct {
+	net.Listener
+	addr net.Addr
+}
+
+func (l fixedAddrListener) Addr() net.Addr { return l.addr }
+
+// TestAdminListenerWarnsBeyondLoopback: an admin listener that clients
+// beyond loopback can reach, without a web configuration that makes them
+// authenticate, is warned of at start, naming its address; on loopback,
+// behind basic auth or verified client certificates, or in the demo, it
+// is not.
+func TestAdminListenerWarnsBeyondLoopback(t *testing.T) {
+	basicAuth := writeFile(t, "basic_auth_users:\n  op: $2y$10$mDwo.lAisC94iLAyP81MCesa29IzH37oigHC/42V2pdJlUprsJPze\n")
+	tlsOnly := writeFile(t, "tls_server_config:\n  cert_file: x.crt\n  key_file: x.key\n")
+	clientCerts := writeFile(t, "tls_server_config:\n  cert_file: x.crt\n  key_file: x.key\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n")
+	everywhere := &net.TCPAddr{IP: net.IPv6unspecified, Port: 9799}
+	lan := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 9799}
+	loopback := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9799}
+	for _, c := range []struct {
+		addr      net.Addr
+		webConfig string
+		demo      bool
+		warns     bool
+	}{
+		{everywhere, "", false, true},
+		{lan, "", false, true},
+		{lan, tlsOnly, false, true},
+		{lan, basicAuth, false, false},
+		{lan, clientCerts, false, false},
+		{loopback, "", false, false},
+		{lan, "", true, false},
+	} {
+		o := &options{WebConfigFile: c.webConfig, adminLoopbackOnly: c.demo}
+		var logs bytes.Buffer
+		if err := o.logAdminListener(log.NewLogfmtLogger(&logs), fixedAddrListener{addr: c.addr}); err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(logs.String(), "level=warn") && strings.Contains(logs.String(), "address="+c.addr.String())
+		if warned != c.warns {
+			t.Errorf("admin listener on %s, web config %q, demo %v: logged %q; want a warning naming the address: %v", c.addr, c.webConfig, c.demo, logs.String(), c.warns)
 		}
 	}
 }

@@ -113,6 +113,10 @@ type server struct {
 // to start. Each failure is logged once, here.
 func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners listenerSet, judge judgement, announce func()) int {
 	level.Info(logger).Log("msg", "Starting probegate", "version", version.Info(), "backends", len(cfg.Backends))
+	if err := opts.logAdminListener(logger, listeners.admin); err != nil {
+		level.Error(logger).Log("msg", "Cannot start probegate", "err", err)
+		return 1
+	}
 	s, err := newServer(opts, logger, cfg, listeners, judge)
 	if err != nil {
 		level.Error(logger).Log("msg", "Cannot start probegate", "err", err)
