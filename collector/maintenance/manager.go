@@ -103,25 +103,29 @@ func NewManager(p *pool.Pool, s store.Store, applied *store.Applied, reg prometh
 // probed one would then have to earn its readmission.
 func (m *Manager) Start(ctx context.Context) error {
 	if _, err := m.sync(ctx); err != nil {
-		m.restore()
+		m.Restore()
 		return err
 	}
 	return nil
 }
 
-// restore applies the saved state, marked stale: the store has not
-// confirmed it yet. A saved state that cannot be read is logged and left
-// alone, and the replica waits for the store.
-func (m *Manager) restore() {
+// Restore applies the saved state, marked stale: the store has not
+// confirmed it yet, and any state Run reads from it replaces this one.
+// A replica sharing a store restores before it serves, rather than wait
+// for a store that may be unreachable. A saved state that cannot be read,
+// or none, is logged, and the replica waits for the store: until then it
+// is not synced.
+func (m *Manager) Restore() {
 	if m.applied == nil {
 		return
 	}
 	st, ok, err := m.applied.Read()
 	if err != nil {
-		level.Error(m.logger).Log("msg", "Cannot read the last applied maintenance state; waiting for the store", "err", err)
+		level.Error(m.logger).Log("msg", "Cannot read the last applied maintenance state; not ready until the store answers", "err", err)
 		return
 	}
 	if !ok {
+		level.Info(m.logger).Log("msg", "No maintenance state saved yet; not ready until the store answers", "store", m.store.Kind(), "file", m.applied.Path())
 		return
 	}
 	m.mu.Lock()
