@@ -57,14 +57,18 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go') $$(git ls-files --others --exclude-standard '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags faultinject ./cmd/probegate/
 
 # unit runs every package's tests under the race detector; the fuzz
-# targets' seed corpora run as ordinary tests here. Each package's tests
+# targets' seed corpora run as ordinary tests here. cmd/probegate runs
+# twice: as released, and with the faultinject tag that builds its
+# --testing.* hooks in. Each package's tests
 # run under UNIT_TIMEOUT, long enough for a 2-core machine shared with
 # other work, so that a hung test fails its package with a stack trace.
 UNIT_TIMEOUT ?= 10m
 unit:
 	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) -tags faultinject ./cmd/probegate/
 
 # check-example: the example configuration at the top of the repository is
 # one the binary accepts as it is.

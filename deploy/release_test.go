@@ -70,8 +70,8 @@ const allPlatformsVariable = "PROBEGATE_RELEASE_TEST_ALL_PLATFORMS"
 
 // TestMakeRelease runs `make release` into a scratch folder: every target
 // is built for its platform, the sums match, and the binary of this
-// machine reports the version, revision, branch, build user and date
-// stamped into it. Under make test it builds this machine's platform
+// machine refuses the test hooks (--testing.*) and reports the version,
+// revision, branch, build user and date stamped into it. Under make test it builds this machine's platform
 // only: six cross-builds take longer than a test may on a 2-core machine
 // shared with other work. `make release-test` builds them all.
 func TestMakeRelease(t *testing.T) {
@@ -137,6 +137,12 @@ func TestMakeRelease(t *testing.T) {
 	}
 
 	native := filepath.Join(dir, "probegate-"+version+"."+runtime.GOOS+"-"+runtime.GOARCH)
+	// The test hooks, such as the clock offset the end-to-end tests set,
+	// are built only with the faultinject tag: the release refuses them.
+	if out, err := exec.Command(native, "check-config", "--testing.clock-offset=20m", "--backend=a=http://127.0.0.1:1").CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), "unknown long flag '--testing.clock-offset'") {
+		t.Errorf("%s accepts the test hook --testing.clock-offset (%v):\n%s", native, err, out)
+	}
 	out, err := exec.Command(native, "--version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s --version: %v\n%s", native, err, out)

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"crypto/tls"
+	"fmt"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +80,35 @@ func TestAdminListenerIsBehindTheWebConfig(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusOK {
 			t.Error("plain HTTP served the admin API although the web config demands TLS")
+		}
+	}
+}
+
+// TestTwoProbegatesOnOneHostNeedNoFlag: two probegates on one host, each
+// with its own main listener and the default admin listen address, both
+// start and serve: neither opens the admin listener, since neither serves
+// anything there, and each says so once.
+func TestTwoProbegatesOnOneHostNeedNoFlag(t *testing.T) {
+	backend := okBackend(t)
+	for i := range 2 {
+		addr := freeAddr(t)
+		cmd := exec.Command(binary(t), "--backend=a="+backend.URL, "--web.listen-address="+addr, "--storage.path="+t.TempDir())
+		output, done := startProcess(t, fmt.Sprintf("probegate %d", i), cmd)
+		waitFor(t, 10*time.Second, fmt.Sprintf("probegate %d's /healthz", i), func() bool {
+			select {
+			case <-done:
+				t.Fatalf("probegate %d exited:\n%s", i, output)
+			default:
+			}
+			resp, err := http.Get("http://" + addr + "/healthz")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		})
+		if out := output.String(); strings.Count(out, "No admin listener") != 1 || strings.Contains(out, "Serving the admin API") {
+			t.Errorf("probegate %d does not say once that it opened no admin listener:\n%s", i, out)
 		}
 	}
 }

@@ -8,12 +8,13 @@ import (
 )
 
 // TestDebugProbeIsAdminAPI: the debug probe of the real binary answers
-// 403 without --web.enable-admin-api, and to a cross-site browser request;
-// with the flag it probes the backend and reports the answer; a second
-// one within the second is refused.
+// 403 without --web.enable-admin-api (the admin listener open for
+// /-/reload), and to a cross-site browser request; with the flag it
+// probes the backend and reports the answer; a second one within the
+// second is refused.
 func TestDebugProbeIsAdminAPI(t *testing.T) {
 	backend := okBackend(t)
-	off := startProbegate(t, "--backend", "a="+backend.URL, "--storage.path="+t.TempDir())
+	off := startProbegate(t, "--backend", "a="+backend.URL, "--storage.path="+t.TempDir(), "--web.enable-lifecycle")
 	if code, _, body := apiCall(t, "GET", off.admin+"/api/v1/backends/a/probe", ""); code != http.StatusForbidden || !strings.Contains(body, "--web.enable-admin-api") {
 		t.Errorf("without the flag: %d %s", code, body)
 	}

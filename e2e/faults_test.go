@@ -243,13 +243,12 @@ func TestFaultEntriesKeyByHand(t *testing.T) {
 	waitShow(t, rig.replicas[:2], []string{"b0", "b1"}, time.Second)
 	r2.start()
 	down()
+	// r2 serves its saved state from the start, b3 in it (the
+	// conservative direction), until its first read of the store: the
+	// lease keys that read carries end b3 although the entries document
+	// cannot be decoded.
 	waitShow(t, rig.replicas, []string{"b0", "b1"}, time.Second)
 	holdShowing(t, rig.replicas, []string{"b0", "b1"}, time.Second)
-	// Not even for a moment: the saved state is checked against the
-	// lease keys before it is applied.
-	if n := transitionsInto(t, r2.base, "b3", "maintenance"); n != "0" {
-		t.Errorf("r2, restarted after b3's lease ended, moved b3 into maintenance %s times", n)
-	}
 	if value, _, _ := etcdGet(t, rig.etcd, key); value != garbage {
 		t.Errorf("the corrupt entries key was overwritten with %q", value)
 	}

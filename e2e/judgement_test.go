@@ -49,11 +49,11 @@ func invalidConfigurations(t *testing.T, addr, admin, backendURL string) []doorC
 }
 
 // checkConfigDoor runs check-config on path with --web.listen-address=addr
-// and --web.admin-listen-address=admin and returns what it printed on
+// and --web.admin-listen-address=admin (opened, for /-/reload) and returns what it printed on
 // stderr; it must exit 1.
 func checkConfigDoor(t *testing.T, path, addr, admin string) string {
 	t.Helper()
-	cmd := exec.Command(binary(t), "check-config", "--config.file="+path, "--web.listen-address="+addr, "--web.admin-listen-address="+admin)
+	cmd := exec.Command(binary(t), "check-config", "--config.file="+path, "--web.listen-address="+addr, "--web.admin-listen-address="+admin, "--web.enable-lifecycle")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -64,12 +64,12 @@ func checkConfigDoor(t *testing.T, path, addr, admin string) string {
 	return strings.TrimSuffix(stderr.String(), "\n")
 }
 
-// startUpDoor starts probegate on addr, its admin listener on admin, with
-// path and returns the error it logged as it refused to start; it must
+// startUpDoor starts probegate on addr, its admin listener on admin
+// (opened, for /-/reload), with path and returns the error it logged as it refused to start; it must
 // exit 1 without serving.
 func startUpDoor(t *testing.T, path, addr, admin string) string {
 	t.Helper()
-	cmd := exec.Command(binary(t), "--config.file="+path, "--web.listen-address="+addr, "--web.admin-listen-address="+admin, "--log.format=json")
+	cmd := exec.Command(binary(t), "--config.file="+path, "--web.listen-address="+addr, "--web.admin-listen-address="+admin, "--web.enable-lifecycle", "--log.format=json")
 	cmd.WaitDelay = 10 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -18,7 +18,8 @@ import (
 	"github.com/probegate/probegate/internal/syncbuffer"
 )
 
-// TestMain builds the probegate binary once for every test in the package.
+// TestMain builds the probegate binary once for every test in the package,
+// with its test hooks.
 func TestMain(m *testing.M) {
 	os.Exit(buildAndRun(m))
 }
@@ -31,7 +32,9 @@ func buildAndRun(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "probegate")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/probegate")
+	// The faultinject tag builds the --testing.* hooks in (a clock offset
+	// among them), which a release binary lacks.
+	build := exec.Command("go", "build", "-tags", "faultinject", "-o", bin, "../cmd/probegate")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build probegate:", err)
@@ -155,10 +158,12 @@ func (p *probegateProcess) awaitServing(t testing.TB, retryBind bool) bool {
 }
 
 // launchProbegate runs the binary with args plus --web.listen-address=addr
-// and, unless args name one, an admin listener on a free loopback port
-// (never the default port, which another probegate on this host may
+// and, unless args name one, an admin listener address on a free loopback
+// port (never the default port, which another probegate on this host may
 // hold), and stops it (SIGKILL if still running) when the test ends. It
-// does not wait for the listener.
+// does not wait for the listener. probegate opens the admin listener only
+// when args enable something there (--web.enable-admin-api,
+// --web.enable-lifecycle, or the demo).
 func launchProbegate(t testing.TB, addr string, args ...string) *probegateProcess {
 	t.Helper()
 	p := &probegateProcess{base: "http://" + addr}

@@ -70,10 +70,11 @@ func cli(t *testing.T, base string, args ...string) (int, string) {
 }
 
 // TestMaintenanceAPIForbiddenWithoutFlag: without --web.enable-admin-api
-// the API answers 403 saying how to enable it, and creates no storage.
+// the API answers 403 saying how to enable it (the admin listener open for
+// /-/reload), and creates no storage.
 func TestMaintenanceAPIForbiddenWithoutFlag(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	p := startProbegate(t, "--config.file="+maintenanceConfig(t, 2, 1), "--storage.path="+dir)
+	p := startProbegate(t, "--config.file="+maintenanceConfig(t, 2, 1), "--storage.path="+dir, "--web.enable-lifecycle")
 	code, _, body := apiCall(t, "POST", p.admin+"/api/v1/backends/b0/maintenance", `{"reason":"x"}`)
 	if code != http.StatusForbidden || !strings.Contains(body, "--web.enable-admin-api") {
 		t.Errorf("POST without the flag: %d %s", code, body)

@@ -43,7 +43,7 @@ func rawResponses(t *testing.T, addr, raw string) (statuses []int, closed bool) 
 // request smuggled in its body is never answered; on every listener.
 func TestAmbiguousFramingIsRefused(t *testing.T) {
 	addr, health, admin := freeAddr(t), freeAddr(t), freeAddr(t)
-	p := launchProbegate(t, addr, "--backend=a=http://127.0.0.1:1", "--web.health-listen-address="+health, "--web.admin-listen-address="+admin)
+	p := launchProbegate(t, addr, "--backend=a=http://127.0.0.1:1", "--web.health-listen-address="+health, "--web.admin-listen-address="+admin, "--web.enable-lifecycle")
 	p.waitServing(t)
 	smuggling := "POST /ready HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n" +
 		"0\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -63,7 +63,7 @@ func TestAmbiguousFramingIsRefused(t *testing.T) {
 // is answered 431 on every listener, before any handler runs.
 func TestOversizedHeadersAre431(t *testing.T) {
 	addr, health, admin := freeAddr(t), freeAddr(t), freeAddr(t)
-	p := launchProbegate(t, addr, "--backend=a=http://127.0.0.1:1", "--web.health-listen-address="+health, "--web.admin-listen-address="+admin)
+	p := launchProbegate(t, addr, "--backend=a=http://127.0.0.1:1", "--web.health-listen-address="+health, "--web.admin-listen-address="+admin, "--web.enable-lifecycle")
 	p.waitServing(t)
 	big := "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 1<<20) + "\r\n\r\n"
 	for _, listener := range []string{addr, health, admin} {

@@ -92,13 +92,14 @@ func TestHealthListenerServesOnlyTheGateWithoutAuth(t *testing.T) {
 }
 
 // TestReloadEndpointNeedsTheLifecycleFlag: without --web.enable-lifecycle,
-// POST /-/reload is refused with a JSON error naming the flag and nothing
-// is reloaded, while SIGHUP still reloads.
+// POST /-/reload (on the admin listener the admin API opens) is refused
+// with a JSON error naming the flag and nothing is reloaded, while SIGHUP
+// still reloads.
 func TestReloadEndpointNeedsTheLifecycleFlag(t *testing.T) {
 	a, b := okBackend(t), okBackend(t)
 	path := filepath.Join(t.TempDir(), "probegate.yml")
 	writeConfig(t, path, map[string]string{"a": a.URL}, "")
-	p := startProbegate(t, "--config.file="+path)
+	p := startProbegate(t, "--config.file="+path, "--web.enable-admin-api", "--storage.path="+t.TempDir())
 	writeConfig(t, path, map[string]string{"a": a.URL, "b": b.URL}, "")
 
 	resp, err := http.Post(p.admin+"/-/reload", "", nil)

@@ -18,7 +18,7 @@ func TestSelfLoopAtAnyPathOfAnyListenerIsRefused(t *testing.T) {
 		t.Run(target, func(t *testing.T) {
 			addrs := map[string]string{"main": freeAddr(t), "health": freeAddr(t), "admin": freeAddr(t)}
 			p := launchProbegate(t, addrs["main"], "--config.file="+fanoutConfig(t, "", "", real.URL, "http://"+addrs[target]+"/"),
-				"--web.health-listen-address="+addrs["health"], "--web.admin-listen-address="+addrs["admin"])
+				"--web.health-listen-address="+addrs["health"], "--web.admin-listen-address="+addrs["admin"], "--web.enable-lifecycle")
 			if code := p.exitCode(t, 10*time.Second); code == 0 {
 				t.Fatalf("probegate with a backend at its own %s listener's root exited 0", target)
 			}

@@ -159,26 +159,34 @@ func TestCheckConfigEscapesControlCharacters(t *testing.T) {
 // TestCheckConfigFindsASelfLoop: a backend at any path of one of
 // probegate's own listeners (main, health, admin) on the addresses the
 // flags name (or on any address of this host when one names none) is
-// refused, as start-up and reload refuse it.
+// refused, as start-up and reload refuse it. The admin listener is one
+// only when something is served there.
 func TestCheckConfigFindsASelfLoop(t *testing.T) {
 	isolateEnv(t)
 	for _, tc := range []struct {
 		listen, url string
 		code        int
+		admin       string
 	}{
-		{"127.0.0.1:19797", "http://127.0.0.1:19797/fanout", 1},
-		{":19797", "http://localhost:19797/fanout/api", 1},
-		{"127.0.0.1:19797", "http://127.0.0.1:19797/api", 1},
-		{"127.0.0.1:19797", "http://127.0.0.1:19799/", 1},
-		{"127.0.0.1:19797", "http://127.0.0.1:19798/ready", 1},
-		{"127.0.0.1:19797", "http://127.0.0.1:19796/fanout", 0},
+		{"127.0.0.1:19797", "http://127.0.0.1:19797/fanout", 1, ""},
+		{":19797", "http://localhost:19797/fanout/api", 1, ""},
+		{"127.0.0.1:19797", "http://127.0.0.1:19797/api", 1, ""},
+		{"127.0.0.1:19797", "http://127.0.0.1:19799/", 1, "--web.enable-admin-api"},
+		{"127.0.0.1:19797", "http://127.0.0.1:19799/", 1, "--web.enable-lifecycle"},
+		{"127.0.0.1:19797", "http://127.0.0.1:19799/", 0, ""},
+		{"127.0.0.1:19797", "http://127.0.0.1:19798/ready", 1, ""},
+		{"127.0.0.1:19797", "http://127.0.0.1:19796/fanout", 0, ""},
 	} {
 		file := writeFile(t, "backends:\n  - name: self\n    url: "+tc.url+"\n")
-		code, _, stderr := runCheckConfig(t, "--config.file="+file, "--web.listen-address="+tc.listen,
-			"--web.admin-listen-address=127.0.0.1:19799", "--web.health-listen-address=127.0.0.1:19798")
+		args := []string{"--config.file=" + file, "--web.listen-address=" + tc.listen,
+			"--web.admin-listen-address=127.0.0.1:19799", "--web.health-listen-address=127.0.0.1:19798"}
+		if tc.admin != "" {
+			args = append(args, tc.admin)
+		}
+		code, _, stderr := runCheckConfig(t, args...)
 		want := file + `:3: backends[0].url: backend "self": ` + tc.url + " points at one of probegate's own listeners"
 		if code != tc.code || (tc.code == 1 && !strings.HasPrefix(stderr, want)) {
-			t.Errorf("listen %s, url %s: exit %d, stderr %q; want %d and %q", tc.listen, tc.url, code, stderr, tc.code, want)
+			t.Errorf("listen %s, url %s, %s: exit %d, stderr %q; want %d and %q", tc.listen, tc.url, tc.admin, code, stderr, tc.code, want)
 		}
 	}
 }

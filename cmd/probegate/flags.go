@@ -61,8 +61,9 @@ type options struct {
 	storagePath *flagconfig.Value[string]
 	// adminLoopbackOnly serves the admin API to loopback clients only (the demo).
 	adminLoopbackOnly bool
-	// clockOffset is --testing.clock-offset, a test hook (flags_testing.go).
-	clockOffset time.Duration
+	// testHooks are the --testing.* flags, which only a binary built
+	// for the tests has (flags_testing.go, flags_release.go).
+	testHooks
 }
 
 // registerFlags adds every shared flag to the application or a command;
@@ -105,7 +106,10 @@ func registerFlagsFor(app, serveOnly flagconfig.Adder) *options {
 		Envar(flagconfig.Envar("web.config.file")).PlaceHolder("FILE").StringVar(&o.WebConfigFile)
 	app.Flag("web.health-listen-address", "Address of a second listener serving only /health and /ready, plain HTTP and never behind --web.config.file, for balancers and kubelets that cannot authenticate, such as :9798. Empty: off.").
 		Envar(flagconfig.Envar("web.health-listen-address")).PlaceHolder("ADDRESS").StringVar(&o.HealthListenAddress)
-	serveOnly.Flag("web.enable-lifecycle", "Enable POST /-/reload. SIGHUP reloads either way.").
+	// The two switches of the admin listener's features: check-config
+	// reads them too, since the admin listener is opened only when one
+	// is on.
+	app.Flag("web.enable-lifecycle", "Enable POST /-/reload on the admin listener. SIGHUP reloads either way.").
 		Envar(flagconfig.Envar("web.enable-lifecycle")).BoolVar(&o.EnableLifecycle)
 	serveOnly.Flag("web.max-connections", "Maximum number of simultaneous connections on each main listener.").
 		Envar(flagconfig.Envar("web.max-connections")).Default("512").IntVar(&o.MaxConnections)
@@ -138,7 +142,7 @@ func registerFlagsFor(app, serveOnly flagconfig.Adder) *options {
 
 	o.overrides.Backends(app, "backend",
 		"A backend as name=url, added after the file's backends. Repeatable; in the environment variable, one per line.").PlaceHolder("NAME=URL")
-	o.maintenanceFlags(serveOnly)
+	o.maintenanceFlags(app, serveOnly)
 	o.replicaFlag(serveOnly)
 	o.testingFlags(serveOnly)
 	o.webLimitFlags(app, serveOnly)

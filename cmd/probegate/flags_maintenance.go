@@ -10,13 +10,16 @@ import (
 // --storage.path is not given.
 const defaultStoragePath = "data"
 
-// maintenanceFlags registers the switch of the admin API and the
-// directory that keeps the maintenance entries across restarts.
-func (o *options) maintenanceFlags(app flagconfig.Adder) {
-	app.Flag("web.enable-admin-api", "Enable the admin API: taking backends out for maintenance under the readiness budget (/api/v1/backends).").
+// maintenanceFlags registers the switch of the admin API, which
+// check-config reads as well (the admin listener is opened only when
+// something is served there), and the directory that keeps the
+// maintenance entries across restarts, which only a running server
+// reads.
+func (o *options) maintenanceFlags(app, serveOnly flagconfig.Adder) {
+	app.Flag("web.enable-admin-api", "Enable the admin API on the admin listener: taking backends out for maintenance under the readiness budget (/api/v1/backends), the replica views and the debug probe.").
 		Envar(flagconfig.Envar("web.enable-admin-api")).BoolVar(&o.EnableAdminAPI)
 	o.storagePath = flagconfig.NewValue(new(string), parseStoragePath)
-	o.storagePath.Register(app, "storage.path", "Directory of the state kept across restarts (maintenance.json); created when missing.").
+	o.storagePath.Register(serveOnly, "storage.path", "Directory of the state kept across restarts (maintenance.json); created when missing.").
 		PlaceHolder(defaultStoragePath)
 }
 

@@ -1,3 +1,5 @@
+//go:build faultinject
+
 package main
 
 import (
@@ -6,10 +8,18 @@ import (
 	"github.com/probegate/probegate/cmd/probegate/internal/flagconfig"
 )
 
+// testHooks are the values of the --testing.* flags. They exist only in a
+// binary built with the faultinject build tag, as the end-to-end tests
+// build it: a release binary has no such flag (flags_release.go), so no
+// deployment can set one, by accident or otherwise.
+type testHooks struct {
+	// clockOffset is --testing.clock-offset.
+	clockOffset time.Duration
+}
+
 // testingFlags registers the hidden flags that exist for probegate's own
-// tests and nothing else. They are left out of --help (--help-hidden
-// shows them) and have no environment variable, so that no deployment
-// sets one by accident.
+// tests and nothing else. They are hidden from --help and
+// --help-long, and have no environment variable.
 func (o *options) testingFlags(app flagconfig.Adder) {
 	// A test hook: the end-to-end tests start replicas whose clocks are
 	// minutes ahead or behind, to show that no replica's clock decides

@@ -16,7 +16,8 @@ const defaultAdminListenAddress = "127.0.0.1:9799"
 type webLimits struct {
 	// AdminListenAddress serves the admin API, /-/reload and
 	// /api/v1/replicas, behind the same web configuration as the main
-	// listener; empty is off.
+	// listener; empty is off. It is listened on only when one of those is
+	// enabled (adminAddress).
 	AdminListenAddress string
 	// MaxHeaderBytes bounds a request's head on every listener.
 	MaxHeaderBytes int
@@ -31,7 +32,7 @@ type webLimits struct {
 // well (a backend on it is probegate itself), and the request bounds,
 // which only a running server reads.
 func (o *options) webLimitFlags(app, serveOnly flagconfig.Adder) {
-	app.Flag("web.admin-listen-address", "Address of the admin listener, the only one serving the admin API, /-/reload and /api/v1/replicas, behind --web.config.file like the main listener. Empty: off.").
+	app.Flag("web.admin-listen-address", "Address of the admin listener, the only one serving the admin API, /-/reload and /api/v1/replicas, behind --web.config.file like the main listener; opened only with --web.enable-admin-api or --web.enable-lifecycle. Empty: off.").
 		Envar(flagconfig.Envar("web.admin-listen-address")).Default(defaultAdminListenAddress).StringVar(&o.AdminListenAddress)
 	flagconfig.NewValue(&o.MaxHeaderBytes, flagconfig.Size).Register(serveOnly, "web.max-header-bytes",
 		"Largest request head any listener reads; a larger one gets 431.").Default("64KiB")

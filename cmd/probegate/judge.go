@@ -108,7 +108,7 @@ func (o *options) flagListenAddrs() ([]net.Addr, error) {
 	}
 	for _, f := range []struct{ flag, addr string }{
 		{"web.health-listen-address", o.HealthListenAddress},
-		{"web.admin-listen-address", o.AdminListenAddress},
+		{"web.admin-listen-address", o.adminAddress()},
 	} {
 		if f.addr == "" {
 			continue

@@ -75,8 +75,8 @@ type listenerSet struct {
 }
 
 // openListeners opens the main listeners and, when their flags are set,
-// the health and the admin listener. On an error it closes what it
-// opened.
+// the health and the admin listener, the latter only when something is
+// served there (adminAddress). On an error it closes what it opened.
 func (o *options) openListeners() (listenerSet, error) {
 	var ls listenerSet
 	var err error
@@ -84,7 +84,7 @@ func (o *options) openListeners() (listenerSet, error) {
 		return ls, err
 	}
 	if ls.health, err = listenOptional("web.health-listen-address", o.HealthListenAddress, healthMaxConnections); err == nil {
-		ls.admin, err = listenOptional("web.admin-listen-address", o.AdminListenAddress, adminMaxConnections)
+		ls.admin, err = listenOptional("web.admin-listen-address", o.adminAddress(), adminMaxConnections)
 	}
 	if err != nil {
 		ls.close()

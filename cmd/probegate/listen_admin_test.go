@@ -1,77 +1,202 @@
 package main
 
 import (
+	"bytes"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/model"
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/probegate/probegate/collector/debugprobe"
+	"github.com/probegate/probegate/collector/discovery"
+	"github.com/probegate/probegate/collector/maintenance"
+	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/collector/readiness"
 )
 
-// adminTestServer is the admin server of a replica named gate-a on
-// 127.0.0.1:9799, in front of a handler that answers 200.
-func adminTestServer() *http.Server {
-	o := &options{ReplicaName: "gate-a", ReadTimeout: model.Duration(time.Minute)}
-	o.AdminListenAddress, o.MaxHeaderBytes = "127.0.0.1:9799", 16<<10
-	return o.adminServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+// adminTestHandler is the handler of the admin listener of a replica
+// named gate-a on 127.0.0.1:9799 with one backend, a, and the flags in
+// args, as a running probegate serves it; loopbackOnly serves loopback
+// clients alone, as the demo does.
+func adminTestHandler(t *testing.T, loopbackOnly bool, args ...string) http.Handler {
+	t.Helper()
+	isolateEnv(t)
+	o := parsed(t, append([]string{"--backend=a=http://127.0.0.1:1", "--storage.path=" + t.TempDir(), "--replica.name=gate-a",
+		"--web.admin-listen-address=127.0.0.1:9799"}, args...)...)
+	o.adminLoopbackOnly = loopbackOnly
+	cfg, _, err := o.judge(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pool.New(log.NewNopLogger(), time.Now)
+	if err := p.Apply(discovery.Static(cfg), pool.SettingsOf(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	maint, err := readiness.Open(cfg.Maintenance, p, readiness.Options{Replica: "gate-a", StorageDir: o.storageDir(),
+		AdminAPI: o.EnableAdminAPI, Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{opts: o, logger: log.NewNopLogger(), pool: p, maint: maint}
+	mux, err := s.adminMux(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.adminServer(mux).Handler
 }
 
-// TestAdminRefusesItsOwnFanout: a request that carries this replica's
-// Via entry, as every request its fan-out forwards does, is refused 403
-// by the admin listener; one through another replica, or none, is served.
-func TestAdminRefusesItsOwnFanout(t *testing.T) {
-	srv := adminTestServer()
-	for via, want := range map[string]int{
-		"":                                   http.StatusOK,
-		"1.1 gate-b (probegate)":             http.StatusOK,
-		"1.1 gate-a (probegate)":             http.StatusForbidden,
-		"1.0 lb, 1.1 gate-a (probegate)":     http.StatusForbidden,
-		"1.1 gate-b (probegate), 1.1 gate-a": http.StatusForbidden,
-	} {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:9799/api/v1/backends/a/maintenance", nil)
-		if via != "" {
-			r.Header.Set("Via", via)
+// adminPaths are a concrete path of every route the admin listener
+// serves: adminRoutes, a subtree's routes under it included, and the
+// debug probe.
+func adminPaths() []string {
+	var paths []string
+	for _, route := range adminRoutes() {
+		if strings.HasSuffix(route, "/") {
+			paths = append(paths, maintenance.MaintenancePath("a"), strings.Replace(debugprobe.Pattern, "{name}", "a", 1))
+			continue
 		}
-		w := httptest.NewRecorder()
-		srv.Handler.ServeHTTP(w, r)
-		if w.Code != want {
-			t.Errorf("Via %q: status %d; want %d", via, w.Code, want)
+		paths = append(paths, route)
+	}
+	return paths
+}
+
+// TestEveryAdminRoutePassesTheGuard: every route of the admin listener,
+// /-/reload as much as the admin API, refuses a request for a foreign
+// host (421), one through this replica's own fan-out (403), one from
+// outside loopback where the demo allows only loopback (403), and one for
+// a feature that is off, naming the flag that enables it (403).
+func TestEveryAdminRoutePassesTheGuard(t *testing.T) {
+	demo := adminTestHandler(t, true, "--web.enable-admin-api", "--web.enable-lifecycle")
+	off := adminTestHandler(t, false)
+	for _, path := range adminPaths() {
+		flag := "--web.enable-admin-api"
+		if path == "/-/reload" {
+			flag = "--web.enable-lifecycle"
+		}
+		for _, c := range []struct {
+			name, host, via, remote string
+			handler                 http.Handler
+			code                    int
+			says                    string
+		}{
+			{name: "a foreign host", host: "evil.example:9799", code: http.StatusMisdirectedRequest, says: "Host was"},
+			{name: "its own fan-out", via: "1.0 lb, 1.1 gate-a (probegate)", code: http.StatusForbidden, says: "own fan-out"},
+			{name: "off loopback in the demo", remote: "192.0.2.7:4242", code: http.StatusForbidden, says: "loopback clients only"},
+			{name: "a feature that is off", handler: off, code: http.StatusForbidden, says: flag},
+		} {
+			r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:9799"+path, strings.NewReader(`{"reason":"x"}`))
+			r.RemoteAddr = "127.0.0.1:4242"
+			if c.host != "" {
+				r.Host = c.host
+			}
+			if c.via != "" {
+				r.Header.Set("Via", c.via)
+			}
+			if c.remote != "" {
+				r.RemoteAddr = c.remote
+			}
+			h := c.handler
+			if h == nil {
+				h = demo
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != c.code || !strings.Contains(w.Body.String(), c.says) {
+				t.Errorf("POST %s, %s: %d %q; want %d saying %q", path, c.name, w.Code, w.Body.String(), c.code, c.says)
+			}
 		}
 	}
 }
 
-// TestAdminRefusesForeignHosts: the admin listener serves a request for
-// an IP address, localhost or its own listen address's name, and answers
-// 421 to any other Host, as a DNS-rebound page's requests carry.
-func TestAdminRefusesForeignHosts(t *testing.T) {
-	srv := adminTestServer()
-	named := &options{ReplicaName: "gate-a", ReadTimeout: model.Duration(time.Minute)}
-	named.AdminListenAddress = "Admin.Internal.:9799"
+// TestAdminListenerOnlyWhenServed: the admin listener is opened only when
+// --web.enable-admin-api or --web.enable-lifecycle serves something
+// there, so that a second probegate on the host starts without a flag
+// while another process holds the admin port; check-config judges a
+// backend at that address a loop only then.
+func TestAdminListenerOnlyWhenServed(t *testing.T) {
+	isolateEnv(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	admin := "--web.admin-listen-address=" + taken.Addr().String()
 	for _, c := range []struct {
-		srv  *http.Server
-		host string
-		want int
+		flags  []string
+		served bool
 	}{
-		{srv, "127.0.0.1:9799", http.StatusOK},
-		{srv, "127.0.0.1", http.StatusOK},
-		{srv, "[::1]:9799", http.StatusOK},
-		{srv, "10.0.0.7:9799", http.StatusOK},
-		{srv, "localhost:9799", http.StatusOK},
-		{srv, "LOCALHOST.:9799", http.StatusOK},
-		{srv, "evil.example:9799", http.StatusMisdirectedRequest},
-		{srv, "localhost.evil.example", http.StatusMisdirectedRequest},
-		{srv, "127.0.0.1.nip.io:9799", http.StatusMisdirectedRequest},
-		{srv, "", http.StatusMisdirectedRequest},
-		{named.adminServer(http.NotFoundHandler()), "admin.internal:9799", http.StatusNotFound},
-		{named.adminServer(http.NotFoundHandler()), "other.internal:9799", http.StatusMisdirectedRequest},
+		{nil, false},
+		{[]string{"--web.enable-admin-api"}, true},
+		{[]string{"--web.enable-lifecycle"}, true},
 	} {
-		r := httptest.NewRequest(http.MethodPost, "/api/v1/backends/a/maintenance", nil)
-		r.Host = c.host
-		w := httptest.NewRecorder()
-		c.srv.Handler.ServeHTTP(w, r)
-		if w.Code != c.want {
-			t.Errorf("Host %q: status %d; want %d", c.host, w.Code, c.want)
+		o := parsed(t, append([]string{"--web.listen-address=127.0.0.1:0", admin}, c.flags...)...)
+		ls, err := o.openListeners()
+		switch {
+		case c.served && (err == nil || !strings.Contains(err.Error(), "--web.admin-listen-address="+taken.Addr().String())):
+			t.Errorf("%v: opened %v, err %v; want the admin listener opened, and the taken port named", c.flags, ls.admin, err)
+		case !c.served && (err != nil || ls.admin != nil):
+			t.Errorf("%v: opened %v, err %v; want no admin listener", c.flags, ls.admin, err)
+		}
+		if err == nil {
+			ls.close()
+		}
+		addrs, err := o.flagListenAddrs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(addrs) == 2; got != c.served {
+			t.Errorf("%v: check-config judges with %v; want the admin address among them: %v", c.flags, addrs, c.served)
+		}
+	}
+}
+
+// fixedAddrListener is a net.Listener that only tells its address.
+type fixedAddrListener struct {
+	net.Listener
+	addr net.Addr
+}
+
+func (l fixedAddrListener) Addr() net.Addr { return l.addr }
+
+// TestAdminListenerWarnsBeyondLoopback: an admin listener that clients
+// beyond loopback can reach, without a web configuration that makes them
+// authenticate, is warned of at start, naming its address; on loopback,
+// behind basic auth or verified client certificates, or in the demo, it
+// is not.
+func TestAdminListenerWarnsBeyondLoopback(t *testing.T) {
+	basicAuth := writeFile(t, "basic_auth_users:\n  op: $2y$10$mDwo.lAisC94iLAyP81MCesa29IzH37oigHC/42V2pdJlUprsJPze\n")
+	tlsOnly := writeFile(t, "tls_server_config:\n  cert_file: x.crt\n  key_file: x.key\n")
+	clientCerts := writeFile(t, "tls_server_config:\n  cert_file: x.crt\n  key_file: x.key\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n")
+	everywhere := &net.TCPAddr{IP: net.IPv6unspecified, Port: 9799}
+	lan := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 9799}
+	loopback := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9799}
+	for _, c := range []struct {
+		addr      net.Addr
+		webConfig string
+		demo      bool
+		warns     bool
+	}{
+		{everywhere, "", false, true},
+		{lan, "", false, true},
+		{lan, tlsOnly, false, true},
+		{lan, basicAuth, false, false},
+		{lan, clientCerts, false, false},
+		{loopback, "", false, false},
+		{lan, "", true, false},
+	} {
+		o := &options{WebConfigFile: c.webConfig, adminLoopbackOnly: c.demo}
+		var logs bytes.Buffer
+		if err := o.logAdminListener(log.NewLogfmtLogger(&logs), fixedAddrListener{addr: c.addr}); err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(logs.String(), "level=warn") && strings.Contains(logs.String(), "address="+c.addr.String())
+		if warned != c.warns {
+			t.Errorf("admin listener on %s, web config %q, demo %v: logged %q; want a warning naming the address: %v", c.addr, c.webConfig, c.demo, logs.String(), c.warns)
 		}
 	}
 }

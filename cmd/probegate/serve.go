@@ -36,7 +36,6 @@ import (
 	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/gate"
 	"github.com/probegate/probegate/internal/framing"
-	"github.com/probegate/probegate/internal/jsonanswer"
 )
 
 // serve runs probegate against the configured backends until a signal ends it.
@@ -114,6 +113,10 @@ type server struct {
 // to start. Each failure is logged once, here.
 func runServer(opts *options, logger log.Logger, cfg *config.Config, listeners listenerSet, judge judgement, announce func()) int {
 	level.Info(logger).Log("msg", "Starting probegate", "version", version.Info(), "backends", len(cfg.Backends))
+	if err := opts.logAdminListener(logger, listeners.admin); err != nil {
+		level.Error(logger).Log("msg", "Cannot start probegate", "err", err)
+		return 1
+	}
 	s, err := newServer(opts, logger, cfg, listeners, judge)
 	if err != nil {
 		level.Error(logger).Log("msg", "Cannot start probegate", "err", err)
@@ -235,11 +238,12 @@ func (s *server) adminMux(cfg *config.Config) (*http.ServeMux, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve the admin API: %w", err)
 	}
+	// Every route passes the one guard of the admin listener.
+	guard := s.opts.adminGuard()
 	mux := http.NewServeMux()
-	mux.Handle("/-/reload", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload)))
-	s.maint.API(maintenance.APIOptions{Enabled: s.opts.EnableAdminAPI, LoopbackOnly: s.opts.adminLoopbackOnly,
-		Authenticated: authenticated, MaxTTL: time.Duration(cfg.Maintenance.MaxTTL)}).Register(mux)
-	mountDebugProbe(mux, s.opts, s.pool)
+	mux.Handle("/-/reload", guard.Lifecycle(http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleReload))))
+	s.maint.API(maintenance.APIOptions{Guard: guard, Authenticated: authenticated, MaxTTL: time.Duration(cfg.Maintenance.MaxTTL)}).Register(mux)
+	mountDebugProbe(mux, guard, s.pool)
 	return mux, nil
 }
 
@@ -329,13 +333,10 @@ func (s *server) reloadOnSIGHUP() (stop func()) {
 	}
 }
 
-// handleReload is POST /-/reload, only with --web.enable-lifecycle (403
-// otherwise, saying how to enable it). Other methods get 405.
+// handleReload is POST /-/reload, behind the admin listener's guard,
+// which answers 403 without --web.enable-lifecycle. Other methods get
+// 405.
 func (s *server) handleReload(w http.ResponseWriter, r *http.Request) {
-	if !s.opts.EnableLifecycle {
-		jsonanswer.WriteError(w, r, http.StatusForbidden, "lifecycle APIs are not enabled: start probegate with --web.enable-lifecycle, or send SIGHUP")
-		return
-	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "This endpoint requires a POST request.", http.StatusMethodNotAllowed)

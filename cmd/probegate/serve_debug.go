@@ -9,9 +9,9 @@ import (
 )
 
 // mountDebugProbe serves the debug probe of a backend, part of the admin
-// API: 403 unless --web.enable-admin-api is given, and to loopback
-// clients only in the demo.
-func mountDebugProbe(mux *http.ServeMux, opts *options, p *pool.Pool) {
-	guard := admin.Guard{Enabled: opts.EnableAdminAPI, LoopbackOnly: opts.adminLoopbackOnly}
-	mux.Handle(debugprobe.Pattern, guard.Wrap(debugprobe.Handler(debugprobe.Options{Pool: p})))
+// API, behind the admin listener's guard: 403 unless
+// --web.enable-admin-api is given, and to loopback clients only in the
+// demo.
+func mountDebugProbe(mux *http.ServeMux, guard admin.Guard, p *pool.Pool) {
+	mux.Handle(debugprobe.Pattern, guard.AdminAPI(debugprobe.Handler(debugprobe.Options{Pool: p})))
 }

@@ -50,13 +50,10 @@ const storeRetryAfter = 5
 
 // APIOptions are the settings of the admin API.
 type APIOptions struct {
-	// Enabled serves the API; disabled, every path answers 403 saying how
-	// to enable it.
-	Enabled bool
-	// LoopbackOnly refuses clients that are not on a loopback address, for
-	// `probegate demo`, which enables the API whatever address it listens
-	// on.
-	LoopbackOnly bool
+	// Guard is the admin listener's guard, which every path passes: with
+	// the admin API disabled, every path answers 403 saying how to enable
+	// it.
+	Guard admin.Guard
 	// Authenticated says the web configuration authenticates every client
 	// with basic auth, so that the user name of a request is a verified
 	// one; otherwise the audit field records the client's address.
@@ -89,10 +86,10 @@ func NewAPI(m *Manager, opts APIOptions, logger log.Logger) *API {
 // cross-origin browser requests, so that a page a browser visits cannot
 // take backends out.
 func (a *API) Register(mux *http.ServeMux) {
-	guard := admin.Guard{Enabled: a.opts.Enabled, LoopbackOnly: a.opts.LoopbackOnly}
-	mux.Handle(BackendsPath, guard.Wrap(http.HandlerFunc(a.list)))
-	mux.Handle(maintenancePattern, guard.Wrap(http.NewCrossOriginProtection().Handler(http.HandlerFunc(a.maintenance))))
-	mux.Handle(ReplicasPath, guard.Wrap(http.HandlerFunc(a.replicas)))
+	guard := a.opts.Guard
+	mux.Handle(BackendsPath, guard.AdminAPI(http.HandlerFunc(a.list)))
+	mux.Handle(maintenancePattern, guard.AdminAPI(http.NewCrossOriginProtection().Handler(http.HandlerFunc(a.maintenance))))
+	mux.Handle(ReplicasPath, guard.AdminAPI(http.HandlerFunc(a.replicas)))
 }
 
 // onlyGet answers 405 to anything but GET and HEAD.

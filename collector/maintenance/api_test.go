@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
@@ -73,6 +74,8 @@ type request struct {
 
 func (f *apiFixture) do(r request) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(r.method, r.target, strings.NewReader(r.body))
+	// The admin listener answers requests for its address alone.
+	req.Host = "127.0.0.1:9799"
 	if r.remote != "" {
 		req.RemoteAddr = r.remote
 	}
@@ -109,7 +112,7 @@ func (f *apiFixture) fileEntries(t *testing.T) []entries.Entry {
 // TestAPIDisabledForbids: without the flag every path answers 403 with a
 // JSON error that names the flag, and nothing changes.
 func TestAPIDisabledForbids(t *testing.T) {
-	f := newAPIFixture(t, 1, APIOptions{Enabled: false})
+	f := newAPIFixture(t, 1, APIOptions{})
 	for _, req := range [][2]string{
 		{"GET", "/api/v1/backends"}, {"GET", "/api/v1/replicas"},
 		{"POST", "/api/v1/backends/a/maintenance"}, {"DELETE", "/api/v1/backends/a/maintenance"},
@@ -130,7 +133,7 @@ func TestAPIDisabledForbids(t *testing.T) {
 // numbers, counted, and changes nothing, in the pool or the store; force
 // overrides it.
 func TestAPIRefusesWithBudgetNumbers(t *testing.T) {
-	f := newAPIFixture(t, 0, APIOptions{Enabled: true})
+	f := newAPIFixture(t, 0, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}})
 	w := f.post("/api/v1/backends/a/maintenance", `{"reason":"disk"}`)
 	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "5" {
 		t.Fatalf("got %d Retry-After %q: %s", w.Code, w.Header().Get("Retry-After"), w.Body)
@@ -164,7 +167,7 @@ func TestAPIRefusesWithBudgetNumbers(t *testing.T) {
 // it; the list shows it and the store's health; DELETE ends it, in the
 // pool and the store.
 func TestAPIEnterListExit(t *testing.T) {
-	f := newAPIFixture(t, 1, APIOptions{Enabled: true, Authenticated: true})
+	f := newAPIFixture(t, 1, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}, Authenticated: true})
 	now := f.clock.Now()
 	w := f.do(request{method: "POST", target: "/api/v1/backends/b/maintenance", body: `{"reason":" kernel ","ttl":"2h"}`,
 		user: "alice", password: "secret"})
@@ -234,7 +237,7 @@ func TestAPIListsAbsentEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newAPIFixtureOver(t, 1, APIOptions{Enabled: true}, fs, dir)
+	f := newAPIFixtureOver(t, 1, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}}, fs, dir)
 	var list List
 	if err := json.Unmarshal(f.do(request{method: "GET", target: "/api/v1/backends"}).Body.Bytes(), &list); err != nil {
 		t.Fatal(err)
@@ -248,7 +251,7 @@ func TestAPIListsAbsentEntries(t *testing.T) {
 // nothing. A ttl beyond maintenance.max_ttl (240y once overflowed into an
 // entry that expired at once) and a body with trailing data are refused.
 func TestAPIBadRequests(t *testing.T) {
-	f := newAPIFixture(t, 3, APIOptions{Enabled: true})
+	f := newAPIFixture(t, 3, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}})
 	for _, c := range []struct {
 		target, body string
 		code         int
@@ -312,7 +315,7 @@ func TestAPIAuditFieldBy(t *testing.T) {
 		{"authenticated, no user", true, "[::1]:4242", "", "::1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := newAPIFixture(t, 1, APIOptions{Enabled: true, Authenticated: c.authenticated})
+			f := newAPIFixture(t, 1, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}, Authenticated: c.authenticated})
 			w := f.do(request{method: "POST", target: "/api/v1/backends/a/maintenance", body: `{"reason":"x"}`,
 				remote: c.remote, user: c.user, password: "x"})
 			var entered Entered
@@ -336,7 +339,7 @@ func TestAPIAuditFieldBy(t *testing.T) {
 func TestAPIStoreDownAnswers503(t *testing.T) {
 	entry := entries.Entry{Backend: "c", Reason: "disk", Since: time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC), By: "127.0.0.1"}
 	ms := newMemStore("etcd", true, entry)
-	f := newAPIFixtureOver(t, 2, APIOptions{Enabled: true}, ms, "")
+	f := newAPIFixtureOver(t, 2, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}}, ms, "")
 	ms.set(func(s *memStore) { s.down = errors.New("etcdserver: request timed out") })
 
 	for _, r := range []request{
@@ -372,7 +375,7 @@ func TestAPIStoreDownAnswers503(t *testing.T) {
 // directory was replaced by a file) answers 503 naming the file store;
 // the entry is not in force and the store health says so.
 func TestAPIFailedFileSaveAnswers503(t *testing.T) {
-	f := newAPIFixture(t, 1, APIOptions{Enabled: true})
+	f := newAPIFixture(t, 1, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}})
 	if err := os.Remove(f.dir); err != nil {
 		t.Fatal(err)
 	}
@@ -395,13 +398,13 @@ func TestAPIFailedFileSaveAnswers503(t *testing.T) {
 // TestAPIReplicas: without replica views (an unshared store) the path
 // answers 404 saying why; with them, the live views.
 func TestAPIReplicas(t *testing.T) {
-	f := newAPIFixture(t, 1, APIOptions{Enabled: true})
+	f := newAPIFixture(t, 1, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}})
 	w := f.do(request{method: "GET", target: "/api/v1/replicas"})
 	if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "maintenance.store: etcd") {
 		t.Errorf("without replicas: %d %s", w.Code, w.Body)
 	}
 	views := []ReplicaView{{Name: "r1", Ready: true, BudgetHolds: true, Expected: 3, InService: 3, DisruptionsAllowed: 1}}
-	f = newAPIFixture(t, 1, APIOptions{Enabled: true, Replicas: func() []ReplicaView { return views }})
+	f = newAPIFixture(t, 1, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}, Replicas: func() []ReplicaView { return views }})
 	w = f.do(request{method: "GET", target: "/api/v1/replicas"})
 	var got ReplicaList
 	if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &got) != nil || len(got.Replicas) != 1 || got.Replicas[0] != views[0] {
@@ -412,7 +415,7 @@ func TestAPIReplicas(t *testing.T) {
 // TestAPILoopbackOnly: restricted to loopback, the API refuses a client
 // from another address and serves one on loopback.
 func TestAPILoopbackOnly(t *testing.T) {
-	f := newAPIFixture(t, 3, APIOptions{Enabled: true, LoopbackOnly: true})
+	f := newAPIFixture(t, 3, APIOptions{Guard: admin.Guard{EnableAdminAPI: true, LoopbackOnly: true}})
 	if w := f.do(request{method: "GET", target: "/api/v1/backends", remote: "192.0.2.7:4242"}); w.Code != http.StatusForbidden {
 		t.Errorf("remote client: %d", w.Code)
 	}
@@ -431,7 +434,7 @@ func TestAPILoopbackOnly(t *testing.T) {
 
 // TestAPIRefusesCrossOrigin: a browser's cross-site POST is refused.
 func TestAPIRefusesCrossOrigin(t *testing.T) {
-	f := newAPIFixture(t, 3, APIOptions{Enabled: true})
+	f := newAPIFixture(t, 3, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}})
 	w := f.do(request{method: "POST", target: "/api/v1/backends/a/maintenance", body: `{"reason":"x"}`,
 		header: []string{"Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"}})
 	if w.Code != http.StatusForbidden || len(f.pool.Maintenances()) != 0 || len(f.fileEntries(t)) != 0 {
@@ -442,7 +445,7 @@ func TestAPIRefusesCrossOrigin(t *testing.T) {
 // TestMaintenancePathIsServed: the path the CLI builds for a backend's
 // maintenance is the one the API serves, for POST and DELETE alike.
 func TestMaintenancePathIsServed(t *testing.T) {
-	f := newAPIFixture(t, 1, APIOptions{Enabled: true})
+	f := newAPIFixture(t, 1, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}})
 	if got, want := MaintenancePath("b"), "/api/v1/backends/b/maintenance"; got != want {
 		t.Errorf("MaintenancePath(b) = %s, want %s", got, want)
 	}

@@ -115,27 +115,35 @@ func NewManager(p *pool.Pool, s store.Store, applied *store.Applied, reg prometh
 // probed one would then have to earn its readmission.
 func (m *Manager) Start(ctx context.Context) error {
 	if read, err := m.sync(ctx); err != nil {
-		m.restore(read, err)
+		m.Restore()
+		// The read that failed may still carry the lease keys of a
+		// document it could not decode: they end the saved entries
+		// whose lease is gone.
+		m.mu.Lock()
+		m.endByLeasesLocked(read, err)
+		m.mu.Unlock()
 		return err
 	}
 	return nil
 }
 
-// restore applies the saved state, marked stale: the store has not
-// confirmed it yet. read and readErr are the read that failed: when the
-// store answered with a document it cannot decode, its lease keys still
-// end the saved entries whose lease is gone. A saved state that cannot be
-// read is logged and left alone, and the replica waits for the store.
-func (m *Manager) restore(read store.State, readErr error) {
+// Restore applies the saved state, marked stale: the store has not
+// confirmed it yet, and any state Run reads from it replaces this one.
+// A replica sharing a store restores before it serves, rather than wait
+// for a store that may be unreachable. A saved state that cannot be read,
+// or none, is logged, and the replica waits for the store: until then it
+// is not synced.
+func (m *Manager) Restore() {
 	if m.applied == nil {
 		return
 	}
 	st, ok, err := m.applied.Read()
 	if err != nil {
-		level.Error(m.logger).Log("msg", "Cannot read the last applied maintenance state; waiting for the store", "err", err)
+		level.Error(m.logger).Log("msg", "Cannot read the last applied maintenance state; not ready until the store answers", "err", err)
 		return
 	}
 	if !ok {
+		level.Info(m.logger).Log("msg", "No maintenance state saved yet; not ready until the store answers", "store", m.store.Kind(), "file", m.applied.Path())
 		return
 	}
 	m.mu.Lock()
@@ -144,9 +152,7 @@ func (m *Manager) restore(read store.State, readErr error) {
 	m.metrics.storeUp.Set(0)
 	level.Info(m.logger).Log("msg", "Serving the last applied maintenance state until the store answers", "file", m.applied.Path(),
 		"revision", st.Revision, "entries", len(st.Entries))
-	if !m.endByLeasesLocked(read, readErr) {
-		m.pool.SetMaintenance(st.Entries, m.keeper())
-	}
+	m.pool.SetMaintenance(st.Entries, m.keeper())
 }
 
 // keeper is what measures the entries' ttls: a shared store, or this

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/entries"
 	"github.com/probegate/probegate/collector/health"
@@ -34,7 +35,7 @@ func restartedReplica(t *testing.T, s store.Store) *apiFixture {
 	}
 	m, _ := startManager(t, p, s, nil)
 	mux := http.NewServeMux()
-	api := NewAPI(m, APIOptions{Enabled: true, MaxTTL: defaultMaxTTL}, nil)
+	api := NewAPI(m, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}, MaxTTL: defaultMaxTTL}, nil)
 	api.Register(mux)
 	return &apiFixture{pool: p, manager: m, api: api, mux: mux}
 }
@@ -138,7 +139,7 @@ func TestAdmissionForcedWhileNotYetProbed(t *testing.T) {
 // when every backend it has is judged and the budget would allow it; once
 // discovery has delivered, the request is granted.
 func TestAdmissionWaitsForDiscovery(t *testing.T) {
-	f := newAPIFixture(t, 1, APIOptions{Enabled: true})
+	f := newAPIFixture(t, 1, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}})
 	f.pool.AwaitDiscovery([]string{"dns_sd_configs[0]"})
 	w := f.post("/api/v1/backends/a/maintenance", `{"reason":"disk"}`)
 	var got notYetProbedAnswer

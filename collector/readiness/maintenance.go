@@ -54,9 +54,19 @@ type Maintenance struct {
 }
 
 // Open opens the configured store and applies its entries to p. A file
-// store that cannot be read is an error, and nothing overwrites it; an
-// etcd cluster that cannot be reached is not (the replica serves, refuses
-// writes and keeps trying).
+// store, local and owned by this replica, is read at once, and one that
+// cannot be read is an error: nothing overwrites it. A shared store is
+// not waited for: Open applies the state this replica saved, marked
+// stale, and Run reads the store in the background, so that the replica
+// listens at once however long the store takes to answer, or whether it
+// answers at all. Until the first read, a replica with a saved state
+// serves it; one without fails its maintenance_store check.
+//
+// Serving the saved state before the store confirms it is the
+// conservative order: an entry another replica still has in force keeps
+// its backend out here too. An entry that ended while this replica was
+// down holds its backend out until the first read, which is moments on a
+// reachable store; a backend probed meanwhile then earns its readmission.
 func Open(cfg config.Maintenance, p *pool.Pool, o Options) (*Maintenance, error) {
 	if o.Logger == nil {
 		o.Logger = log.NewNopLogger()
@@ -74,14 +84,11 @@ func Open(cfg config.Maintenance, p *pool.Pool, o Options) (*Maintenance, error)
 		applied = store.NewApplied(o.StorageDir, store.SourceOf(cfg))
 	}
 	m.manager = maintenance.NewManager(p, m.store, applied, o.Registerer, o.Logger, o.Now)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.Etcd.RequestTimeout)+time.Second)
-	defer cancel()
-	if err := m.manager.Start(ctx); err != nil {
-		if !m.store.Shared() {
-			m.store.Close()
-			return nil, err
-		}
-		level.Warn(o.Logger).Log("msg", "Cannot read the maintenance store; serving without its entries until it answers", "store", m.store.Kind(), "err", err)
+	if m.store.Shared() {
+		m.manager.Restore()
+	} else if err := m.manager.Start(context.Background()); err != nil {
+		m.store.Close()
+		return nil, err
 	}
 	if entries := p.Maintenances(); len(entries) > 0 && !o.AdminAPI {
 		names := make([]string, len(entries))

@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -34,9 +36,10 @@ import (
 
 // CLI is `probegate maintenance`, the command-line client of the admin
 // API. It exits 0 when the request did what it asked, 1 when probegate
-// refused it (the readiness budget, an unknown backend) or could not be
-// reached, 2 for a usage error, and 3 when list answered from a store it
-// cannot vouch for (see staleStore).
+// refused it (the readiness budget, an unknown backend), could not be
+// reached or gave no answer in time, 2 for a usage error, 3 when list
+// answered from a store it cannot vouch for (see staleStore), and 4 when
+// probegate answered that it cannot do it now (see unavailable).
 type CLI struct {
 	start, stop, list *kingpin.CmdClause
 
@@ -97,6 +100,33 @@ type usageError struct{ error }
 // warns and exits 3.
 type staleStore struct{ error }
 
+// unavailable is a 503 from probegate: it was reached, but cannot do
+// what was asked now, most often because its maintenance store cannot be
+// reached; the server's own words say which. A script retries after
+// retryAfter rather than take it for a refusal or for probegate being
+// down, so the command exits 4.
+type unavailable struct {
+	said       string
+	retryAfter string
+}
+
+func (u unavailable) Error() string {
+	retry := ""
+	if u.retryAfter != "" {
+		retry = "; retry in " + u.retryAfter + "s"
+	}
+	return "probegate cannot do it now (503 Service Unavailable): " + u.said + retry
+}
+
+// answerError is the error of an answer other than the one expected: a
+// 503 is unavailable, anything else a refusal.
+func answerError(resp *http.Response, data []byte) error {
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		return unavailable{said: apiError(data), retryAfter: resp.Header.Get("Retry-After")}
+	}
+	return fmt.Errorf("%w: %s: %s", errRefused, resp.Status, apiError(data))
+}
+
 // Handles reports whether command, as app.Parse returned it, is one of
 // the maintenance commands.
 func (c *CLI) Handles(command string) bool {
@@ -108,12 +138,16 @@ func (c *CLI) Run(command string, stdout, stderr io.Writer) int {
 	err := c.do(command, stdout)
 	var usage usageError
 	var stale staleStore
+	var busy unavailable
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &usage):
 		termsafe.Fprintf(stderr, "probegate %s: %v\n", command, err)
 		return 2
+	case errors.As(err, &busy):
+		termsafe.Fprintf(stderr, "probegate %s: %v\n", command, err)
+		return 4
 	case errors.As(err, &stale):
 		termsafe.Fprintf(stderr, "probegate %s: warning: %v\n", command, err)
 		return 3
@@ -143,7 +177,7 @@ func (c *CLI) do(command string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	api := apiClient{client: client, base: strings.TrimRight(base.String(), "/")}
+	api := apiClient{client: client, base: strings.TrimRight(base.String(), "/"), timeout: c.timeout}
 	switch command {
 	case c.start.FullCommand():
 		return c.doStart(ctx, api, stdout)
@@ -195,7 +229,7 @@ func (c *CLI) doStart(ctx context.Context, api apiClient, stdout io.Writer) erro
 	case http.StatusBadRequest:
 		return usageError{errors.New(apiError(data))}
 	default:
-		return fmt.Errorf("%w: %s: %s", errRefused, resp.Status, apiError(data))
+		return answerError(resp, data)
 	}
 }
 
@@ -205,7 +239,7 @@ func (c *CLI) doStop(ctx context.Context, api apiClient, stdout io.Writer) error
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%w: %s: %s", errRefused, resp.Status, apiError(data))
+		return answerError(resp, data)
 	}
 	var got maintenance.Ended
 	if err := json.Unmarshal(data, &got); err != nil {
@@ -238,7 +272,7 @@ func (c *CLI) doList(ctx context.Context, api apiClient, stdout io.Writer) error
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%w: %s: %s", errRefused, resp.Status, apiError(data))
+		return answerError(resp, data)
 	}
 	var got maintenance.List
 	if err := json.Unmarshal(data, &got); err != nil {
@@ -340,6 +374,8 @@ func apiError(data []byte) string {
 type apiClient struct {
 	client *http.Client
 	base   string
+	// timeout is --timeout, which bounds each request.
+	timeout time.Duration
 }
 
 // do sends one request and reads the answer, at most 4 MiB of it.
@@ -351,9 +387,21 @@ func (a apiClient) do(ctx context.Context, method, path string, body []byte) (*h
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	// Whether the request was sent tells a probegate that cannot be
+	// reached from one that took the request and gave no answer in time
+	// (waiting on its store, say), which may still act on it.
+	var sent atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { sent.Store(true) },
+	}))
 	resp, err := a.client.Do(req)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot reach probegate: %w", err)
+	switch {
+	case err != nil && sent.Load() && ctx.Err() != nil:
+		return nil, nil, fmt.Errorf("probegate at %s took the request but gave no answer within %s (--timeout): it may still take effect; see probegate maintenance list", redact.URL(a.base), a.timeout)
+	case err != nil && sent.Load():
+		return nil, nil, fmt.Errorf("probegate at %s took the request but gave no answer: %w; it may have taken effect: see probegate maintenance list", redact.URL(a.base), err)
+	case err != nil:
+		return nil, nil, fmt.Errorf("cannot reach probegate at %s: %w (its admin listener is open only with --web.enable-admin-api or --web.enable-lifecycle)", redact.URL(a.base), err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))

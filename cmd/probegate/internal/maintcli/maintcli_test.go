@@ -158,3 +158,39 @@ func TestStartNamesWhatIsWrongWithTheTTL(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreUnavailableIsNotUnreachable: when probegate answers 503
+// because its maintenance store cannot be reached, start, stop and list
+// say what probegate said, and that it could not do it now, with exit 4,
+// never that probegate cannot be reached; a probegate that took the
+// request and did not answer in time is told apart from one that cannot
+// be reached.
+func TestStoreUnavailableIsNotUnreachable(t *testing.T) {
+	const said = "the etcd maintenance store is unavailable, nothing changed: etcd: write /probegate/default/maintenance: context deadline exceeded"
+	unavailable := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "5")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		json.NewEncoder(w).Encode(map[string]string{"error": said})
+	}))
+	defer unavailable.Close()
+	for _, args := range [][]string{
+		{"start", "a", "--reason=disk"},
+		{"stop", "a"},
+		{"list"},
+	} {
+		code, _, stderr := run(t, append([]string{"maintenance", "--url=" + unavailable.URL}, args...)...)
+		if code != 4 || !strings.Contains(stderr, said) || !strings.Contains(stderr, "retry in 5s") || strings.Contains(stderr, "cannot reach") {
+			t.Errorf("%q against a 503: exit %d, stderr %q; want 4, what probegate said and when to retry", args, code, stderr)
+		}
+	}
+
+	release := make(chan struct{})
+	silent := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
+	defer silent.Close()
+	defer close(release)
+	code, _, stderr := run(t, "maintenance", "--url="+silent.URL, "--timeout=200ms", "start", "a", "--reason=disk")
+	if code != 1 || strings.Contains(stderr, "cannot reach") || !strings.Contains(stderr, "no answer within 200ms") {
+		t.Errorf("no answer: exit %d, stderr %q; want 1, saying probegate took the request but gave no answer in time", code, stderr)
+	}
+}

@@ -7,7 +7,7 @@
 // mux can redirect them (RouteFanout), and the heavy pages and the
 // metrics serve a bounded number of reads at once (LimitInFlight,
 // LimitMetrics), the scrapes in flight together sharing one answer
-// (ShareScrapes). The admin listener bounds its pages the same way, and
-// refuses a request that its own fan-out forwarded (RefuseOwnHops) or
-// that names a host other than its own (RefuseForeignHosts).
+// (ShareScrapes). The admin listener bounds its pages the same way; what
+// it admits at all is decided by one guard, collector/admin's Guard,
+// which each of its routes passes.
 package web
