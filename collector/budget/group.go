@@ -28,3 +28,12 @@ func ComputeGroup(g config.GroupBudget, name string, replicas, inService int) Gr
 	}
 	return Group{Name: name, Budget: of(g.MinAvailable, g.MaxUnavailable, replicas, inService), Budgeted: true}
 }
+
+// Holds reports whether enough replicas of the group are in service; a
+// group without a budget always holds.
+func (g Group) Holds() bool { return !g.Budgeted || g.Budget.Holds() }
+
+// AllowsDisruption reports whether one more replica of the group may
+// leave service with its budget still holding; a group without a budget
+// allows every disruption.
+func (g Group) AllowsDisruption() bool { return !g.Budgeted || g.Budget.AllowsDisruption() }

@@ -41,6 +41,11 @@ func TestComputeGroup(t *testing.T) {
 				t.Errorf("ComputeGroup = %+v holds=%v; want budgeted=%v holds=%v desired %d allowed %d",
 					b, b.Holds(), tc.budgeted, tc.holds, tc.desired, tc.allowed)
 			}
+			// A group without a budget never holds an ejection or a
+			// maintenance back, even with none of it in service.
+			if want := !tc.budgeted || tc.allowed > 0; b.AllowsDisruption() != want {
+				t.Errorf("AllowsDisruption = %v, want %v", b.AllowsDisruption(), want)
+			}
 		})
 	}
 }

@@ -375,6 +375,21 @@ func (e *budgetError) Error() string {
 		e.Budget.Expected, e.Budget.CurrentHealthy, e.Budget.DesiredHealthy, e.Budget.DisruptionsAllowed)
 }
 
+// groupBudgetError refuses a maintenance that the budget of the
+// backend's replica group (readiness.per_group) does not allow: the
+// backend is in service and its group can spare no replica.
+type groupBudgetError struct {
+	// Budget is the pool's, which allows the disruption.
+	Budget budget.Budget
+	Group  budget.Group
+}
+
+func (e *groupBudgetError) Error() string {
+	g := e.Group
+	return fmt.Sprintf("the budget of replica group %q allows no disruption: replicas=%d current_healthy=%d desired_healthy=%d disruptions_allowed=%d",
+		g.Name, g.Expected, g.CurrentHealthy, g.DesiredHealthy, g.DisruptionsAllowed)
+}
+
 // storeError is an operation the store could not do: nothing changed.
 type storeError struct {
 	Kind string
@@ -394,7 +409,8 @@ func (e *storeError) Unwrap() error { return e.Err }
 // entry's Since and Until are one reading of the clock; a shared store
 // measures the ttl itself, and Until is then for people. It returns a
 // *budgetError when the backend is in service and no disruption is
-// allowed (unless force), pool.ErrUnknownBackend, a *storeError, or
+// allowed, a *groupBudgetError when its replica group allows none (both
+// unless force), pool.ErrUnknownBackend, a *storeError, or
 // errContended when every attempt lost to another writer; in each case
 // nothing changed.
 func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration, force bool) (grant, error) {
@@ -405,17 +421,22 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration,
 		// The pool holds the backend out of its ejections' count until
 		// the entry is applied, or this attempt gave up: an ejection
 		// cannot spend the disruption granted here meanwhile.
-		budget, inService, release, err := m.pool.AdmitMaintenance(entries, e.Backend)
+		admission, release, err := m.pool.AdmitMaintenance(entries, e.Backend)
 		if err != nil {
 			return grant{}, err
 		}
-		forced := false
-		if inService && budget.DisruptionsAllowed == 0 {
-			if !force {
-				release()
-				return grant{}, &budgetError{Budget: budget}
-			}
-			forced = true
+		var refusal error
+		switch {
+		case !admission.InService:
+		case admission.Budget.DisruptionsAllowed == 0:
+			refusal = &budgetError{Budget: admission.Budget}
+		case !admission.Group.AllowsDisruption():
+			refusal = &groupBudgetError{Budget: admission.Budget, Group: admission.Group}
+		}
+		forced := refusal != nil
+		if forced && !force {
+			release()
+			return grant{}, refusal
 		}
 		entry := e
 		// Round(0) drops the monotonic reading, which a stored entry

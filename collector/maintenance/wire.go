@@ -77,6 +77,10 @@ type Entered struct {
 type Refused struct {
 	Error string `json:"error"`
 	budget.Budget
+	// Group is the budget of the backend's replica group when it is the
+	// one that refused (readiness.per_group), its Expected the group's
+	// replicas.
+	Group *budget.Group `json:"group,omitempty"`
 }
 
 // Ended is the answer to DELETE /api/v1/backends/<name>/maintenance.

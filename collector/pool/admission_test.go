@@ -15,9 +15,9 @@ import (
 // free again and the outlier is ejected.
 func TestAdmittedMaintenanceHoldsTheOutlierFloor(t *testing.T) {
 	p, clock, _ := detectingPool(t, 3, true, &config.IntOrPercent{Value: 2}, false)
-	b, inService, release, err := p.AdmitMaintenance(nil, "b0")
-	if err != nil || !inService || b.DisruptionsAllowed != 1 {
-		t.Fatalf("AdmitMaintenance = %+v, %v, %v; want b0 in service and one disruption allowed", b, inService, err)
+	a, release, err := p.AdmitMaintenance(nil, "b0")
+	if err != nil || !a.InService || a.Budget.DisruptionsAllowed != 1 {
+		t.Fatalf("AdmitMaintenance = %+v, %v; want b0 in service and one disruption allowed", a, err)
 	}
 	outlier := p.Backends()[1]
 	rounds(p, clock, 5, map[int]bool{1: true}, nil)
@@ -30,7 +30,7 @@ func TestAdmittedMaintenanceHoldsTheOutlierFloor(t *testing.T) {
 	if got := outlier.Served().State(); got != health.ServedEjected {
 		t.Errorf("b1 is %s after the request was released, want ejected", got)
 	}
-	if _, _, _, err := p.AdmitMaintenance(nil, "nobody"); !errors.Is(err, ErrUnknownBackend) {
+	if _, _, err := p.AdmitMaintenance(nil, "nobody"); !errors.Is(err, ErrUnknownBackend) {
 		t.Errorf("AdmitMaintenance of an unknown backend: %v, want ErrUnknownBackend", err)
 	}
 }

@@ -97,21 +97,37 @@ func (p *Pool) BudgetWith(in []entries.Entry, name string) (b budget.Budget, inS
 	return b, inService, nil
 }
 
-// AdmitMaintenance is BudgetWith for a new entry of the named backend,
-// judged under the same lock as the ejections, and it holds the backend
-// out of the ejections' count from then until release is called: the
-// caller stores the entry (I/O, under no pool lock) and calls release once
-// the pool applied it, or once it gave up. Without that hold, an
-// ejection judged between this judgement and SetMaintenance would spend
-// the same last disruption. Other admitted requests do not count here:
-// the store's compare-and-swap orders those. release may be called more
-// than once; it is not nil when err is nil.
-func (p *Pool) AdmitMaintenance(in []entries.Entry, name string) (b budget.Budget, inService bool, release func(), err error) {
+// Admission is the pool's judgement of a maintenance request, with every
+// stored entry counted, whatever this pool has applied so far.
+type Admission struct {
+	// Budget is the pool's readiness budget, counted as BudgetWith
+	// counts it.
+	Budget budget.Budget
+	// InService reports whether the named backend is in service now: a
+	// grant takes it out.
+	InService bool
+	// Group is the budget of the named backend's replica group, counted
+	// alike (readiness.per_group); Group.Budgeted is false when the
+	// group has none.
+	Group budget.Group
+}
+
+// AdmitMaintenance judges a new entry of the named backend with the
+// entries in force, under the same lock as the ejections, and it holds
+// the backend out of the ejections' count from then until release is
+// called: the caller stores the entry (I/O, under no pool lock) and calls
+// release once the pool applied it, or once it gave up. Without that
+// hold, an ejection judged between this judgement and SetMaintenance
+// would spend the same last disruption. Other admitted requests do not
+// count here: the store's compare-and-swap orders those. release may be
+// called more than once; it is not nil when err is nil. It returns
+// ErrUnknownBackend when the pool has no such backend.
+func (p *Pool) AdmitMaintenance(in []entries.Entry, name string) (a Admission, release func(), err error) {
 	p.judgeMu.Lock()
 	defer p.judgeMu.Unlock()
-	b, inService, err = p.BudgetWith(in, name)
+	a, err = p.admission(in, name)
 	if err != nil {
-		return b, inService, nil, err
+		return a, nil, err
 	}
 	if p.maint.admitted == nil {
 		p.maint.admitted = make(map[string]int)
@@ -127,7 +143,31 @@ func (p *Pool) AdmitMaintenance(in []entries.Entry, name string) (b budget.Budge
 			}
 		})
 	}
-	return b, inService, release, nil
+	return a, release, nil
+}
+
+// admission counts the pool for AdmitMaintenance: the budget, the named
+// backend, and its replica group.
+func (p *Pool) admission(in []entries.Entry, name string) (Admission, error) {
+	out := entries.InForce(in, p.now())
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	named := p.backendLocked(name)
+	if named == nil {
+		return Admission{}, ErrUnknownBackend
+	}
+	var a Admission
+	group := groupCount{name: named.Group()}
+	a.Budget = p.budgetLocked(func(be *Backend) bool { return out[be.Name] }, func(be *Backend, in bool) {
+		if be == named {
+			a.InService = in
+		}
+		if be.Group() == group.name {
+			group.add(in)
+		}
+	})
+	a.Group = group.budget(p.settings.Readiness.PerGroup)
+	return a, nil
 }
 
 // heldOutLocked reports whether the ejectors count the backend out of

@@ -98,6 +98,8 @@ func Open(cfg config.Maintenance, p *pool.Pool, o Options) (*Maintenance, error)
 //   - backends: the pool's readiness budget (budgetCheck), which with a
 //     shared store and peerRelative() true fails only when a live peer is
 //     better off;
+//   - group_budget: the replica groups' budgets (readiness.per_group,
+//     groupBudgetCheck), which fails while a group is below its own;
 //   - maintenance_store, with a shared store: a replica that has neither
 //     read the store nor saved a state of it does not know which backends
 //     are out, so it is not ready until the first read succeeds. A
@@ -120,6 +122,7 @@ func (m *Maintenance) RegisterChecks(g *gate.Gate, peerRelative func() bool) {
 		m.opts.Registerer.MustRegister(override)
 	}
 	g.RegisterWithOutput("backends", budgetCheck(m.pool.Budget, peers, peerRelative, override))
+	g.RegisterWithOutput("group_budget", groupBudgetCheck(m.pool.GroupBudgets))
 	if !m.store.Shared() {
 		return
 	}
