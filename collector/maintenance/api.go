@@ -111,7 +111,7 @@ func (a *API) listBackends() List {
 	present := make(map[string]bool, len(snap.Backends))
 	for i, b := range snap.Backends {
 		present[b.Name] = true
-		view.Backends[i] = BackendView{Name: b.Name, URL: b.URL, State: b.Served.State().String(),
+		view.Backends[i] = BackendView{Name: b.Name, URL: b.URL, Group: b.Group, State: b.Served.State().String(),
 			InService: b.Served.InService(), Maintenance: b.Maintenance}
 	}
 	for _, m := range a.pool.Maintenances() {

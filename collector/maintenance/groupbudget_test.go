@@ -92,7 +92,7 @@ func TestManagersSharingAStoreKeepEveryGroupBudget(t *testing.T) {
 
 // TestAPIRefusesNamingTheGroup: a request the group's budget does not
 // allow is answered 429 with the group's numbers and name beside the
-// pool's, counted as a refusal; force overrides it.
+// pool's; force overrides it; the list gives each backend's group.
 func TestAPIRefusesNamingTheGroup(t *testing.T) {
 	fs, err := store.OpenFile(t.TempDir())
 	if err != nil {
@@ -123,5 +123,10 @@ func TestAPIRefusesNamingTheGroup(t *testing.T) {
 	}
 	if w := f.post("/api/v1/backends/g1-1/maintenance?force=true", `{"reason":"disk"}`); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"forced":true`) {
 		t.Errorf("forced: %d %s", w.Code, w.Body)
+	}
+	var list List
+	if w := f.do(request{method: http.MethodGet, target: "/api/v1/backends"}); json.Unmarshal(w.Body.Bytes(), &list) != nil ||
+		len(list.Backends) != 4 || list.Backends[0].Group != "g0" || list.Backends[3].Group != "g1" {
+		t.Errorf("GET /api/v1/backends: %s; want each backend's group", w.Body)
 	}
 }

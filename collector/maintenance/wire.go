@@ -12,8 +12,11 @@ import (
 
 // BackendView is one backend of GET /api/v1/backends.
 type BackendView struct {
-	Name        string         `json:"name"`
-	URL         string         `json:"url"`
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	// Group is the backend's replica group, its own name when it was
+	// given none.
+	Group       string         `json:"group"`
 	State       string         `json:"state"`
 	InService   bool           `json:"in_service"`
 	Maintenance *entries.Entry `json:"maintenance"`
