@@ -155,7 +155,21 @@ type Readiness struct {
 	// hold if no live peer's budget holds either: withdrawing every
 	// replica at once would hide the answers that explain the outage.
 	PeerRelative bool `yaml:"peer_relative,omitempty"`
+	// PerGroup is the budget inside every replica group of two or more
+	// backends; off unless one of its keys is set.
+	PerGroup GroupBudget `yaml:"per_group,omitempty"`
 }
+
+// GroupBudget is the PodDisruptionBudget-style budget of one replica
+// group, its percentages taken of the group's replicas. At most one of
+// the two is set; neither means no budget.
+type GroupBudget struct {
+	MinAvailable   *IntOrPercent `yaml:"min_available,omitempty"`
+	MaxUnavailable *IntOrPercent `yaml:"max_unavailable,omitempty"`
+}
+
+// Set reports whether the group budget is on.
+func (g GroupBudget) Set() bool { return g.MinAvailable != nil || g.MaxUnavailable != nil }
 
 // IntOrPercent is an integer or "N%", as in Kubernetes.
 type IntOrPercent struct {
@@ -269,8 +283,12 @@ type PassiveHealth struct {
 
 // Backend is one configured backend.
 type Backend struct {
-	Name        string              `yaml:"name"`
-	URL         string              `yaml:"url"`
+	Name string `yaml:"name"`
+	URL  string `yaml:"url"`
+	// Group names the replicas of the same data: a fan-out round asks one
+	// of them, and readiness.per_group budgets them together. A backend
+	// without one is a group of its own.
+	Group       string              `yaml:"group,omitempty"`
 	HealthProbe HealthProbeOverride `yaml:"health_probe,omitempty"`
 	// HTTPClientConfig, when set, replaces the top-level one for this backend.
 	HTTPClientConfig *HTTPClientConfig `yaml:"http_client_config,omitempty"`
@@ -278,6 +296,15 @@ type Backend struct {
 	// origin is the flag that added the backend, if one did; it travels
 	// with the backend however the list is reordered.
 	origin string
+}
+
+// GroupOf is the replica group of a backend named name whose group key
+// is group: the group, or the backend's name alone when it has none.
+func GroupOf(name, group string) string {
+	if group != "" {
+		return group
+	}
+	return name
 }
 
 // HTTPClientConfig is the Prometheus ecosystem's HTTP client block (TLS,

@@ -22,6 +22,22 @@ import (
 // sets the backend label, hence the ':'.
 var backendNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
 
+// GroupNameRE is what a replica group's name may be, in the
+// configuration and in a discovered target's group label alike: it
+// becomes a metric label value and a header's word.
+var GroupNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
+
+// CheckGroupName says what is wrong with a group name, or returns "".
+func CheckGroupName(name string) string {
+	if GroupNameRE.MatchString(name) {
+		return ""
+	}
+	if len(name) > 64 {
+		return fmt.Sprintf("%q is longer than 64 characters", name)
+	}
+	return fmt.Sprintf("%q may contain only letters, digits, '_', '.' and '-' (1 to 64 of them)", name)
+}
+
 // Validate checks every value and every rule between values, and returns
 // an *Error listing all problems, or nil. When the configuration came from
 // a file each problem names its line; when SetOrigin recorded that a flag
@@ -136,6 +152,12 @@ func (v *validator) readiness() {
 	}
 	v.intOrPercent("readiness.min_available", r.MinAvailable)
 	v.intOrPercent("readiness.max_unavailable", r.MaxUnavailable)
+	g := r.PerGroup
+	if g.MinAvailable != nil && g.MaxUnavailable != nil {
+		v.add("readiness.per_group.max_unavailable", "min_available is set too; set at most one of the two")
+	}
+	v.intOrPercent("readiness.per_group.min_available", g.MinAvailable)
+	v.intOrPercent("readiness.per_group.max_unavailable", g.MaxUnavailable)
 }
 
 func (v *validator) gate() {
@@ -225,6 +247,12 @@ func (v *validator) backends() {
 		}
 		if msg := checkBackendURL(b.URL); msg != "" {
 			v.add(prefix+".url", "%s", msg)
+		}
+		// An empty group is no group, unless the file wrote it so.
+		if _, written := v.c.src.lineOf(prefix + ".group"); b.Group != "" || written {
+			if msg := CheckGroupName(b.Group); msg != "" {
+				v.add(prefix+".group", "%s", msg)
+			}
 		}
 		v.backendProbe(prefix, b)
 		if b.HTTPClientConfig != nil {

@@ -234,19 +234,7 @@ func TestReplicasThroughMemberLoss(t *testing.T) {
 // readyCheck is the /ready answer and the backends check in it.
 func readyCheck(t *testing.T, base string) (int, string, string) {
 	t.Helper()
-	resp, err := http.Get(base + "/ready")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Checks map[string]struct{ Status, Output string } `json:"checks"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatal(err)
-	}
-	c := body.Checks["backends"]
-	return resp.StatusCode, c.Status, c.Output
+	return readyCheckNamed(t, base, "backends")
 }
 
 // TestPeerRelativeReadiness: a replica whose budget fails while a peer's

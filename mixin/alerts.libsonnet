@@ -332,6 +332,32 @@
             'Probegate replicas stay ready although their readiness budget does not hold, because no replica\'s budget holds.',
             '{{ $value }} replica(s) of probegate job {{ $labels.job }} have answered /ready with 200 for %(for)s although their readiness budget does not hold: no live replica\'s budget holds, so the backends are down for all of them, and they stay ready to keep answering which backends failed and why. The ProbegateBackendUnhealthy alerts name the backends.' % { 'for': config.alertFor.ProbegateReadinessPeerOverride },
           ),
+          // A replica group is a shard of the data the fan-out reads; a
+          // group of one backend is that backend, whose own alerts speak
+          // for it, so these two judge groups of two replicas or more.
+          // One alert per group, however many replicas see it.
+          alert(
+            'ProbegateGroupDown',
+            'critical',
+            acrossReplicas('count', |||
+              probegate_group_in_service{%(sel)s} == 0
+              and
+              probegate_group_replicas{%(sel)s} >= 2
+            ||| % vars),
+            'Replica group {{ $labels.group }} has no replica in service: its data is missing from every fan-out answer.',
+            'No replica of group {{ $labels.group }} of probegate job {{ $labels.job }} has been in service for %(for)s, as {{ $value }} replica(s) see it: fan-out answers come without its data, and rounds that demand every group fail. The ProbegateBackendUnhealthy alerts, or the status page, name its replicas and why they are out (unhealthy, ejected or in maintenance).' % { 'for': config.alertFor.ProbegateGroupDown },
+          ),
+          alert(
+            'ProbegateGroupAtRisk',
+            'warning',
+            acrossReplicas('count', |||
+              probegate_group_in_service{%(sel)s} == 1
+              and
+              probegate_group_replicas{%(sel)s} >= 2
+            ||| % vars),
+            'Replica group {{ $labels.group }} is on its last replica in service.',
+            'Group {{ $labels.group }} of probegate job {{ $labels.job }} has had a single replica in service for %(for)s, as {{ $value }} replica(s) see it: the next failure takes its data out of every fan-out answer. Bring its other replicas back (ProbegateBackendUnhealthy names the failing ones; a maintenance entry may hold one out), and keep readiness.per_group so that no maintenance or ejection takes the last one.' % { 'for': config.alertFor.ProbegateGroupAtRisk },
+          ),
           // The value is the time left, negative once the chain expired;
           // probegate exports the expiry only for backends probed over TLS.
           // Replicas behind different balancers may be shown different

@@ -58,6 +58,12 @@
       // Every replica ready only because none of them has a budget that
       // holds: the backends are down for all, and the other alerts say which.
       ProbegateReadinessPeerOverride: '10m',
+      // A group with no replica in service is missing from every fan-out
+      // answer: a minute rules out a probe's blip.
+      ProbegateGroupDown: '1m',
+      // A group on its last replica loses its data with the next failure;
+      // ten minutes let a rolling restart of the replicas pass.
+      ProbegateGroupAtRisk: '10m',
     },
 
     // A backend whose TLS certificate chain, as its last probe over TLS saw

@@ -43,6 +43,8 @@ var promisedAlerts = map[string]struct{ backend, probePath, acrossReplicas bool 
 	"ProbegateBackendCertExpiringSoon":          {backend: true, acrossReplicas: true},
 	"ProbegateMaintenanceStoreDown":             {},
 	"ProbegateReadinessPeerOverride":            {acrossReplicas: true},
+	"ProbegateGroupDown":                        {acrossReplicas: true},
+	"ProbegateGroupAtRisk":                      {acrossReplicas: true},
 }
 
 // replicaLabels are the mixin's default _config.replicaLabels: the labels

@@ -79,6 +79,7 @@ func TestCheckConfigChecksTheWebConfigFile(t *testing.T) {
 func TestCheckConfigRefusesABudgetTheBackendsCannotMeet(t *testing.T) {
 	isolateEnv(t)
 	two := "backends:\n  - {name: a, url: http://127.0.0.1:1}\n  - {name: b, url: http://127.0.0.1:2}\n"
+	grouped := "backends:\n  - {name: a, url: http://127.0.0.1:1, group: s1}\n  - {name: b, url: http://127.0.0.1:2, group: s1}\n"
 	for _, tc := range []struct {
 		name, yaml string
 		args       []string
@@ -91,6 +92,9 @@ func TestCheckConfigRefusesABudgetTheBackendsCannotMeet(t *testing.T) {
 			": readiness.min_available: the default readiness.min_available 1 needs 1 backend in service, but the list has none and no service discovery adds more: /ready would answer 503 for ever\n"},
 		{"--backend flags count", "readiness:\n  min_available: 3\n" + two, []string{"--backend=c=http://127.0.0.1:3"}, 0, ""},
 		{"discovery may add them", "readiness:\n  min_available: 5\nfile_sd_configs:\n  - files: [more.yml]\n" + two, nil, 0, ""},
+		{"per_group min_available 3 of a group of 2", "readiness:\n  per_group:\n    min_available: 3\n" + grouped, nil, 1,
+			`:3: readiness.per_group.min_available: min_available 3 needs 3 backends in service in group "s1", but it has only 2 backends and no service discovery adds more: /ready would answer 503 for ever (check group_budget)` + "\n"},
+		{"per_group min_available 2 of a group of 2", "readiness:\n  per_group: {min_available: 2}\n" + grouped, nil, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := writeFile(t, tc.yaml)

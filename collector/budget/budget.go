@@ -28,12 +28,22 @@ func (b Budget) Holds() bool { return b.CurrentHealthy >= b.DesiredHealthy }
 // of which currentHealthy are in service. With neither key set it is
 // min_available 1.
 func Compute(r config.Readiness, expected, currentHealthy int) Budget {
-	desired := 1
+	if r.MinAvailable == nil && r.MaxUnavailable == nil {
+		return of(&config.IntOrPercent{Value: 1}, nil, expected, currentHealthy)
+	}
+	return of(r.MinAvailable, r.MaxUnavailable, expected, currentHealthy)
+}
+
+// of is the one arithmetic of every budget, the pool's and each group's:
+// minAvailable, else maxUnavailable, of expected (percentages round up),
+// and with neither none at all (DesiredHealthy 0).
+func of(minAvailable, maxUnavailable *config.IntOrPercent, expected, currentHealthy int) Budget {
+	desired := 0
 	switch {
-	case r.MinAvailable != nil:
-		desired = r.MinAvailable.Of(expected)
-	case r.MaxUnavailable != nil:
-		desired = max(0, expected-r.MaxUnavailable.Of(expected))
+	case minAvailable != nil:
+		desired = minAvailable.Of(expected)
+	case maxUnavailable != nil:
+		desired = max(0, expected-maxUnavailable.Of(expected))
 	}
 	return Budget{
 		Expected:           expected,

@@ -13,14 +13,31 @@ import (
 // pool cannot disagree. The problem names readiness.min_available: only
 // it can ask for more backends than there are, since max_unavailable
 // leaves at most every backend to be in service.
+//
+// It refuses a readiness.per_group that a listed group cannot meet in the
+// same way, naming the group: its /ready check group_budget would fail
+// for ever.
 func CheckStaticBudget(cfg *config.Config) error {
 	if len(cfg.DiscoveryBlocks()) > 0 {
 		return nil
 	}
+	var problems []config.Problem
+	if p, ok := checkPoolBudget(cfg); !ok {
+		problems = append(problems, p)
+	}
+	problems = append(problems, checkGroupBudgets(cfg)...)
+	if len(problems) == 0 {
+		return nil
+	}
+	return &config.Error{Problems: problems}
+}
+
+// checkPoolBudget is CheckStaticBudget's judgement of the pool's budget.
+func checkPoolBudget(cfg *config.Config) (config.Problem, bool) {
 	n := len(cfg.Backends)
 	b := Compute(cfg.Readiness, n, n)
 	if b.Holds() {
-		return nil
+		return config.Problem{}, true
 	}
 	setting := "the default readiness.min_available 1"
 	if cfg.Readiness.MinAvailable != nil {
@@ -30,9 +47,40 @@ func CheckStaticBudget(cfg *config.Config) error {
 	if n == 0 {
 		listed = "none"
 	}
-	return &config.Error{Problems: []config.Problem{cfg.ProblemAt("readiness.min_available",
+	return cfg.ProblemAt("readiness.min_available",
 		"%s needs %s in service, but the list has %s and no service discovery adds more: /ready would answer 503 for ever",
-		setting, countBackends(b.DesiredHealthy), listed)}}
+		setting, countBackends(b.DesiredHealthy), listed), false
+}
+
+// checkGroupBudgets is CheckStaticBudget's judgement of every listed
+// group's budget, with every replica in service: one problem per group
+// that cannot meet it, in the order of the groups' first members.
+func checkGroupBudgets(cfg *config.Config) []config.Problem {
+	per := cfg.Readiness.PerGroup
+	if per.MinAvailable == nil {
+		return nil
+	}
+	var order []string
+	replicas := map[string]int{}
+	for _, b := range cfg.Backends {
+		g := config.GroupOf(b.Name, b.Group)
+		if replicas[g] == 0 {
+			order = append(order, g)
+		}
+		replicas[g]++
+	}
+	var problems []config.Problem
+	for _, g := range order {
+		n := replicas[g]
+		b := ComputeGroup(per, g, n, n)
+		if b.Holds() {
+			continue
+		}
+		problems = append(problems, cfg.ProblemAt("readiness.per_group.min_available",
+			"min_available %s needs %s in service in group %q, but it has only %s and no service discovery adds more: /ready would answer 503 for ever (check group_budget)",
+			per.MinAvailable, countBackends(b.DesiredHealthy), g, countBackends(n)))
+	}
+	return problems
 }
 
 // countBackends is "1 backend" or "n backends".

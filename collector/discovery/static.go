@@ -17,6 +17,7 @@ func Static(cfg *config.Config) []pool.Target {
 		targets[i] = pool.Target{
 			Name:         b.Name,
 			URL:          b.URL,
+			Group:        b.Group,
 			Probe:        cfg.ProbeFor(b),
 			ClientConfig: cfg.ClientConfigFor(b),
 		}

@@ -17,7 +17,7 @@ func TestStaticKeepsOrderAndAppliesOverrides(t *testing.T) {
 	cfg := config.Default()
 	cfg.HTTPClientConfig = config.HTTPClientConfig{BasicAuth: &commoncfg.BasicAuth{Username: "u", Password: "p"}}
 	cfg.Backends = []config.Backend{
-		{Name: "z", URL: "http://127.0.0.1:1"},
+		{Name: "z", URL: "http://127.0.0.1:1", Group: "s1"},
 		{Name: "a", URL: "http://127.0.0.1:2/", HealthProbe: config.NewHealthProbeOverride(config.HealthProbe{Path: "/status"}, "path"), HTTPClientConfig: &own},
 	}
 	targets := Static(cfg)
@@ -29,6 +29,9 @@ func TestStaticKeepsOrderAndAppliesOverrides(t *testing.T) {
 	}
 	if targets[0].ClientConfig.BasicAuth == nil || targets[1].ClientConfig.BasicAuth != nil || targets[1].ClientConfig.BearerToken != "t0ken" {
 		t.Errorf("client configs %+v / %+v, want the top-level one, then the backend's own whole", targets[0].ClientConfig, targets[1].ClientConfig)
+	}
+	if targets[0].Group != "s1" || targets[1].Group != "" {
+		t.Errorf("groups %q, %q; want s1, then none", targets[0].Group, targets[1].Group)
 	}
 	if targets[1].URL != "http://127.0.0.1:2/" {
 		t.Errorf("url %q changed; the pool trims it", targets[1].URL)

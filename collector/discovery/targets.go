@@ -30,6 +30,7 @@ const (
 	basePathLabel  = "__base_path__"    // path prefix of the backend's URL, default empty
 	probePathLabel = "__probe_path__"   // default health_probe.path
 	nameLabel      = "backend"          // the backend's name, default __address__
+	groupLabel     = "group"            // the backend's replica group, default none (a group of its own)
 )
 
 // sdConfig is one block of a *_sd_configs list.
@@ -168,6 +169,9 @@ func makeTarget(lb *labels.Builder, group, own model.LabelSet, cfg *config.Confi
 		return pool.Target{}, false, nil
 	}
 	target, err = backendOf(lb.Get(addressLabel), lb.Get(schemeLabel), lb.Get(basePathLabel), lb.Get(probePathLabel), lb.Get(nameLabel), cfg)
+	if err == nil {
+		target.Group, err = groupOf(lb.Get(groupLabel))
+	}
 	return target, err == nil, err
 }
 
@@ -202,6 +206,18 @@ func backendOf(address, scheme, basePath, probePath, name string, cfg *config.Co
 	probe := cfg.HealthProbe
 	probe.Path = probePath
 	return pool.Target{Name: name, URL: u.String(), Probe: probe, ClientConfig: cfg.HTTPClientConfig}, nil
+}
+
+// groupOf checks the group label of a relabelled target: none, or a
+// group name as the configuration's backends[].group takes it.
+func groupOf(group string) (string, error) {
+	if group == "" {
+		return "", nil
+	}
+	if msg := config.CheckGroupName(group); msg != "" {
+		return "", fmt.Errorf("%s label: %s", groupLabel, msg)
+	}
+	return group, nil
 }
 
 // clash is a discovered backend left out because its name is taken.

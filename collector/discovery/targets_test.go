@@ -70,6 +70,16 @@ func TestTargetOf(t *testing.T) {
 		{name: "IPv6 address with a name", labels: model.LabelSet{"__address__": "[::1]:1", "backend": "v6"},
 			want: pool.Target{Name: "v6", URL: "http://[::1]:1", Probe: config.HealthProbe{Path: "/healthz"}}},
 		{name: "bad name", labels: model.LabelSet{"__address__": "h:1", "backend": "a b"}, err: `backend name "a b"`},
+		{name: "a group label", group: model.LabelSet{"group": "s1"}, labels: model.LabelSet{"__address__": "h:1"},
+			want: pool.Target{Name: "h:1", URL: "http://h:1", Group: "s1", Probe: config.HealthProbe{Path: "/healthz"}}},
+		{name: "relabelling sets the group", labels: model.LabelSet{"__address__": "h:1", "__meta_shard": "s2"},
+			rules: `[{source_labels: [__meta_shard], target_label: group}]`,
+			want:  pool.Target{Name: "h:1", URL: "http://h:1", Group: "s2", Probe: config.HealthProbe{Path: "/healthz"}}},
+		{name: "relabelling drops the group", labels: model.LabelSet{"__address__": "h:1", "group": "s1"},
+			rules: `[{action: labeldrop, regex: group}]`,
+			want:  pool.Target{Name: "h:1", URL: "http://h:1", Probe: config.HealthProbe{Path: "/healthz"}}},
+		{name: "bad group", labels: model.LabelSet{"__address__": "h:1", "group": "shard 1"}, err: `group label: "shard 1" may contain only letters, digits`},
+		{name: "group too long", labels: model.LabelSet{"__address__": "h:1", "group": model.LabelValue(strings.Repeat("g", 65))}, err: "group label: \"" + strings.Repeat("g", 65) + "\" is longer than 64 characters"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -90,8 +100,9 @@ func TestTargetOf(t *testing.T) {
 			if c.drop {
 				return
 			}
-			if got.Name != c.want.Name || got.URL != c.want.URL || got.Probe.Path != c.want.Probe.Path {
-				t.Errorf("got name %q url %q probe path %q, want %q %q %q", got.Name, got.URL, got.Probe.Path, c.want.Name, c.want.URL, c.want.Probe.Path)
+			if got.Name != c.want.Name || got.URL != c.want.URL || got.Probe.Path != c.want.Probe.Path || got.Group != c.want.Group {
+				t.Errorf("got name %q url %q probe path %q group %q, want %q %q %q %q", got.Name, got.URL, got.Probe.Path, got.Group,
+					c.want.Name, c.want.URL, c.want.Probe.Path, c.want.Group)
 			}
 			if got.Probe.Interval != cfg.HealthProbe.Interval || got.ClientConfig.FollowRedirects != cfg.HTTPClientConfig.FollowRedirects {
 				t.Errorf("probe %+v / client %+v: want the top-level health_probe and http_client_config", got.Probe, got.ClientConfig)

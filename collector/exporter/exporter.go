@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/pool"
@@ -56,7 +57,7 @@ type exporter struct {
 
 	// The names of the per-backend labels, pointed to by every scrape's
 	// label pairs.
-	backendLabel, urlLabel, probePathLabel *string
+	backendLabel, urlLabel, probePathLabel, groupLabel *string
 }
 
 // familyID names one metric family of the exporter.
@@ -91,6 +92,8 @@ const (
 	familyOutlierEjected
 	familyOutlierSuppressed
 	familyPassiveSuppressed
+	familyGroupInService
+	familyGroupReplicas
 	numFamilies
 )
 
@@ -118,6 +121,7 @@ func newExporter(backends *pool.Pool) *exporter {
 		backendLabel:   new("backend"),
 		urlLabel:       new("url"),
 		probePathLabel: new("probe_path"),
+		groupLabel:     new("group"),
 	}
 	counter, gauge, histogram := dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_HISTOGRAM
 	perState, perFailure, perFanout := len(e.states), len(e.failureReasons), len(e.fanoutReasons)
@@ -174,6 +178,10 @@ func newExporter(backends *pool.Pool) *exporter {
 		"Backends that must be in service for the readiness budget to hold.")
 	e.define(familyDisruptionsAllowed, "readiness_disruptions_allowed", gauge, 0,
 		"How many more backends may leave service while the readiness budget still holds.")
+	e.define(familyGroupInService, "group_in_service", gauge, 0,
+		"Replicas of the replica group in service, not counting fail-open; exported while the fan-out is enabled and some backend has a group, a backend without one a group of its own.", "group")
+	e.define(familyGroupReplicas, "group_replicas", gauge, 0,
+		"Backends in the replica group; exported while the fan-out is enabled and some backend has a group, a backend without one a group of its own.", "group")
 
 	for f := range numFamilies {
 		e.familyOrder = append(e.familyOrder, f)
@@ -311,7 +319,31 @@ func (e *exporter) build(snap pool.Snapshot) *exportScrape {
 	s.add(familyFailOpen, metricBool(snap.FailOpen), nil)
 	s.add(familyDesiredHealthy, float64(snap.Budget.DesiredHealthy), nil)
 	s.add(familyDisruptionsAllowed, float64(snap.Budget.DisruptionsAllowed), nil)
+	if snap.Fanout {
+		e.addGroups(s, snap.Groups)
+	}
 	return s
+}
+
+// addGroups adds the series of the replica groups, in name order. The
+// pool lists groups only while some backend has one, so a pool without
+// groups has none of these series, and one with groups at most two per
+// backend: a group has at least one backend. Their only label is the
+// group: nothing per round. build adds them only while the fan-out is
+// enabled, which is what groups are for: with it off a lean probed
+// backend already has the 25 series the budget per backend allows, and
+// even a group of two would add one per backend.
+func (e *exporter) addGroups(s *exportScrape, groups []budget.Group) {
+	order := make([]*budget.Group, len(groups))
+	for i := range groups {
+		order[i] = &groups[i]
+	}
+	slices.SortFunc(order, func(a, b *budget.Group) int { return strings.Compare(a.Name, b.Name) })
+	for _, g := range order {
+		group := s.labels(s.pair(e.groupLabel, &g.Name))
+		s.add(familyGroupInService, float64(g.CurrentHealthy), group)
+		s.add(familyGroupReplicas, float64(g.Expected), group)
+	}
 }
 
 // addBackend adds the series of one backend, each family's in label order.

@@ -43,7 +43,7 @@ func TestExporterExportsNothingOfFeaturesOff(t *testing.T) {
 	for _, absent := range []string{
 		"probegate_fanout_backend_errors_total", "probegate_passive_ejections_total",
 		`state="maintenance"`, `to="maintenance"`, `to="unknown"`,
-		`reason="body_mismatch"`, `reason="grpc_not_serving"`,
+		`reason="body_mismatch"`, `reason="grpc_not_serving"`, "probegate_group_",
 	} {
 		if strings.Contains(text, absent) {
 			t.Errorf("%s exported with its feature off:\n%s", absent, text)
@@ -125,6 +125,42 @@ func TestExporterExportsWhatFeaturesOnCanReach(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGroupSeries: with replica groups and the fan-out on, each group has
+// its replicas and those in service, a backend without a group a group of
+// its own: two series a group, none per round. With the fan-out off, a
+// lean backend already has the budget's 25 series, and the groups have
+// none.
+func TestGroupSeries(t *testing.T) {
+	cfg := testConfig(namedBackends("a", "b", "c", "d")...)
+	cfg.Backends[0].Group, cfg.Backends[1].Group, cfg.Backends[3].Group = "s1", "s1", "s2"
+	if text := allSeriesText(t, newExporter(leanPool(t, cfg))); strings.Contains(text, "probegate_group_") {
+		t.Errorf("group series with the fan-out off:\n%s", text)
+	}
+	if leanBackendSeries < maxSeriesPerBackend {
+		t.Errorf("a lean backend has %d series, less than the budget of %d: the groups' series could be exported with the fan-out off",
+			leanBackendSeries, maxSeriesPerBackend)
+	}
+	cfg.Fanout.Enabled = true
+	p := leanPool(t, cfg)
+	for range cfg.HealthProbe.Failures {
+		recordResult(p.Backends()[1], 0, 503)
+	}
+	exporter := newExporter(p)
+	text := allSeriesText(t, exporter)
+	for _, line := range []string{
+		`probegate_group_in_service{group="s1"} 1`, `probegate_group_replicas{group="s1"} 2`,
+		`probegate_group_in_service{group="c"} 1`, `probegate_group_replicas{group="c"} 1`,
+		`probegate_group_in_service{group="s2"} 1`, `probegate_group_replicas{group="s2"} 1`,
+	} {
+		if !strings.Contains(text, line) {
+			t.Errorf("missing %s in\n%s", line, text)
+		}
+	}
+	if n := strings.Count(text, "\nprobegate_group_"); n != 2*3 {
+		t.Errorf("%d group series, want 2 for each of the 3 groups", n)
 	}
 }
 

@@ -18,10 +18,13 @@ const healthzTimeFormat = "2006-01-02T15:04:05.000Z07:00"
 // with operators' scripts: docs/operations.md documents them, and they change only
 // together with it.
 type healthzReport struct {
-	Backends   []healthzBackend `json:"backends"`
-	Pool       healthzPool      `json:"pool"`
-	Readiness  healthzReadiness `json:"readiness"`
-	LastFanout *healthzRound    `json:"last_fanout"`
+	Backends  []healthzBackend `json:"backends"`
+	Pool      healthzPool      `json:"pool"`
+	Readiness healthzReadiness `json:"readiness"`
+	// Groups are the replica groups, when some backend was given one;
+	// an empty array otherwise.
+	Groups     []healthzGroup `json:"groups"`
+	LastFanout *healthzRound  `json:"last_fanout"`
 	// MaintenanceStore is the maintenance store's health, with a store
 	// several replicas share; absent otherwise.
 	MaintenanceStore *HealthzStore `json:"maintenance_store,omitempty"`
@@ -80,6 +83,16 @@ type healthzReadiness struct {
 	CurrentHealthy     int `json:"current_healthy"`
 	DesiredHealthy     int `json:"desired_healthy"`
 	DisruptionsAllowed int `json:"disruptions_allowed"`
+}
+
+// healthzGroup is one replica group: its replicas, those in service, and
+// whether its budget (readiness.per_group) holds; a group without one
+// always holds.
+type healthzGroup struct {
+	Name      string `json:"name"`
+	Replicas  int    `json:"replicas"`
+	InService int    `json:"in_service"`
+	BudgetOK  bool   `json:"budget_ok"`
 }
 
 type healthzRound struct {
@@ -175,6 +188,10 @@ func newHealthzReport(s pool.Snapshot, round *fanout.RoundSummary) healthzReport
 			DesiredHealthy:     s.Budget.DesiredHealthy,
 			DisruptionsAllowed: s.Budget.DisruptionsAllowed,
 		},
+		Groups: make([]healthzGroup, len(s.Groups)),
+	}
+	for i, g := range s.Groups {
+		report.Groups[i] = healthzGroup{Name: g.Name, Replicas: g.Expected, InService: g.CurrentHealthy, BudgetOK: g.Holds()}
 	}
 	for i, b := range s.Backends {
 		report.Backends[i] = healthzBackend{

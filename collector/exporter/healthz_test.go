@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/probegate/probegate/collector/fanout"
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/config"
 )
 
 // getHealthz serves one GET /healthz and decodes the body generically,
@@ -77,7 +79,10 @@ func TestHealthzBeforeAnything(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			doc := getHealthz(t, HealthzHandler(p, lastRound))
-			jsonKeys(t, "document", doc, "backends", "pool", "readiness", "last_fanout")
+			jsonKeys(t, "document", doc, "backends", "pool", "readiness", "groups", "last_fanout")
+			if groups, ok := doc["groups"].([]any); !ok || len(groups) != 0 {
+				t.Errorf("groups = %#v in a pool without groups, want an empty array", doc["groups"])
+			}
 			if doc["last_fanout"] != nil {
 				t.Errorf("last_fanout = %#v before any round, want null", doc["last_fanout"])
 			}
@@ -221,5 +226,32 @@ func TestHealthzShowsAStaleStore(t *testing.T) {
 	checkFields(t, "maintenance_store", store, map[string]any{"kind": "etcd", "healthy": false, "stale": true})
 	if _, ok := getHealthz(t, HealthzHandler(p, nil))["maintenance_store"]; ok {
 		t.Error("maintenance_store shown without a shared store")
+	}
+}
+
+// TestHealthzGroups: with replica groups, groups[] lists each, in the
+// order of its first member, with its replicas, those in service and
+// whether its budget holds; a backend without a group is a group of its
+// own.
+func TestHealthzGroups(t *testing.T) {
+	cfg := sampleConfig("a", "b", "c", "d")
+	cfg.Backends[0].Group, cfg.Backends[1].Group, cfg.Backends[3].Group = "s1", "s1", "s2"
+	cfg.Readiness.PerGroup = config.GroupBudget{MinAvailable: &config.IntOrPercent{Value: 2}}
+	p := samplePool(t, cfg)
+	for range cfg.HealthProbe.Failures {
+		p.Backends()[1].RecordProbe(health.StatusResult(503))
+	}
+	doc := getHealthz(t, HealthzHandler(p, nil))
+	groups, ok := doc["groups"].([]any)
+	if !ok || len(groups) != 3 {
+		t.Fatalf("groups = %#v, want 3", doc["groups"])
+	}
+	for i, want := range []map[string]any{
+		{"name": "s1", "replicas": 2.0, "in_service": 1.0, "budget_ok": false},
+		{"name": "c", "replicas": 1.0, "in_service": 1.0, "budget_ok": true},
+		{"name": "s2", "replicas": 1.0, "in_service": 1.0, "budget_ok": true},
+	} {
+		what := fmt.Sprintf("groups[%d]", i)
+		checkFields(t, what, jsonKeys(t, what, groups[i], "name", "replicas", "in_service", "budget_ok"), want)
 	}
 }

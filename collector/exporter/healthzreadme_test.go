@@ -62,7 +62,7 @@ func TestReadmeHealthzFieldsAreServed(t *testing.T) {
 		}
 	}
 	for _, group := range []reflect.Type{reflect.TypeFor[healthzReport](), reflect.TypeFor[healthzBackend](), reflect.TypeFor[healthzLastProbe](),
-		reflect.TypeFor[healthzPool](), reflect.TypeFor[healthzReadiness](), reflect.TypeFor[HealthzStore]()} {
+		reflect.TypeFor[healthzPool](), reflect.TypeFor[healthzReadiness](), reflect.TypeFor[HealthzStore](), reflect.TypeFor[healthzGroup]()} {
 		for i := range group.NumField() {
 			if name, _, _ := strings.Cut(group.Field(i).Tag.Get("json"), ","); name != "" && !named[name] {
 				t.Errorf("README.md does not give /healthz's field %s (%s)", name, group.Name())

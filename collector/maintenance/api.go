@@ -110,7 +110,7 @@ func (a *API) listBackends() List {
 	present := make(map[string]bool, len(snap.Backends))
 	for i, b := range snap.Backends {
 		present[b.Name] = true
-		view.Backends[i] = BackendView{Name: b.Name, URL: b.URL, State: b.Served.State().String(),
+		view.Backends[i] = BackendView{Name: b.Name, URL: b.URL, Group: b.Group, State: b.Served.State().String(),
 			InService: b.Served.InService(), Maintenance: b.Maintenance}
 	}
 	for _, m := range a.pool.Maintenances() {
@@ -172,6 +172,7 @@ func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 	g, err := a.manager.enter(r.Context(), entry, ttl, force)
 	var budgetErr *budgetError
 	var notYet *notYetProbedError
+	var groupErr *groupBudgetError
 	switch {
 	case errors.Is(err, pool.ErrUnknownBackend):
 		jsonanswer.WriteError(w, r, http.StatusNotFound, fmt.Sprintf("no backend named %q", name))
@@ -183,12 +184,14 @@ func (a *API) enter(w http.ResponseWriter, r *http.Request, name string) {
 		jsonanswer.Write(w, r, http.StatusServiceUnavailable, NotYetProbed{Error: notYet.Error() + "; retry later or use force",
 			Awaiting: Awaiting{Backends: nonNil(awaited.Backends), Unjudged: awaited.Unjudged, Discovery: nonNil(awaited.Discovery)}})
 	case errors.As(err, &budgetErr):
-		a.manager.metrics.refusals.Inc()
 		b := budgetErr.Budget
-		level.Info(a.logger).Log("msg", "Maintenance refused by the readiness budget", "backend", name, "by", entry.By,
+		a.refuse(w, r, name, Refused{Error: budgetErr.Error(), Budget: b}, "Maintenance refused by the readiness budget", "by", entry.By,
 			"expected", b.Expected, "current_healthy", b.CurrentHealthy, "desired_healthy", b.DesiredHealthy, "disruptions_allowed", b.DisruptionsAllowed)
-		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(name)))
-		jsonanswer.Write(w, r, http.StatusTooManyRequests, Refused{Error: budgetErr.Error() + "; retry later or use force", Budget: b})
+	case errors.As(err, &groupErr):
+		g := groupErr.Group
+		a.refuse(w, r, name, Refused{Error: groupErr.Error(), Budget: groupErr.Budget, Group: &g},
+			"Maintenance refused by the budget of the backend's replica group", "by", entry.By,
+			"group", g.Name, "replicas", g.Expected, "current_healthy", g.CurrentHealthy, "desired_healthy", g.DesiredHealthy)
 	case errors.Is(err, errContended):
 		w.Header().Set("Retry-After", "1")
 		jsonanswer.WriteError(w, r, http.StatusTooManyRequests, err.Error())
@@ -218,6 +221,17 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// refuse answers 429 for a maintenance of the named backend that a budget
+// does not allow, with Retry-After and the budget's numbers, counts it
+// and logs msg with keyvals.
+func (a *API) refuse(w http.ResponseWriter, r *http.Request, name string, refused Refused, msg string, keyvals ...any) {
+	a.manager.metrics.refusals.Inc()
+	level.Info(a.logger).Log(append([]any{"msg", msg, "backend", name}, keyvals...)...)
+	w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(name)))
+	refused.Error += "; retry later or use force"
+	jsonanswer.Write(w, r, http.StatusTooManyRequests, refused)
 }
 
 // storeUnavailable answers 503 for a request the store could not take.

@@ -473,6 +473,21 @@ func (e *notYetProbedError) Error() string {
 	return "not yet probed: " + strings.Join(waits, "; ") + ": the readiness budget counts only backends with a verdict"
 }
 
+// groupBudgetError refuses a maintenance that the budget of the
+// backend's replica group (readiness.per_group) does not allow: the
+// backend is in service and its group can spare no replica.
+type groupBudgetError struct {
+	// Budget is the pool's, which allows the disruption.
+	Budget budget.Budget
+	Group  budget.Group
+}
+
+func (e *groupBudgetError) Error() string {
+	g := e.Group
+	return fmt.Sprintf("the budget of replica group %q allows no disruption: replicas=%d current_healthy=%d desired_healthy=%d disruptions_allowed=%d",
+		g.Name, g.Expected, g.CurrentHealthy, g.DesiredHealthy, g.DisruptionsAllowed)
+}
+
 // storeError is an operation the store could not do: nothing changed.
 type storeError struct {
 	Kind string
@@ -492,8 +507,9 @@ func (e *storeError) Unwrap() error { return e.Err }
 // entry's Since and Until are one reading of the clock; a shared store
 // measures the ttl itself, and Until is then for people. It returns a
 // *budgetError when the backend is in service and no disruption is
-// allowed (unless force), a *notYetProbedError when the budget cannot be
-// judged yet (unless force), pool.ErrUnknownBackend, a *storeError, or
+// allowed, a *groupBudgetError when its replica group allows none (both
+// unless force), a *notYetProbedError when the budget cannot be judged yet
+// (unless force), pool.ErrUnknownBackend, a *storeError, or
 // errContended when every attempt lost to another writer; in each case
 // nothing changed.
 func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration, force bool) (grant, error) {
@@ -508,22 +524,22 @@ func (m *Manager) enter(ctx context.Context, e entries.Entry, ttl time.Duration,
 		if err != nil {
 			return grant{}, err
 		}
-		forced := false
+		var refusal error
 		switch {
 		case !admission.Awaited.None():
 			// The budget cannot be judged yet: an unknown backend may be
 			// dead, and a discovered one missing.
-			if !force {
-				release()
-				return grant{}, &notYetProbedError{Awaited: admission.Awaited}
-			}
-			forced = true
-		case admission.InService && admission.Budget.DisruptionsAllowed == 0:
-			if !force {
-				release()
-				return grant{}, &budgetError{Budget: admission.Budget}
-			}
-			forced = true
+			refusal = &notYetProbedError{Awaited: admission.Awaited}
+		case !admission.InService:
+		case admission.Budget.DisruptionsAllowed == 0:
+			refusal = &budgetError{Budget: admission.Budget}
+		case !admission.Group.AllowsDisruption():
+			refusal = &groupBudgetError{Budget: admission.Budget, Group: admission.Group}
+		}
+		forced := refusal != nil
+		if forced && !force {
+			release()
+			return grant{}, refusal
 		}
 		entry := e
 		// Round(0) drops the monotonic reading, which a stored entry

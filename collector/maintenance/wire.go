@@ -12,8 +12,11 @@ import (
 
 // BackendView is one backend of GET /api/v1/backends.
 type BackendView struct {
-	Name        string         `json:"name"`
-	URL         string         `json:"url"`
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	// Group is the backend's replica group, its own name when it was
+	// given none.
+	Group       string         `json:"group"`
 	State       string         `json:"state"`
 	InService   bool           `json:"in_service"`
 	Maintenance *entries.Entry `json:"maintenance"`
@@ -77,6 +80,10 @@ type Entered struct {
 type Refused struct {
 	Error string `json:"error"`
 	budget.Budget
+	// Group is the budget of the backend's replica group when it is the
+	// one that refused (readiness.per_group), its Expected the group's
+	// replicas.
+	Group *budget.Group `json:"group,omitempty"`
 }
 
 // NotYetProbed is the 503 answer to a maintenance request that the

@@ -25,6 +25,9 @@ type Backend struct {
 	// URL is the base URL without a trailing slash.
 	URL   string
 	Probe config.HealthProbe
+	// group is the replica group the backend was given, empty for none
+	// (groups.go).
+	group string
 	// Client sends probes and fan-out requests; it never follows redirects.
 	// Backends with the same client configuration share it.
 	Client *http.Client
@@ -165,6 +168,8 @@ func (b *Backend) snapshotLocked() BackendSnapshot {
 	s := BackendSnapshot{
 		Name:             b.Name,
 		URL:              b.URL,
+		Group:            b.Group(),
+		Grouped:          b.Grouped(),
 		ProbePath:        b.Probe.Path,
 		ProbeEnabled:     b.Probe.Enabled,
 		ProbeKind:        b.Probe.EffectiveKind(),

@@ -5,7 +5,6 @@ import (
 
 	"github.com/go-kit/log/level"
 
-	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
@@ -49,7 +48,7 @@ func (p *Pool) eject(b *Backend, rules config.PassiveHealth) {
 	}
 	now := p.now()
 	window := time.Duration(rules.Window)
-	if floor, ok := floorAllows(c.readiness, c.configured, c.inService); !ok {
+	if floor, ok := floorAllows(c.readiness, c.configured, c.inService, c.group); !ok {
 		p.suppressPassive(b, now, window, floor)
 		return
 	}
@@ -72,11 +71,12 @@ func (p *Pool) eject(b *Backend, rules config.PassiveHealth) {
 
 // census is what a passive ejection of one backend is judged by: the
 // pool's size, its backends in service (counted as /ready counts them)
-// and passively ejected, its readiness settings, and whether b is still
-// one of its backends (a reload may have replaced it) and one passive
-// health may eject.
+// and passively ejected, b's replica group counted alike, its readiness
+// settings, and whether b is still one of its backends (a reload may
+// have replaced it) and one passive health may eject.
 type census struct {
 	configured, inService, ejected int
+	group                          groupCount
 	readiness                      config.Readiness
 	member, ejectable              bool
 }
@@ -86,11 +86,14 @@ type census struct {
 func (p *Pool) census(b *Backend) census {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	c := census{configured: len(p.backends), readiness: p.settings.Readiness}
-	c.inService = p.budgetLocked(p.heldOutLocked, false, func(o *Backend, _ bool, _ health.Served) {
+	c := census{configured: len(p.backends), readiness: p.settings.Readiness, group: groupCount{name: b.Group()}}
+	c.inService = p.budgetLocked(p.heldOutLocked, false, func(o *Backend, in bool, _ health.Served) {
 		if o == b {
 			c.member = true
 			c.ejectable = b.passivelyEjectable()
+		}
+		if o.Group() == c.group.name {
+			c.group.add(in)
 		}
 		if o.Health().Ejected {
 			c.ejected++
@@ -99,9 +102,9 @@ func (p *Pool) census(b *Backend) census {
 	return c
 }
 
-// suppressPassive records a passive ejection the readiness budget did not
-// allow: counted and logged once a window per backend.
-func (p *Pool) suppressPassive(b *Backend, now time.Time, window time.Duration, floor budget.Budget) {
+// suppressPassive records a passive ejection the readiness budget, or its
+// group's, did not allow: counted and logged once a window per backend.
+func (p *Pool) suppressPassive(b *Backend, now time.Time, window time.Duration, floor floor) {
 	b.mu.Lock()
 	first := b.passive.Suppress(now, window)
 	counts := b.passive.Counts(now, window)
@@ -110,9 +113,9 @@ func (p *Pool) suppressPassive(b *Backend, now time.Time, window time.Duration, 
 		return
 	}
 	p.passiveSuppressed.Add(1)
-	level.Warn(p.logger).Log("msg", "Passive health did not eject the backend: the readiness budget allows no disruption",
-		"backend", b.Name, "url", b.URL, "failures", counts.Failures, "requests", counts.Requests(), "window", window,
-		"in_service", floor.CurrentHealthy, "desired_healthy", floor.DesiredHealthy)
+	refusing, numbers := floor.refusal()
+	level.Warn(p.logger).Log(append([]any{"msg", "Passive health did not eject the backend: " + refusing + " allows no disruption",
+		"backend", b.Name, "url", b.URL, "failures", counts.Failures, "requests", counts.Requests(), "window", window}, numbers...)...)
 }
 
 // readmitElapsed readmits the ejected backends that probes cannot readmit

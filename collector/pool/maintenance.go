@@ -115,6 +115,10 @@ type Admission struct {
 	// budget is not the pool's, and the request should not be granted
 	// unless forced.
 	Awaited Awaited
+	// Group is the budget of the named backend's replica group, counted
+	// alike (readiness.per_group); Group.Budgeted is false when the
+	// group has none.
+	Group budget.Group
 }
 
 // AdmitMaintenance judges a new entry of the named backend with the
@@ -152,22 +156,27 @@ func (p *Pool) AdmitMaintenance(in []entries.Entry, name string) (a Admission, r
 }
 
 // admission counts the pool for AdmitMaintenance: the verdicts-only
-// budget, the named backend, and what is awaited.
+// budget, the named backend, its replica group, and what is awaited.
 func (p *Pool) admission(in []entries.Entry, name string) (Admission, error) {
 	out := backendsNamed(in)
 	held := func(be *Backend) bool { return out[be.Name] }
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	var a Admission
-	known := false
-	a.Budget = p.budgetLocked(held, true, func(be *Backend, in bool, _ health.Served) {
-		if be.Name == name {
-			known, a.InService = true, in
-		}
-	})
-	if !known {
+	named := p.backendLocked(name)
+	if named == nil {
 		return Admission{}, ErrUnknownBackend
 	}
+	var a Admission
+	group := groupCount{name: named.Group()}
+	a.Budget = p.budgetLocked(held, true, func(be *Backend, in bool, _ health.Served) {
+		if be == named {
+			a.InService = in
+		}
+		if be.Group() == group.name {
+			group.add(in)
+		}
+	})
+	a.Group = group.budget(p.settings.Readiness.PerGroup)
 	a.Awaited = p.awaitedLocked(held)
 	return a, nil
 }

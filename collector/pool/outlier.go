@@ -6,11 +6,11 @@ import (
 
 	"github.com/go-kit/log/level"
 
-	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/pool/internal/due"
 	"github.com/probegate/probegate/collector/traffic"
+	"github.com/probegate/probegate/config"
 )
 
 // This file is outlier detection's side of the pool: it feeds each
@@ -23,10 +23,15 @@ import (
 // outlierPool is the pool's part: the judge's scratch space, guarded by
 // judgeMu, the suppressions by reason and the next end of an ejection.
 type outlierPool struct {
-	judge      outlier.Judge
-	summaries  []outlier.Summary
-	verdicts   []outlier.Verdict
-	judged     []*Backend
+	judge     outlier.Judge
+	summaries []outlier.Summary
+	verdicts  []outlier.Verdict
+	judged    []*Backend
+	// inService tells, by the index of each backend of the round's
+	// pool, whether it is in service, for the floor of each replica
+	// group; judgedAt is the index of each judged backend.
+	inService  []bool
+	judgedAt   []int
 	suppressed [outlier.NumReasons]atomic.Uint64
 	// due is the earliest end of an ejection, none when none is pending.
 	due due.Time
@@ -69,16 +74,19 @@ func (p *Pool) judgeRound(samples []RoundSample) {
 	}
 
 	o := &p.outliers
-	o.summaries, o.judged = o.summaries[:0], o.judged[:0]
+	o.summaries, o.judged, o.judgedAt, o.inService = o.summaries[:0], o.judged[:0], o.judgedAt[:0], o.inService[:0]
 	inService := 0
-	for _, b := range backends {
+	for i, b := range backends {
 		sum, judged, in := b.outlierSummary(now, s)
-		if in && !p.admittedLocked(b) {
+		in = in && !p.admittedLocked(b)
+		if in {
 			inService++
 		}
+		o.inService = append(o.inService, in)
 		if judged {
 			o.summaries = append(o.summaries, sum)
 			o.judged = append(o.judged, b)
+			o.judgedAt = append(o.judgedAt, i)
 		}
 	}
 	if cap(o.verdicts) < len(o.summaries) {
@@ -90,15 +98,34 @@ func (p *Pool) judgeRound(samples []RoundSample) {
 		if !v.Outlier {
 			continue
 		}
-		b := o.judged[i]
-		if floor, ok := floorAllows(readiness, len(backends), inService); cfg.Enforcing && !ok {
+		b, at := o.judged[i], o.judgedAt[i]
+		group := o.countGroup(backends, b, readiness.PerGroup)
+		if floor, ok := floorAllows(readiness, len(backends), inService, group); cfg.Enforcing && !ok {
 			p.suppressOutlier(b, v, now, s, floor)
 			continue
 		}
 		if p.ejectOutlier(b, v, now, s, cfg.Enforcing) && cfg.Enforcing {
 			inService--
+			o.inService[at] = false
 		}
 	}
+}
+
+// countGroup counts b's replica group in this round's pool, for the
+// floor; with readiness.per_group unset no group has a budget, and it
+// counts nothing. Outliers are rare, so each one's group is counted when
+// it is found. The caller holds judgeMu.
+func (o *outlierPool) countGroup(backends []*Backend, b *Backend, per config.GroupBudget) groupCount {
+	c := groupCount{name: b.Group()}
+	if !per.Set() {
+		return c
+	}
+	for i, other := range backends {
+		if other.Group() == c.name {
+			c.add(o.inService[i])
+		}
+	}
+	return c
 }
 
 // ejectOutlier ejects b for verdict v, or records that a dry run would.
@@ -125,9 +152,9 @@ func (p *Pool) ejectOutlier(b *Backend, v outlier.Verdict, now time.Time, s outl
 	return true
 }
 
-// suppressOutlier records an ejection the readiness budget did not allow,
-// once a window per backend.
-func (p *Pool) suppressOutlier(b *Backend, v outlier.Verdict, now time.Time, s outlier.Settings, floor budget.Budget) {
+// suppressOutlier records an ejection the readiness budget, or its
+// group's, did not allow, once a window per backend.
+func (p *Pool) suppressOutlier(b *Backend, v outlier.Verdict, now time.Time, s outlier.Settings, floor floor) {
 	b.mu.Lock()
 	first := b.outlier.Suppress(now, s.Window)
 	b.mu.Unlock()
@@ -135,9 +162,9 @@ func (p *Pool) suppressOutlier(b *Backend, v outlier.Verdict, now time.Time, s o
 		return
 	}
 	p.outliers.suppressed[v.Reason].Add(1)
-	level.Warn(p.logger).Log("msg", "Outlier detection did not eject the backend: the readiness budget allows no disruption",
-		"backend", b.Name, "url", b.URL, "reason", v.Reason, "value", v.Value, "peer_median", v.PeerMedian,
-		"in_service", floor.CurrentHealthy, "desired_healthy", floor.DesiredHealthy)
+	refusing, numbers := floor.refusal()
+	level.Warn(p.logger).Log(append([]any{"msg", "Outlier detection did not eject the backend: " + refusing + " allows no disruption",
+		"backend", b.Name, "url", b.URL, "reason", v.Reason, "value", v.Value, "peer_median", v.PeerMedian}, numbers...)...)
 }
 
 // scheduleOutlierReadmission makes sure a readmission scan runs at until.

@@ -185,12 +185,16 @@ func (p *Pool) buildBackend(t Target, previous *Backend, clientConfigs map[*http
 		Name:   t.Name,
 		URL:    strings.TrimRight(t.URL, "/"),
 		Probe:  t.Probe,
+		group:  t.Group,
 		logger: p.logger,
 		pool:   p,
 		stats:  history.NewProbeStats(t.Probe.Enabled, p.now()),
 	}
 	if previous != nil && previous.SameIdentity(b) {
-		if reflect.DeepEqual(previous.ClientConfig(), t.ClientConfig) {
+		// A backend's group is fixed for its life, as its client is:
+		// one that moves to another group is a new object that keeps
+		// the state.
+		if reflect.DeepEqual(previous.ClientConfig(), t.ClientConfig) && previous.group == b.group {
 			return previous, nil
 		}
 		previous.mu.Lock()
@@ -326,5 +330,8 @@ func (p *Pool) snapshot(withHistory bool) Snapshot {
 	}
 	s.FailOpen = failsOpen(s.InService, len(p.backends), p.settings.PanicThreshold)
 	s.Budget = budget.Compute(p.settings.Readiness, len(p.backends), s.InService)
+	if p.groupedLocked() {
+		s.Groups = groupBudgets(p.backends, p.settings.Readiness.PerGroup, func(i int) bool { return s.Backends[i].Served.InService() })
+	}
 	return s
 }

@@ -39,6 +39,12 @@ type Snapshot struct {
 	OutlierDetection bool
 	OutlierEnforcing bool
 	Suppressed       [outlier.NumReasons]uint64
+	// Groups are the replica groups with their replicas (Expected), the
+	// replicas in service (CurrentHealthy) and their budget, in
+	// configuration order of their first member. They are listed only
+	// when some backend was given a group: in a pool without groups each
+	// backend is a group of its own, which its own entry already shows.
+	Groups []budget.Group
 	// Fanout is whether the fan-out endpoint is enabled, and Maintenance
 	// whether maintenance is in use (a store gave the pool its entries, or
 	// an entry exists): the series of a feature that is off are not

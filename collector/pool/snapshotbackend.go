@@ -18,8 +18,12 @@ import (
 // is what the backend is served as, overlays included, and Transitions
 // counts the changes into each served state.
 type BackendSnapshot struct {
-	Name         string
-	URL          string
+	Name string
+	URL  string
+	// Group is the backend's replica group, its own name when it was
+	// given none; Grouped says whether it was given one.
+	Group        string
+	Grouped      bool
 	ProbePath    string
 	ProbeEnabled bool
 	// ProbeKind is the probe's kind and ProbeMatchesBody whether it

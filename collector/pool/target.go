@@ -12,6 +12,9 @@ type Target struct {
 	Name string
 	// URL is the base URL; a trailing slash is ignored.
 	URL string
+	// Group is the replica group the backend belongs to; empty, it is a
+	// group of its own (config.GroupOf).
+	Group string
 	// Probe is the effective health_probe block of this backend.
 	Probe config.HealthProbe
 	// ClientConfig is the effective http_client_config of this backend.
@@ -23,7 +26,9 @@ type Settings struct {
 	// PanicThreshold is the in-service percentage of configured backends
 	// below which every backend is selected (fail-open).
 	PanicThreshold float64
-	Readiness      config.Readiness
+	// Readiness is the pool's budget and, in its PerGroup, each replica
+	// group's.
+	Readiness config.Readiness
 	// Passive is passive health: ejecting backends that fail real traffic.
 	Passive config.PassiveHealth
 	// Outlier is outlier detection over the fan-out's rounds; it is on

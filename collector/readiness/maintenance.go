@@ -108,6 +108,8 @@ func Open(cfg config.Maintenance, p *pool.Pool, o Options) (*Maintenance, error)
 //     while discovery has not delivered its first targets, and with a
 //     shared store and peerRelative() true fails only when a live peer is
 //     better off;
+//   - group_budget: the replica groups' budgets (readiness.per_group,
+//     groupBudgetCheck), which fails while a group is below its own;
 //   - maintenance_store, with a shared store: a replica that has neither
 //     read the store nor saved a state of it does not know which backends
 //     are out, so it is not ready until the first read succeeds. A
@@ -128,6 +130,7 @@ func (m *Maintenance) RegisterChecks(g *gate.Gate, peerRelative func() bool) {
 		m.opts.Registerer.MustRegister(override)
 	}
 	g.RegisterWithOutput("backends", budgetCheck(m.pool.Budget, m.pool.AwaitedDiscovery, peers, peerRelative, override))
+	g.RegisterWithOutput("group_budget", groupBudgetCheck(m.pool.GroupBudgets))
 	if !m.store.Shared() {
 		return
 	}

@@ -134,6 +134,8 @@ type view struct {
 	Store      *storeView
 	Replicas   []replicaView
 	NoAdminAPI []string
+	// Groups are the replica groups' rows, when some backend has a group.
+	Groups groupsView
 }
 
 type storeView struct {
@@ -150,6 +152,8 @@ type replicaView struct {
 
 type backendRow struct {
 	Name, URL, ProbePath string
+	// Group is the backend's replica group, empty when it was given none.
+	Group string
 	// ProbeVia is how an HTTP probe reaches the backend: its own
 	// connection, or net/http and the setting that needs it.
 	ProbeVia            string
@@ -237,6 +241,9 @@ func newView(o Options, refresh time.Duration, pageNumber int) view {
 		if m := b.Maintenance; m != nil {
 			row.Maintenance = m.Reason + " (by " + m.By + ")"
 		}
+		if b.Grouped {
+			row.Group = b.Group
+		}
 		if o := b.Outlier; o.Ejected {
 			row.Ejection = "outlier: " + o.Reason.String() + ", until " + o.Until.UTC().Format(time.RFC3339)
 			if !o.Enforced {
@@ -266,6 +273,7 @@ func newView(o Options, refresh time.Duration, pageNumber int) view {
 		v.Backends[i] = row
 	}
 	v.Store, v.Replicas = storeOf(o), replicasOf(o, now)
+	v.Groups = newGroupsView(s.Groups)
 	if !o.AdminAPI {
 		for _, m := range o.Pool.Maintenances() {
 			v.NoAdminAPI = append(v.NoAdminAPI, m.Backend)

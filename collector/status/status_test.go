@@ -15,6 +15,7 @@ import (
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/maintenance"
 	"github.com/probegate/probegate/collector/pool"
+	"github.com/probegate/probegate/config"
 	"github.com/probegate/probegate/internal/testconfig"
 )
 
@@ -218,6 +219,40 @@ func TestPageShowsTheProbePath(t *testing.T) {
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %s", want)
+		}
+	}
+}
+
+// TestPageShowsGroups: with replica groups the page has a table of them,
+// those below their budget first, with their replicas in service and
+// their budget, and each grouped backend's row names its group; a pool
+// without groups has no such table.
+func TestPageShowsGroups(t *testing.T) {
+	p := testPool(t, nil, "http://127.0.0.1:19001", "http://127.0.0.1:19002", "http://127.0.0.1:19003", "http://127.0.0.1:19004")
+	if body := get(t, Handler(Options{Pool: p}), "/status").Body.String(); strings.Contains(body, "Replica groups") || strings.Contains(body, `data-field="group"`) {
+		t.Errorf("a pool without groups shows them:\n%s", body)
+	}
+	targets := make([]pool.Target, 4)
+	for i, b := range p.Backends() {
+		targets[i] = pool.Target{Name: b.Name, URL: b.URL, Probe: b.Probe, ClientConfig: commoncfg.DefaultHTTPClientConfig, Group: []string{"s1", "s1", "s2", "s2"}[i]}
+	}
+	if err := p.Apply(targets, pool.Settings{Readiness: config.Readiness{PerGroup: config.GroupBudget{MaxUnavailable: &config.IntOrPercent{Value: 1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		p.Backends()[2].RecordProbe(health.StatusResult(503))
+		p.Backends()[3].RecordProbe(health.StatusResult(503))
+	}
+	body := get(t, Handler(Options{Pool: p}), "/status").Body.String()
+	s2 := strings.Index(body, `<tr data-group="s2" data-in-service="0" data-replicas="2" data-budget-ok="false" class="out">`)
+	s1 := strings.Index(body, `<tr data-group="s1" data-in-service="2" data-replicas="2" data-budget-ok="true" class="in">`)
+	if s1 < 0 || s2 < 0 || s2 > s1 {
+		t.Errorf("groups table lacks s2 below its budget before s1 holding:\n%s", body)
+	}
+	for _, want := range []string{`<span class="badge bad">below</span> 1 required`, `<span class="badge ok">holds</span> 1 required`,
+		`<strong>a</strong><span class="muted group" data-field="group">group s1</span>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
 		}
 	}
 }

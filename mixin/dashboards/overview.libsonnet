@@ -159,6 +159,18 @@ local lib = import 'lib.libsonnet';
         ]),
         lib.row(8, [
           lib.timeseries(
+            'Replica groups in service',
+            'Replicas in service of each replica group (probegate_group_in_service), as each instance sees them, and the fewest of any group of two replicas or more across the selected instances: 0 is a group missing from every fan-out answer (ProbegateGroupDown), 1 a group on its last replica (ProbegateGroupAtRisk). Empty while no backend has a group or the fan-out is off.',
+            'short',
+            [
+              lib.target('probegate_group_in_service{%(sel)s}' % v, '{{instance}} {{group}}'),
+              lib.target('min(probegate_group_in_service{%(sel)s} and probegate_group_replicas{%(sel)s} >= 2)' % v, 'fewest in service'),
+            ],
+            min=0,
+          ),
+        ]),
+        lib.row(8, [
+          lib.timeseries(
             'Fan-out requests',
             'Fan-out rounds per second over 5m per instance (instance:probegate_fanout_requests:rate5m), and of those the partial ones, answered by fewer backends than configured (instance:probegate_fanout_partial:rate5m), the failed ones, answered by none (instance:probegate_fanout_failed:rate5m), and the partial ones only because stragglers were cut, by design (probegate_fanout_partial_stragglers_total; with fanout.stragglers on).',
             'reqps',

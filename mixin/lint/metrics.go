@@ -42,6 +42,8 @@ func DocumentedMetrics() []Metric {
 		{Name: "probegate_pool_fail_open"},
 		{Name: "probegate_readiness_desired_healthy"},
 		{Name: "probegate_readiness_disruptions_allowed"},
+		{Name: "probegate_group_in_service", OnlyWith: "backends[].group and fanout.enabled"},
+		{Name: "probegate_group_replicas", OnlyWith: "backends[].group and fanout.enabled"},
 		{Name: "probegate_fanout_requests_total"},
 		{Name: "probegate_fanout_partial_total"},
 		{Name: "probegate_fanout_failed_total"},

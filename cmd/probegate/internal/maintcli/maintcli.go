@@ -225,6 +225,10 @@ func (c *CLI) doStart(ctx context.Context, api apiClient, stdout io.Writer) erro
 		var refused maintenance.Refused
 		json.Unmarshal(data, &refused)
 		retry := resp.Header.Get("Retry-After")
+		if g := refused.Group; g != nil {
+			return fmt.Errorf("%w: the budget of replica group %q allows no disruption (%s); retry in %ss or use --force",
+				errRefused, g.Name, budgetText(g.Budget), retry)
+		}
 		return fmt.Errorf("%w: the readiness budget allows no disruption (%s); retry in %ss or use --force", errRefused, budgetText(refused.Budget), retry)
 	case http.StatusBadRequest:
 		return usageError{errors.New(apiError(data))}

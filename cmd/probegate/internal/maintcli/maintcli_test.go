@@ -194,3 +194,19 @@ func TestStoreUnavailableIsNotUnreachable(t *testing.T) {
 		t.Errorf("no answer: exit %d, stderr %q; want 1, saying probegate took the request but gave no answer in time", code, stderr)
 	}
 }
+
+// TestStartNamesTheRefusingGroup: a request refused by the budget of the
+// backend's replica group says so, with the group's name and numbers.
+func TestStartNamesTheRefusingGroup(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "5")
+		w.WriteHeader(http.StatusTooManyRequests)
+		json.NewEncoder(w).Encode(maintenance.Refused{Error: "no", Budget: budget.Budget{Expected: 8, CurrentHealthy: 7, DisruptionsAllowed: 7},
+			Group: &budget.Group{Name: "s1", Budget: budget.Budget{Expected: 2, CurrentHealthy: 1, DesiredHealthy: 1}, Budgeted: true}})
+	}))
+	defer srv.Close()
+	code, _, stderr := run(t, "maintenance", "--url="+srv.URL, "start", "s1-b", "--reason=disk")
+	if want := `the budget of replica group "s1" allows no disruption (expected=2 current_healthy=1 desired_healthy=1 disruptions_allowed=0); retry in 5s`; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("refused: exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
+}

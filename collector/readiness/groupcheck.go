@@ -1,0 +1,56 @@
+package readiness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/probegate/probegate/collector/budget"
+)
+
+// maxNamedGroups bounds the groups the group_budget check names: a pool
+// of thousands of groups, each down, would otherwise answer every
+// balancer's poll with all of them.
+const maxNamedGroups = 10
+
+// groupBudgetCheck is the gate's `group_budget` check over the replica
+// groups' budgets (readiness.per_group), as the pool gives them: it fails
+// while some group is below its budget, naming the groups, and passes
+// saying how many groups have one otherwise. With readiness.per_group
+// unset (groups nil) it passes, saying so: a reload may set it, and the
+// check is then in force without a restart.
+func groupBudgetCheck(groups func() []budget.Group) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) {
+		return judgeGroups(groups())
+	}
+}
+
+// judgeGroups is the group_budget check's answer for groups.
+func judgeGroups(groups []budget.Group) (string, error) {
+	if groups == nil {
+		return "off: readiness.per_group is not set", nil
+	}
+	budgeted, below := 0, 0
+	var named []string
+	for _, g := range groups {
+		if g.Budgeted {
+			budgeted++
+		}
+		if g.Holds() {
+			continue
+		}
+		below++
+		if len(named) < maxNamedGroups {
+			named = append(named, fmt.Sprintf("%s (%d of %d in service, %d needed)", g.Name, g.CurrentHealthy, g.Expected, g.DesiredHealthy))
+		}
+	}
+	if below == 0 {
+		return fmt.Sprintf("%d of %d replica groups have a budget, and every one holds", budgeted, len(groups)), nil
+	}
+	list := strings.Join(named, ", ")
+	if more := below - len(named); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return "", errors.New("replica groups below their budget: " + list)
+}
