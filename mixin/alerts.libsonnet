@@ -278,7 +278,7 @@
               probegate_gate_draining{%(sel)s} == 0
             ||| % vars,
             'A probegate instance is not ready although it is not draining.',
-            'Probegate {{ $labels.instance }} has answered /ready with 503 for %(for)s without draining: its readiness budget does not hold, too few backends are in service, and the load balancers in front have taken it out.' % { 'for': config.alertFor.ProbegateNotReady },
+            'Probegate {{ $labels.instance }} has answered /ready with 503 for %(for)s without draining, and the load balancers in front have taken it out: either its readiness budget does not hold (too few backends in service, the backends check), or it has never read its shared maintenance store and so does not know which backends are out (the maintenance_store check). probegate_gate_check_success names the failing check.' % { 'for': config.alertFor.ProbegateNotReady },
           ),
           alert(
             'ProbegateReadinessBudgetBlocksMaintenance',

@@ -220,8 +220,12 @@ func (s *server) mainMux(reg *prometheus.Registry, rejected *prometheus.CounterV
 	// the other heavy pages' (promhttp's own bound stays behind, on the
 	// encodings).
 	gatherer := exporter.SharedGatherer(exporter.NewGatherer(s.pool, reg))
-	metrics := web.ShareScrapes(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
-		Registry: reg, ErrorLog: logging.Printer(s.logger), MaxRequestsInFlight: s.opts.MaxRequestsInFlight}))
+	compressed, err := web.CompressScrapes(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
+		Registry: reg, ErrorLog: logging.Printer(s.logger), MaxRequestsInFlight: s.opts.MaxRequestsInFlight, DisableCompression: true}))
+	if err != nil {
+		return nil, fmt.Errorf("build the metrics' compression: %w", err)
+	}
+	metrics := web.ShareScrapes(compressed)
 	mux.Handle(s.opts.TelemetryPath, web.LimitMetrics(promhttp.InstrumentMetricHandler(reg, metrics), s.opts.MaxRequestsInFlight, web.PageWriteTimeout, rejected))
 	mux.Handle("/healthz", exporter.HealthzHandlerWithStore(s.pool, s.fanout.LastRound, s.maint.HealthzStore()))
 	s.mountIntrospection(mux, started)

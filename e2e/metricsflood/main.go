@@ -66,6 +66,11 @@ func bench(binary string, backends, scrapers int, duration, settle time.Duration
 	time.Sleep(settle)
 	fmt.Printf("%d backends, %d scrapers without pause for %s, --web.max-requests-in-flight=%d (0: not passed)\n", backends, scrapers, duration, maxInFlight)
 
+	spentBefore, err := cpuTimes(p.cmd.Process.Pid, os.Getpid())
+	if err != nil {
+		return err
+	}
+	floodStart := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), duration)
 	defer cancel()
 	// The scrapers ask for gzip, as Prometheus does, but leave the body
@@ -117,6 +122,12 @@ func bench(binary string, backends, scrapers int, duration, settle time.Duration
 		ready = append(ready, time.Since(start))
 	}
 	wg.Wait()
+	spentAfter, err := cpuTimes(p.cmd.Process.Pid, os.Getpid())
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(floodStart).Seconds()
+	cores, ownCores := (spentAfter[0]-spentBefore[0]).Seconds()/elapsed, (spentAfter[1]-spentBefore[1]).Seconds()/elapsed
 	peak, err := peakRSS(p.cmd.Process.Pid)
 	if err != nil {
 		return err
@@ -126,7 +137,7 @@ func bench(binary string, backends, scrapers int, duration, settle time.Duration
 	p99 := percentile(ready, 0.99)
 	fmt.Printf("/ready on the health listener: %d polls, p50 %s, p99 %s, max %s, %d not 200 (budget p99 <= %s)\n",
 		len(ready), percentile(ready, 0.5), p99, percentile(ready, 1), readyFailed, budget)
-	fmt.Printf("peak RSS: %.0f MiB\n", float64(peak)/(1<<20))
+	fmt.Printf("peak RSS: %.0f MiB; CPU during the flood: probegate %.2f cores, the clients %.2f\n", float64(peak)/(1<<20), cores, ownCores)
 	if p99 > budget || readyFailed > 0 {
 		return fmt.Errorf("/ready p99 %s (budget %s), %d polls not 200", p99, budget, readyFailed)
 	}
@@ -173,6 +184,35 @@ func peakRSS(pid int) (int64, error) {
 		}
 	}
 	return 0, errors.New("no VmHWM in /proc/PID/status")
+}
+
+// cpuTimes is the CPU time each process has spent, user and system, from
+// /proc/PID/stat (fields 14 and 15, in clock ticks of 1/100 s, as on
+// every Linux architecture Go builds for).
+func cpuTimes(pids ...int) ([]time.Duration, error) {
+	spent := make([]time.Duration, len(pids))
+	for i, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return nil, err
+		}
+		// The command name, field 2, is in parentheses and may hold
+		// spaces: the fields counted start after its closing one, at
+		// field 3.
+		_, rest, ok := strings.Cut(string(data), ") ")
+		fields := strings.Fields(rest)
+		if !ok || len(fields) < 13 {
+			return nil, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+		}
+		for _, f := range fields[11:13] {
+			ticks, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+			}
+			spent[i] += time.Duration(ticks) * 10 * time.Millisecond
+		}
+	}
+	return spent, nil
 }
 
 // serveLoopback serves h on a free loopback port for the life of the

@@ -2,7 +2,9 @@ package web
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +27,10 @@ import (
 // refuse every scrape. A minute is longer than any Prometheus
 // scrape_timeout can usefully be, at any scrape interval up to a minute.
 const PageWriteTimeout = time.Minute
+
+// refusalRetryAfter is the Retry-After of a refused read of a heavy page,
+// and how long its connection then waits before its next request is read.
+const refusalRetryAfter = time.Second
 
 // heavyPages are the groups of paths that share one in-flight bound. The
 // metrics, whose path is a flag, are bounded where they are mounted, and
@@ -108,8 +114,7 @@ func limitPage(page string, next http.Handler, limit int, writeTimeout time.Dura
 		case slots <- struct{}{}:
 		default:
 			refused.Inc()
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, fmt.Sprintf("%d requests to the %s endpoints are being served, the most --web.max-requests-in-flight allows: retry shortly", limit, page), http.StatusServiceUnavailable)
+			refuse(w, r, fmt.Sprintf("%d requests to the %s endpoints are being served, the most --web.max-requests-in-flight allows: retry shortly", limit, page))
 			return
 		}
 		defer func() { <-slots }()
@@ -120,4 +125,32 @@ func limitPage(page string, next http.Handler, limit int, writeTimeout time.Dura
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuse answers a read of a full heavy page 503 with Retry-After, at
+// once, and then keeps its connection from asking again until the
+// Retry-After has passed, unless the client goes away first. A client
+// that ignores Retry-After and asks again at once would otherwise be
+// refused thousands of times a second per connection, and the refusals
+// alone, cheap one by one, kept both cores of a small machine busy while
+// 16 clients scraped without pause. Held so, a connection is refused at
+// most once per Retry-After; a client that opens new connections instead
+// is bounded by --web.max-connections. The answer is complete before the
+// wait (its length is declared), so the client has it at once.
+func refuse(w http.ResponseWriter, r *http.Request, message string) {
+	body := message + "\n"
+	h := w.Header()
+	h.Set("Retry-After", strconv.Itoa(int(refusalRetryAfter/time.Second)))
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = io.WriteString(w, body)
+	_ = http.NewResponseController(w).Flush()
+	wait := time.NewTimer(refusalRetryAfter)
+	defer wait.Stop()
+	select {
+	case <-wait.C:
+	case <-r.Context().Done():
+	}
 }

@@ -2,12 +2,16 @@ package web
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,55 +20,112 @@ import (
 
 // TestHeavyPagesServeALimitedNumberAtOnce: with the limit's worth of
 // reads of a heavy page in flight, one more read of it is answered 503
-// with Retry-After at once and counted; other heavy pages, light pages
-// and writes are still served.
+// with Retry-After and counted; other heavy pages, light pages and writes
+// are still served.
 func TestHeavyPagesServeALimitedNumberAtOnce(t *testing.T) {
-	const limit = 2
-	entered, release := make(chan struct{}, limit), make(chan struct{})
-	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/status" && r.Method == http.MethodGet {
-			select {
-			case entered <- struct{}{}:
-			default: // Beyond the limit: the limiter let it through.
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 2
+		entered, release := make(chan struct{}, limit), make(chan struct{})
+		slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/status" && r.Method == http.MethodGet {
+				select {
+				case entered <- struct{}{}:
+				default: // Beyond the limit: the limiter let it through.
+				}
+				select {
+				case <-release:
+				case <-time.After(5 * time.Second):
+				}
 			}
-			select {
-			case <-release:
-			case <-time.After(5 * time.Second):
+			w.WriteHeader(http.StatusOK)
+		})
+		rejected := NewRejectedCounter(prometheus.NewRegistry())
+		h := LimitInFlight(slow, limit, PageWriteTimeout, rejected)
+		serve := func(method, path string) *httptest.ResponseRecorder {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+			return rec
+		}
+		var wg sync.WaitGroup
+		for range limit {
+			wg.Go(func() { serve("GET", "/status") })
+			<-entered
+		}
+		rec := serve("GET", "/status")
+		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "1" {
+			t.Errorf("read beyond the limit: %d, Retry-After %q; want 503, 1", rec.Code, rec.Header().Get("Retry-After"))
+		}
+		if got := testutil.ToFloat64(rejected.WithLabelValues("status")); got != 1 {
+			t.Errorf("probegate_http_requests_rejected_total{handler=\"status\"} = %v; want 1", got)
+		}
+		for _, c := range []struct{ method, path string }{
+			{"GET", "/healthz"}, {"GET", "/api/v1/discovery"}, {"GET", "/ready"}, {"POST", "/status"},
+		} {
+			if rec := serve(c.method, c.path); rec.Code != http.StatusOK {
+				t.Errorf("%s %s while /status is full: %d; want 200", c.method, c.path, rec.Code)
 			}
 		}
-		w.WriteHeader(http.StatusOK)
+		close(release)
+		wg.Wait()
+		if rec := serve("GET", "/healthz"); rec.Code != http.StatusOK {
+			t.Errorf("after the reads ended: %d; want 200", rec.Code)
+		}
 	})
-	rejected := NewRejectedCounter(prometheus.NewRegistry())
-	h := LimitInFlight(slow, limit, PageWriteTimeout, rejected)
-	serve := func(method, path string) *httptest.ResponseRecorder {
+}
+
+// TestARefusedConnectionWaitsItsRetryAfter: a read refused for a full
+// heavy page has its whole 503 at once, its length declared, but its
+// connection is not read again until the Retry-After has passed, or the
+// client has gone: a client that asks again at once cannot spin on
+// refusals.
+func TestARefusedConnectionWaitsItsRetryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		h := LimitInFlight(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }),
+			1, PageWriteTimeout, NewRejectedCounter(prometheus.NewRegistry()))
+		var held sync.WaitGroup
+		held.Go(func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/status", nil)) })
+		synctest.Wait()
+
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
-		return rec
-	}
-	var wg sync.WaitGroup
-	for range limit {
-		wg.Go(func() { serve("GET", "/status") })
-		<-entered
-	}
-	rec := serve("GET", "/status")
-	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "1" {
-		t.Errorf("read beyond the limit: %d, Retry-After %q; want 503, 1", rec.Code, rec.Header().Get("Retry-After"))
-	}
-	if got := testutil.ToFloat64(rejected.WithLabelValues("status")); got != 1 {
-		t.Errorf("probegate_http_requests_rejected_total{handler=\"status\"} = %v; want 1", got)
-	}
-	for _, c := range []struct{ method, path string }{
-		{"GET", "/healthz"}, {"GET", "/api/v1/discovery"}, {"GET", "/ready"}, {"POST", "/status"},
-	} {
-		if rec := serve(c.method, c.path); rec.Code != http.StatusOK {
-			t.Errorf("%s %s while /status is full: %d; want 200", c.method, c.path, rec.Code)
+		var done atomic.Bool
+		var refused sync.WaitGroup
+		refused.Go(func() {
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/status", nil))
+			done.Store(true)
+		})
+		synctest.Wait()
+		if done.Load() {
+			t.Error("the refused read's connection was free to ask again at once")
 		}
-	}
-	close(release)
-	wg.Wait()
-	if rec := serve("GET", "/healthz"); rec.Code != http.StatusOK {
-		t.Errorf("after the reads ended: %d; want 200", rec.Code)
-	}
+		if !rec.Flushed || rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "1" ||
+			rec.Header().Get("Content-Length") != strconv.Itoa(rec.Body.Len()) {
+			t.Errorf("the refusal before the wait: flushed %v, %d, Retry-After %q, Content-Length %q of %d bytes; want it whole: 503, 1",
+				rec.Flushed, rec.Code, rec.Header().Get("Retry-After"), rec.Header().Get("Content-Length"), rec.Body.Len())
+		}
+		time.Sleep(time.Second - time.Nanosecond)
+		synctest.Wait()
+		if done.Load() {
+			t.Error("the refused read's connection asked again before its Retry-After")
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if !done.Load() {
+			t.Error("the refused read's connection still waits after its Retry-After")
+		}
+		refused.Wait()
+
+		// A client that goes away is not waited for.
+		ctx, cancel := context.WithCancel(t.Context())
+		refused.Go(func() {
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, "GET", "/status", nil))
+		})
+		synctest.Wait()
+		cancel()
+		refused.Wait()
+		close(release)
+		held.Wait()
+	})
 }
 
 // TestHeavyPage: which paths share which bound.

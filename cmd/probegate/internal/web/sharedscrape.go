@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 )
@@ -15,13 +16,29 @@ import (
 // on the health listener waited for them. Scrapes in flight at the same
 // time that ask for the same encoding get the same bytes instead: one
 // gathering and one encoding serve them all.
+//
+// Sharing made each answer cheap, not rare: scrapers that ask again as
+// soon as they have their answer kept one answer in the making at every
+// moment, a core busy with it and the garbage collector on the other, and
+// /ready still waited behind them. So the answers are made one at a time,
+// whatever their encoding, and each follows a rest as long as the last one
+// took to make: the metrics take at most half of one core's time however
+// hard they are asked, and on a machine whose cores are busy elsewhere,
+// where answers take longer, the rests grow with them. A scrape that
+// arrives during a rest waits for the next answer, at most as long again
+// as the last one took; one that arrives after it waits for nothing.
 
 // ShareScrapes serves concurrent requests that ask for the same encoding
 // (the same Accept and Accept-Encoding) with one run of metrics,
-// whose answer is kept in memory until its last waiter has it. Bound the
-// scrapes in flight in front of it: sharing makes them cheap, not few.
+// whose answer is kept in memory until its last waiter has it. Runs are
+// made one at a time, each after a rest as long as the last run took.
+// Bound the scrapes in flight in front of it: sharing makes them cheap,
+// not few.
 func ShareScrapes(metrics http.Handler) http.Handler {
 	var flight singleflight.Group
+	// turn is held by the run being made, and through the rest before it.
+	turn := make(chan struct{}, 1)
+	var rested time.Time // when the last run's rest ends; read and written holding turn
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// promhttp reads no query: scrapes that differ only by theirs get
 		// the same answer, and must not each cost an encoding of their own.
@@ -31,8 +48,17 @@ func ShareScrapes(metrics http.Handler) http.Handler {
 			strings.Join(r.Header.Values("Accept"), ","),
 			strings.Join(r.Header.Values("Accept-Encoding"), ",")}, "\n")
 		shared, _, _ := flight.Do(key, func() (any, error) {
+			turn <- struct{}{}
+			defer func() { <-turn }()
+			if rest := time.Until(rested); rest > 0 {
+				wait := time.NewTimer(rest)
+				<-wait.C
+			}
+			start := time.Now()
 			rec := &recordedAnswer{header: http.Header{}}
 			metrics.ServeHTTP(rec, r)
+			end := time.Now()
+			rested = end.Add(end.Sub(start))
 			return rec, nil
 		})
 		rec := shared.(*recordedAnswer)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // TestScrapesInFlightShareOneAnswer: scrapes in flight together that ask
@@ -104,6 +105,64 @@ func TestScrapesShareAnAnswerOnlyForTheSameHeaderLines(t *testing.T) {
 			if want := strings.Join(l[0], ",") + ";" + strings.Join(l[1], ","); recs[i].Body.String() != want {
 				t.Errorf("scrape with Accept-Encoding %q, Accept %q got the answer for %q", l[0], l[1], recs[i].Body.String())
 			}
+		}
+	})
+}
+
+// TestScrapesRestAsLongAsTheirLastRunTook: a run of the metrics is
+// followed by a rest as long as it took, in which no run starts, so that
+// scrapers asking without pause keep them busy half the time at most; a
+// scrape after the rest starts its run at once.
+func TestScrapesRestAsLongAsTheirLastRunTook(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const took = 300 * time.Millisecond
+		var starts []time.Time
+		h := ShareScrapes(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			starts = append(starts, time.Now())
+			time.Sleep(took)
+		}))
+		scrape := func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/metrics", nil)) }
+		t0 := time.Now()
+		scrape()
+		scrape() // at once, as a scraper without pause asks again
+		time.Sleep(5 * took)
+		idle := time.Now()
+		scrape()
+		want := []time.Duration{0, 2 * took, idle.Sub(t0)}
+		if len(starts) != len(want) {
+			t.Fatalf("%d runs; want %d", len(starts), len(want))
+		}
+		for i, start := range starts {
+			if got := start.Sub(t0); got != want[i] {
+				t.Errorf("run %d started at %s; want %s", i, got, want[i])
+			}
+		}
+	})
+}
+
+// TestScrapesOfEveryEncodingRunOneAtATime: scrapes in flight that ask for
+// different encodings do not share an answer, but their runs are made one
+// after the other, never at once.
+func TestScrapesOfEveryEncodingRunOneAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var running, most atomic.Int64
+		h := ShareScrapes(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n := running.Add(1)
+			if n > most.Load() {
+				most.Store(n)
+			}
+			time.Sleep(time.Second)
+			running.Add(-1)
+		}))
+		var wg sync.WaitGroup
+		for _, enc := range []string{"gzip", "identity", "zstd", "br"} {
+			req := httptest.NewRequest("GET", "/metrics", nil)
+			req.Header.Set("Accept-Encoding", enc)
+			wg.Go(func() { h.ServeHTTP(httptest.NewRecorder(), req) })
+		}
+		wg.Wait()
+		if got := most.Load(); got != 1 {
+			t.Errorf("4 encodings in flight: %d runs at once; want 1", got)
 		}
 	})
 }
