@@ -78,6 +78,8 @@ func Default() *Config {
 			MaxBufferedBytes:      256 << 20,
 			OutlierDetection:      DefaultOutlierDetection(),
 			Stragglers:            DefaultStragglers(),
+			Hedge:                 DefaultHedge(),
+			Failover:              true,
 		},
 		PassiveHealth: PassiveHealth{
 			Enabled:           false,
@@ -222,6 +224,12 @@ type Fanout struct {
 	// Stragglers lets a round answer without the backends its peers
 	// outrun.
 	Stragglers Stragglers `yaml:"stragglers"`
+	// Hedge asks a sibling of a replica group's chosen replica when that
+	// one is late.
+	Hedge Hedge `yaml:"hedge"`
+	// Failover asks a sibling at once when a group's replica fails before
+	// its answer starts (transport error, 5xx, 429).
+	Failover bool `yaml:"failover"`
 }
 
 // OutlierDetection judges each backend against the median of its peers

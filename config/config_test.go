@@ -38,7 +38,8 @@ func TestDefaultIsTheDocumentedConfiguration(t *testing.T) {
 			MinContributors: IntOrPercent{Value: 1}, MaxHops: 3, MaxBufferedBytes: 256 << 20,
 			OutlierDetection: OutlierDetection{Enforcing: true, Window: seconds(30), MinRounds: 20, FailureGap: 0.5,
 				LatencyFactor: 3, LatencyFloor: seconds(0.05), BaseEjection: seconds(30), MaxEjection: seconds(300)},
-			Stragglers: Stragglers{Enabled: false, Factor: 3, MinWait: seconds(0.05)}},
+			Stragglers: Stragglers{Enabled: false, Factor: 3, MinWait: seconds(0.05)},
+			Hedge:      Hedge{Enabled: false, After: HedgeAfter{Auto: true}, MinAfter: seconds(0.01), MaxPercent: 10}, Failover: true},
 		PassiveHealth: PassiveHealth{Enabled: false, Window: seconds(30), MaxFailures: 5, MinSuccessRatio: 0,
 			MinRequests: 10, MaxEjectedPercent: 50},
 		Maintenance: Maintenance{Store: "file", MaxTTL: seconds(8760 * 3600), Etcd: Etcd{
@@ -126,7 +127,8 @@ func TestLoadValidFull(t *testing.T) {
 		MinContributors: IntOrPercent{Value: 50, Percent: true}, ExposeMissing: true, MaxHops: 2, MaxBufferedBytes: 128 << 20,
 		OutlierDetection: OutlierDetection{Enabled: true, Enforcing: false, Window: seconds(60), MinRounds: 10, FailureGap: 0.25,
 			LatencyFactor: 4, LatencyFloor: seconds(0.02), BaseEjection: seconds(10), MaxEjection: seconds(120)},
-		Stragglers: Stragglers{Enabled: true, Factor: 4, MinWait: seconds(0.1)}}); !reflect.DeepEqual(c.Fanout, want) {
+		Stragglers: Stragglers{Enabled: true, Factor: 4, MinWait: seconds(0.1)},
+		Hedge:      Hedge{Enabled: true, After: HedgeAfter{Duration: seconds(0.025)}, MinAfter: seconds(0.005), MaxPercent: 2.5}}); !reflect.DeepEqual(c.Fanout, want) {
 		t.Errorf("fanout = %+v, want %+v", c.Fanout, want)
 	}
 	if want := (PassiveHealth{Enabled: true, Window: seconds(60), MaxFailures: 7, MinSuccessRatio: 0.8, MinRequests: 20, MaxEjectedPercent: 34}); c.PassiveHealth != want {

@@ -192,6 +192,7 @@ func (v *validator) fanout() {
 	}
 	v.outlierDetection(f.OutlierDetection)
 	v.stragglers(f.Stragglers)
+	v.hedge(f.Hedge)
 	for i, name := range f.ForwardHeaders {
 		if msg := proxyheader.Unforwardable(name); msg != "" {
 			v.add(yamlpos.Index("fanout.forward_headers", i), "%s", msg)
