@@ -13,7 +13,6 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/probegate/probegate/collector/budget"
-	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/history"
 	"github.com/probegate/probegate/collector/httpclient"
 	"github.com/probegate/probegate/collector/pool/internal/due"
@@ -259,28 +258,16 @@ func (p *Pool) Selection() (selected, skipped []*Backend, configured int, failOp
 	p.catchUp(p.now())
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	in, failOpen := p.selectLocked()
 	selected = make([]*Backend, 0, len(p.backends))
-	for _, b := range p.backends {
-		if b.Served().InService() {
+	for i, b := range p.backends {
+		if in[i] {
 			selected = append(selected, b)
 		} else {
 			skipped = append(skipped, b)
 		}
 	}
-	if failsOpen(len(selected), len(p.backends), p.settings.PanicThreshold) {
-		// Fail-open sends traffic to unhealthy backends, never to one an
-		// operator took out for maintenance.
-		selected, skipped = selected[:0], nil
-		for _, b := range p.backends {
-			if b.Served().Overlay != health.OverlayMaintenance {
-				selected = append(selected, b)
-			} else {
-				skipped = append(skipped, b)
-			}
-		}
-		return selected, skipped, len(p.backends), true
-	}
-	return selected, skipped, len(p.backends), false
+	return selected, skipped, len(p.backends), failOpen
 }
 
 // failsOpen is the fail-open rule: nothing in service, or an in-service

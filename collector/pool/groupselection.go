@@ -1,0 +1,66 @@
+package pool
+
+import "github.com/probegate/probegate/collector/health"
+
+// SelectedGroup is one replica group as a fan-out round sees it: its
+// replicas that may be asked (Selected) and those that may not (Skipped),
+// each in configuration order.
+type SelectedGroup struct {
+	// Name is the group's name (Backend.Group).
+	Name     string
+	Selected []*Backend
+	Skipped  []*Backend
+}
+
+// GroupSelection is Selection by replica group: the pool's groups in
+// configuration order of their first member, each with its replicas
+// selected and skipped under the same rule, fail-open included. grouped
+// reports whether any backend was given a group; without one, every
+// group is one backend and the groups are Selection's backends.
+func (p *Pool) GroupSelection() (groups []SelectedGroup, grouped, failOpen bool) {
+	p.catchUp(p.now())
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	selected, failOpen := p.selectLocked()
+	index := make(map[string]int, len(p.backends))
+	groups = make([]SelectedGroup, 0, len(p.backends))
+	for i, b := range p.backends {
+		name := b.Group()
+		j, ok := index[name]
+		if !ok {
+			j = len(groups)
+			index[name] = j
+			groups = append(groups, SelectedGroup{Name: name})
+		}
+		if selected[i] {
+			groups[j].Selected = append(groups[j].Selected, b)
+		} else {
+			groups[j].Skipped = append(groups[j].Skipped, b)
+		}
+		grouped = grouped || b.Grouped()
+	}
+	return groups, grouped, failOpen
+}
+
+// selectLocked tells which of the pool's backends a fan-out round may
+// ask: those in service, or while the pool fails open every backend not
+// in maintenance. The caller holds mu.
+func (p *Pool) selectLocked() (selected []bool, failOpen bool) {
+	selected = make([]bool, len(p.backends))
+	inService := 0
+	for i, b := range p.backends {
+		if b.Served().InService() {
+			selected[i] = true
+			inService++
+		}
+	}
+	if !failsOpen(inService, len(p.backends), p.settings.PanicThreshold) {
+		return selected, false
+	}
+	// Fail-open sends traffic to unhealthy backends, never to one an
+	// operator took out for maintenance.
+	for i, b := range p.backends {
+		selected[i] = b.Served().Overlay != health.OverlayMaintenance
+	}
+	return selected, true
+}
