@@ -6,12 +6,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/config"
 )
 
 // backendSeries is a metric vector with one child per backend of the
-// fan-out's pool, labelled backend. It exports nothing while exported
-// says its feature is off; while it is on, every backend of the pool has
+// fan-out's pool, labelled backend, or with names set one per name it
+// gives (the replica groups). It exports nothing while exported says its
+// feature is off; while it is on, every backend (or name) of the pool has
 // its child from the first scrape, and one that left the pool is
 // forgotten at the next.
 type backendSeries[T any] struct {
@@ -21,6 +23,8 @@ type backendSeries[T any] struct {
 	with     func(...string) T
 	remove   func(...string) bool
 	exported func(config.Fanout) bool
+	// namesIn are the children's names in a pool; nil is its backends'.
+	namesIn func(*pool.Pool) []string
 	// names maps each backend seen to its child, so that recording costs
 	// no label lookup, and to forget those gone.
 	names sync.Map
@@ -47,9 +51,17 @@ func (s *backendSeries[T]) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	inPool := make(map[string]bool)
-	for _, b := range f.pool.Backends() {
-		inPool[b.Name] = true
-		s.child(b.Name)
+	var names []string
+	if s.namesIn != nil {
+		names = s.namesIn(f.pool)
+	} else {
+		for _, b := range f.pool.Backends() {
+			names = append(names, b.Name)
+		}
+	}
+	for _, name := range names {
+		inPool[name] = true
+		s.child(name)
 	}
 	s.names.Range(func(name, _ any) bool {
 		if !inPool[name.(string)] {

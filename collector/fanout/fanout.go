@@ -1,8 +1,8 @@
 package fanout
 
 import (
-	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -11,9 +11,9 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
+	"github.com/probegate/probegate/collector/fanout/internal/hedge"
 	"github.com/probegate/probegate/collector/fanout/internal/membudget"
 	"github.com/probegate/probegate/collector/fanout/internal/merge"
-	"github.com/probegate/probegate/collector/fanout/internal/straggler"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
@@ -51,12 +51,20 @@ type Fanout struct {
 	// buffers is what the rounds in flight buffer, for
 	// fanout.max_buffered_bytes.
 	buffers membudget.Budget
+	// replicas is what the fan-out remembers of its replica groups
+	// (replicastate.go), started afresh by Update.
+	replicas atomic.Pointer[replicaStates]
+	// rng draws the replicas a round asks; it is safe for concurrent use.
+	rng *rand.Rand
 }
 
 // settings is one configuration generation of the fan-out.
 type settings struct {
 	fanout config.Fanout
 	merger merge.Merger
+	// hedges is the token bucket that pays for hedges, one for the
+	// whole fan-out.
+	hedges *hedge.Bucket
 }
 
 // New returns the fan-out handler over backends. metrics may be nil; a nil
@@ -68,11 +76,13 @@ func New(backends *pool.Pool, cfg config.Fanout, metrics *Metrics, logger log.Lo
 	if now == nil {
 		now = time.Now
 	}
-	f := &Fanout{pool: backends, metrics: metrics, logger: logger, now: now, replica: defaultReplica}
+	f := &Fanout{pool: backends, metrics: metrics, logger: logger, now: now, replica: defaultReplica, rng: newRand()}
 	f.Update(cfg)
 	if metrics != nil {
 		metrics.backendDuration.fanout.Store(f)
 		metrics.stragglers.fanout.Store(f)
+		metrics.hedges.fanout.Store(f)
+		metrics.failovers.fanout.Store(f)
 	}
 	return f
 }
@@ -103,9 +113,12 @@ func (f *Fanout) Update(cfg config.Fanout) {
 		}
 		level.Error(f.logger).Log("msg", "Keeping the fan-out merge format", "merge", merger.Name(), "err", err)
 	}
-	f.settings.Store(&settings{fanout: cfg, merger: merger})
+	// The groups' state is kept by the hedge settings it was built for.
+	f.replicas.Store(newReplicaStates(cfg.Hedge.Enabled && cfg.Hedge.After.Auto))
+	f.settings.Store(&settings{fanout: cfg, merger: merger, hedges: hedge.NewBucket(cfg.Hedge.MaxPercent)})
 	if f.metrics != nil {
 		f.metrics.enabled.Store(cfg.Enabled)
+		f.metrics.hedging.Store(cfg.Enabled && cfg.Hedge.Enabled)
 	}
 }
 
@@ -165,37 +178,44 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer f.inFlight.Add(-1)
 
-	selected, skippedBackends, configured, _ := f.pool.Selection()
-	units := roundUnits(configured)
+	selection, grouped, _ := f.pool.GroupSelection()
+	units := roundUnits(selection)
 	configuredQuorum := max(s.fanout.MinContributors.Of(units), 1)
 	quorum := demand.quorum(configuredQuorum, units)
-	answers := f.ask(r, selected, target, header, body, s, mem, demand.stragglerRule(s, quorum))
+	groups := f.newRoundGroups(selection, f.pool.Len())
+	rd := f.ask(r, groups, target, header, body, s, mem, demand.stragglerRule(s, quorum))
 
+	// The merge is in the groups' order, whichever replica answered.
 	contributed := 0
-	bodies := make([][]byte, 0, len(answers))
-	var relay *backendAnswer
-	for i := range answers {
-		a := &answers[i]
-		switch {
-		case a.contributed:
+	bodies := make([][]byte, 0, len(groups))
+	for i := range groups {
+		if k := groups[i].winner; k >= 0 {
 			contributed++
-			bodies = append(bodies, a.body)
-		case a.relayable && relay == nil:
-			relay = a
+			bodies = append(bodies, rd.attempts[k].answer.body)
+		}
+	}
+	var relay *backendAnswer
+	for _, a := range rd.ordered() {
+		if a.answer.relayable {
+			relay = &a.answer
+			break
 		}
 	}
 	abandoned := r.Context().Err() != nil
-	missing := missingBackends(answers, skippedBackends)
-	f.observe(start, contributed, configured, abandoned, answers, missing)
+	missing := missingBackends(rd)
+	f.observe(start, contributed, units, abandoned, rd, grouped, missing)
 	if abandoned {
 		return
 	}
 
-	w.Header().Set("X-Backends", backendsHeader(contributed, configured))
+	w.Header().Set("X-Backends", backendsHeader(contributed, units))
 	if s.fanout.ExposeMissing && len(missing) > 0 {
 		// A round that misses nobody sends no header: an empty one
 		// would be a value for clients to parse.
 		w.Header().Set("X-Backends-Missing", missingHeader(missing))
+	}
+	if s.fanout.ExposeMissing && grouped && contributed > 0 {
+		w.Header().Set("X-Backends-Served-By", servedByHeader(rd))
 	}
 	// A client that does not read its answer holds it for no longer than
 	// the backends were given. The kernel measures a socket's deadline
@@ -238,63 +258,8 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if demand.raised(configuredQuorum, units) {
 			asker = "the " + proxyheader.MinContributors + " header"
 		}
-		writeNoQuorum(w, r, contributed, configured, quorum, asker, missing)
+		writeNoQuorum(w, r, contributed, units, quorum, asker, missing)
 	}
-}
-
-// ask sends the request to every selected backend at once and waits for
-// them, bounded by fanout.timeout and the client's context. With a
-// straggler rule it stops waiting once the rule says so: the backends
-// still running are cancelled and answer as stragglers (await). The
-// answers are counted and fed to passive health and outlier detection
-// when all are in (charge). The answers are in the order of selected,
-// which is config order.
-func (f *Fanout) ask(r *http.Request, selected []*pool.Backend, target string, header http.Header, body []byte, s *settings, mem *membudget.Round, rule *straggler.Rule) []backendAnswer {
-	var ctx context.Context
-	var cancel context.CancelFunc
-	if timeout := time.Duration(s.fanout.Timeout); timeout > 0 {
-		ctx, cancel = context.WithTimeout(r.Context(), timeout)
-	} else {
-		ctx, cancel = context.WithCancel(r.Context())
-	}
-	defer cancel()
-	unauthenticated := withoutAuthorization(header)
-	answers := make([]backendAnswer, len(selected))
-	// Each backend's request is cancelled on its own when it is cut as a
-	// straggler; without a rule nobody is, and they share the round's.
-	var cancels []context.CancelFunc
-	if rule != nil {
-		cancels = make([]context.CancelFunc, len(selected))
-	}
-	done := make(chan int, len(selected))
-	start := f.now()
-	for i, b := range selected {
-		backendCtx := ctx
-		if cancels != nil {
-			backendCtx, cancels[i] = context.WithCancel(ctx)
-		}
-		go func() {
-			defer func() { done <- i }()
-			// A panic handling one backend's answer must cost that answer,
-			// not the process: this goroutine is outside net/http's recover.
-			defer func() {
-				if p := recover(); p != nil {
-					level.Error(f.logger).Log("msg", "Fan-out request panicked", "backend", b.Name, "url", b.URL, "panic", p)
-					answers[i] = backendAnswer{backend: b, outcome: traffic.Outcome{Erred: true, Reason: traffic.Local}}
-				}
-			}()
-			h := header
-			if b.Authenticates() {
-				h = unauthenticated
-			}
-			began := f.now()
-			answers[i] = f.askOne(backendCtx, r, b, target, h, body, s, mem)
-			answers[i].latency = f.now().Sub(began)
-		}()
-	}
-	f.cutStragglers(f.await(done, answers, start, rule), selected, answers, done, cancels, start)
-	f.charge(answers)
-	return answers
 }
 
 // charge hands the finished round to the pool (Pool.RecordRound), which
@@ -317,7 +282,7 @@ func (f *Fanout) charge(answers []backendAnswer) {
 // observe counts a finished round and remembers it for /healthz. A round
 // the client abandoned counts as a request but neither partial nor failed:
 // the backends had no chance to finish.
-func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned bool, answers []backendAnswer, missing []missingBackend) {
+func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned bool, rd *round, grouped bool, missing []missingBackend) {
 	if m := f.metrics; m != nil {
 		m.Requests.Inc()
 		m.Duration.Observe(f.now().Sub(start).Seconds())
@@ -340,7 +305,7 @@ func (f *Fanout) observe(start time.Time, contributed, configured int, abandoned
 			Contributed: contributed,
 			Configured:  configured,
 			Partial:     contributed < configured,
-			Backends:    roundBackends(answers, missing),
+			Backends:    roundBackends(rd, grouped),
 		})
 	}
 }

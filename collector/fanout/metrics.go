@@ -49,6 +49,15 @@ type Metrics struct {
 	stragglers *stragglerCounts
 	// rejected is probegate_fanout_rejected_total, by reason.
 	rejected *prometheus.CounterVec
+	// hedges counts each replica group's hedges, won or lost, and
+	// hedgesRefused the hedges the token bucket refused; failovers each
+	// group's failovers.
+	hedges        *hedgeSeries
+	hedgesRefused prometheus.Counter
+	failovers     *failoverSeries
+	// hedging is whether the fan-out hedges: hedgesRefused is exported
+	// only then. Update sets it.
+	hedging atomic.Bool
 
 	// enabled is whether the fan-out is enabled: the series are exported
 	// only then, since a feature that is off exports none. Update sets it.
@@ -102,6 +111,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.backendDuration = newBackendDurations()
 	m.stragglers = newStragglerCounts()
 	m.rejected = rejected
+	m.hedges = newHedgeSeries()
+	m.hedgesRefused = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "probegate_fanout_hedges_refused_total",
+		Help: "Hedges a round wanted but did not send, because they would have passed fanout.hedge.max_percent of the backend requests.",
+	})
+	m.failovers = newFailoverSeries()
 	m.enabled.Store(true)
 	reg.MustRegister(metricsCollector{m})
 	return m
@@ -113,13 +128,14 @@ type metricsCollector struct{ m *Metrics }
 func (c metricsCollector) all() []prometheus.Collector {
 	return []prometheus.Collector{c.m.Requests, c.m.Partial, c.m.Failed, c.m.Duration, c.m.rejected,
 		c.m.quorumFailures, c.m.correlatedFailures, c.m.partialMaintenance, c.m.partialStragglers,
-		c.m.backendDuration, c.m.stragglers}
+		c.m.backendDuration, c.m.stragglers, c.m.hedges, c.m.failovers}
 }
 
 func (c metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, m := range c.all() {
 		m.Describe(ch)
 	}
+	c.m.hedgesRefused.Describe(ch)
 }
 
 func (c metricsCollector) Collect(ch chan<- prometheus.Metric) {
@@ -128,5 +144,8 @@ func (c metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, m := range c.all() {
 		m.Collect(ch)
+	}
+	if c.m.hedging.Load() {
+		c.m.hedgesRefused.Collect(ch)
 	}
 }

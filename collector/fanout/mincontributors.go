@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/collector/fanout/internal/straggler"
+	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/internal/proxyheader"
 )
 
@@ -100,10 +101,12 @@ func (d demand) raised(configured, units int) bool {
 }
 
 // roundUnits is what a round's quorum counts, out of the configured
-// backends: each backend is one unit. It is the one place that says so,
-// so that a pool whose backends answer in groups counts its groups here.
-func roundUnits(configuredBackends int) int {
-	return configuredBackends
+// backends: each replica group is one unit, since one answer of a group
+// makes it whole, and without groups each backend is a group of its own.
+// It is the one place that says so: X-Backends, min_contributors,
+// Probegate-Min-Contributors and the straggler cut all count these.
+func roundUnits(groups []pool.SelectedGroup) int {
+	return len(groups)
 }
 
 // stragglerRule is the rule that cuts this round's stragglers, nil when

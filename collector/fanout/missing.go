@@ -14,9 +14,9 @@ import (
 // either because it was not asked (its state) or because its answer did
 // not contribute.
 
-// maxMissingHeaderBytes bounds X-Backends-Missing. A pool of thousands of
-// backends all missing must not make a header that proxies and clients
-// refuse; X-Backends still says how many are missing.
+// maxMissingHeaderBytes bounds X-Backends-Missing and X-Backends-Served-By.
+// A pool of thousands of backends all missing must not make a header that
+// proxies and clients refuse; X-Backends still says how many are missing.
 const maxMissingHeaderBytes = 4 << 10
 
 // MissingReason says why a backend is missing from a round. Its words
@@ -97,38 +97,69 @@ func missingSkipped(s health.Served) MissingReason {
 	}
 }
 
-// missingBackend is one backend that did not contribute to a round.
+// missingBackend is one replica group that did not contribute to a round;
+// without groups, each backend is a group of its own, named after it.
 type missingBackend struct {
 	name   string
 	reason MissingReason
-	// status is the HTTP status it answered, 0 for none.
+	// status is the HTTP status its last replica asked answered, 0 for
+	// none.
 	status int
 }
 
-// missingBackends lists the backends of a round that did not contribute:
-// those asked in the order asked, then those skipped.
-func missingBackends(answers []backendAnswer, skipped []*pool.Backend) []missingBackend {
+// missingBackends lists the groups of a round that did not contribute:
+// those asked in group order, then those with no replica to ask.
+func missingBackends(rd *round) []missingBackend {
 	var out []missingBackend
-	for _, a := range answers {
-		if !a.contributed {
-			out = append(out, missingBackend{name: a.backend.Name, reason: missingAnswer(a.outcome.Reason), status: a.status})
+	for i := range rd.groups {
+		g := &rd.groups[i]
+		switch {
+		case !g.asked() || g.winner >= 0:
+		case g.cut:
+			out = append(out, missingBackend{name: g.name, reason: MissingStraggler})
+		case g.last >= 0:
+			a := rd.attempts[g.last].answer
+			out = append(out, missingBackend{name: g.name, reason: missingAnswer(a.outcome.Reason), status: a.status})
+		default:
+			out = append(out, missingBackend{name: g.name, reason: MissingLocal})
 		}
 	}
-	for _, b := range skipped {
-		out = append(out, missingBackend{name: b.Name, reason: missingSkipped(b.Served())})
+	for i := range rd.groups {
+		if g := &rd.groups[i]; !g.asked() {
+			out = append(out, missingBackend{name: g.name, reason: missingGroupSkipped(g.skipped)})
+		}
 	}
 	return out
 }
 
+// missingGroupSkipped is why a group none of whose replicas was asked is
+// missing: the reason of its first replica not in maintenance, so that a
+// group is missing by design only when all its replicas are.
+func missingGroupSkipped(replicas []*pool.Backend) MissingReason {
+	reason := MissingMaintenance
+	for _, b := range replicas {
+		if reason = missingSkipped(b.Served()); reason != MissingMaintenance {
+			return reason
+		}
+	}
+	return reason
+}
+
 // missingHeader is the X-Backends-Missing value: "name=reason, …" in the
 // order of missing, cut after the last entry that fits in
-// maxMissingHeaderBytes. Backend names and reasons are header-safe by
-// construction (configuration validation and the fixed reasons).
+// maxMissingHeaderBytes. Backend and group names and reasons are header-safe
+// by construction (configuration validation and the fixed reasons).
 func missingHeader(missing []missingBackend) string {
+	return listHeader(len(missing), func(i int) (string, string) { return missing[i].name, missing[i].reason.String() })
+}
+
+// listHeader is a header value listing n entries "name=value, …", cut
+// after the last entry that fits in maxMissingHeaderBytes.
+func listHeader(n int, entry func(i int) (name, value string)) string {
 	var b strings.Builder
-	for _, m := range missing {
-		reason := m.reason.String()
-		size := len(m.name) + 1 + len(reason)
+	for i := range n {
+		name, value := entry(i)
+		size := len(name) + 1 + len(value)
 		if b.Len() > 0 {
 			size += 2
 		}
@@ -138,9 +169,9 @@ func missingHeader(missing []missingBackend) string {
 		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(m.name)
+		b.WriteString(name)
 		b.WriteByte('=')
-		b.WriteString(reason)
+		b.WriteString(value)
 	}
 	return b.String()
 }
@@ -170,4 +201,20 @@ func missingByDesign(missing []missingBackend) (planned, cut bool) {
 		}
 	}
 	return len(missing) > 0, cut
+}
+
+// servedByHeader is the X-Backends-Served-By value: "group=replica, …",
+// the replica whose answer each group contributed, in group order, cut
+// after the last entry that fits in maxMissingHeaderBytes.
+func servedByHeader(rd *round) string {
+	served := make([]int, 0, len(rd.groups))
+	for i := range rd.groups {
+		if rd.groups[i].winner >= 0 {
+			served = append(served, i)
+		}
+	}
+	return listHeader(len(served), func(i int) (string, string) {
+		g := &rd.groups[served[i]]
+		return g.name, g.replicas[rd.attempts[g.winner].replica].Name
+	})
 }

@@ -34,7 +34,8 @@ func sandbox(h http.Header) {
 
 // refuse answers a request that starts no round.
 func (f *Fanout) refuse(w http.ResponseWriter, status int, message string) {
-	w.Header().Set("X-Backends", backendsHeader(0, f.pool.Len()))
+	groups, _, _ := f.pool.GroupSelection()
+	w.Header().Set("X-Backends", backendsHeader(0, roundUnits(groups)))
 	jsonanswer.Write(w, nil, status, fanoutError{Error: message})
 }
 

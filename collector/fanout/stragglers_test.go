@@ -331,27 +331,29 @@ func histogramSum(t *testing.T, o prometheus.Observer) float64 {
 // done is kept, neither overwritten as a straggler's nor counted as one.
 func TestCutKeepsAContributionThatArrivedWithTheCut(t *testing.T) {
 	r, _ := delayedRig(t, options{fanout: stragglersOn()}, 5*time.Millisecond, 50*time.Millisecond, 2*time.Second)
-	selected := r.pool.Backends()
-	answers := make([]backendAnswer, len(selected))
-	for i, b := range selected {
-		answers[i] = backendAnswer{backend: b}
+	selection, _, _ := r.pool.GroupSelection()
+	groups := r.fanout.newRoundGroups(selection, r.pool.Len())
+	rd := &round{f: r.fanout, s: r.fanout.settings.Load(), ctx: context.Background(), groups: groups,
+		attempts: make([]attempt, len(groups)), n: len(groups), done: make(chan int, len(groups))}
+	cancelled := make([]bool, len(groups))
+	for k := range groups {
+		rd.attempts[k] = attempt{group: k, cancel: func() { cancelled[k] = true }, answer: backendAnswer{backend: groups[k].replicas[0]}}
+		groups[k].running = 1
 	}
-	answers[0].contributed = true
-	answers[1].contributed, answers[1].latency = true, 50*time.Millisecond
-	cancelled := make([]bool, len(selected))
-	cancels := make([]context.CancelFunc, len(selected))
-	for i := range cancels {
-		cancels[i] = func() { cancelled[i] = true }
-	}
+	rd.attempts[0].answer.contributed = true
+	rd.finish(0)
+	rd.attempts[1].answer.contributed, rd.attempts[1].answer.latency = true, 50*time.Millisecond
 	// b1 reported before the cut was acted on; b2 reports once cancelled.
-	done := make(chan int, len(selected))
-	done <- 1
-	done <- 2
-	r.fanout.cutStragglers([]bool{true, false, false}, selected, answers, done, cancels, time.Now())
-	if answers[1].outcome.Reason == traffic.Straggler || !answers[1].contributed || answers[1].latency != 50*time.Millisecond {
+	rd.done <- 1
+	rd.done <- 2
+	rd.cutStragglers()
+	rd.drain()
+	answers := rd.answers()
+	selected := r.pool.Backends()
+	if answers[1].outcome.Reason == traffic.Straggler || !answers[1].contributed || answers[1].latency != 50*time.Millisecond || groups[1].winner != 1 {
 		t.Errorf("b1's answer, whole before the cut, became %+v", answers[1])
 	}
-	if answers[2].outcome.Reason != traffic.Straggler || !cancelled[2] {
+	if answers[2].outcome.Reason != traffic.Straggler || !cancelled[2] || groups[2].winner >= 0 {
 		t.Errorf("b2 was not cut: %+v, cancelled %v", answers[2], cancelled[2])
 	}
 	if got := testutil.ToFloat64(r.metrics.stragglers.child(selected[1].Name)); got != 0 {
