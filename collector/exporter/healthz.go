@@ -109,7 +109,9 @@ type healthzRound struct {
 // of service), with the reason a failed or skipped one is missing in the
 // words of X-Backends-Missing.
 type healthzRoundBackend struct {
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// Group is the backend's replica group, shown when the pool has any.
+	Group   string `json:"group,omitempty"`
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason"`
 	Status  int    `json:"status"`
@@ -236,7 +238,7 @@ func newHealthzReport(s pool.Snapshot, round *fanout.RoundSummary) healthzReport
 		}
 		for i, b := range round.Backends {
 			report.LastFanout.Backends[i] = healthzRoundBackend{
-				Name: b.Name, Outcome: b.Outcome.String(), Reason: b.Reason.String(), Status: b.Status,
+				Name: b.Name, Group: b.Group, Outcome: b.Outcome.String(), Reason: b.Reason.String(), Status: b.Status,
 			}
 		}
 	}

@@ -207,6 +207,8 @@ type options struct {
 	clientConfig *config.HTTPClientConfig
 	// readiness is the readiness budget's settings.
 	readiness config.Readiness
+	// groups puts backends in replica groups.
+	groups map[int]string
 }
 
 func setup(t *testing.T, o options, backends ...*backend) *rig {
@@ -232,6 +234,7 @@ func setup(t *testing.T, o options, backends ...*backend) *rig {
 			bc.URL = u
 		}
 		bc.HTTPClientConfig = o.clientConfig
+		bc.Group = o.groups[i]
 		if o.unprobed[i] {
 			bc.HealthProbe = config.NewHealthProbeOverride(config.HealthProbe{Enabled: false}, "enabled")
 		}
