@@ -227,6 +227,17 @@ local lib = import 'lib.libsonnet';
             [lib.target('instance_backend:probegate_fanout_stragglers_per_rounds:ratio_rate5m{%(sel)s}' % v, '{{instance}} {{backend}}')],
             min=0,
           ),
+          lib.timeseries(
+            'Hedges and failovers by group',
+            'Per replica group, hedges per second sent to a sibling of a late replica, won when the hedge answered first (probegate_fanout_hedges_total; with fanout.hedge on), the hedges the token bucket refused past fanout.hedge.max_percent (probegate_fanout_hedges_refused_total), and failovers to a sibling after a replica failed (probegate_fanout_failovers_total). Empty without replica groups.',
+            'ops',
+            [
+              lib.target('sum by (instance, group, outcome) (rate(probegate_fanout_hedges_total{%(sel)s}[$__rate_interval]))' % v, '{{instance}} {{group}} hedges {{outcome}}'),
+              lib.target('sum by (instance) (rate(probegate_fanout_hedges_refused_total{%(sel)s}[$__rate_interval]))' % v, '{{instance}} hedges refused'),
+              lib.target('sum by (instance, group) (rate(probegate_fanout_failovers_total{%(sel)s}[$__rate_interval]))' % v, '{{instance}} {{group}} failovers'),
+            ],
+            min=0,
+          ),
         ]),
         lib.row(8, [
           lib.timeseries(
