@@ -20,7 +20,7 @@ DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
              kubectl:kubernetes-client systemd-analyze:systemd chromium:chromium \
              etcd:etcd-server
 
-.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-metrics-flood bench-fanout bench-stragglers bench-replicas bench-churn bench-record fuzz clean release
+.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-metrics-flood bench-fanout bench-stragglers bench-groups bench-replicas bench-churn bench-record fuzz clean release
 
 all: build
 
@@ -139,7 +139,7 @@ fuzz:
 
 # bench runs every performance budget (docs/design.md, "Budgets"); each part
 # prints its numbers.
-bench: bench-state bench-record bench-probe bench-metrics bench-ready bench-metrics-flood bench-fanout bench-stragglers bench-replicas bench-churn
+bench: bench-state bench-record bench-probe bench-metrics bench-ready bench-metrics-flood bench-fanout bench-stragglers bench-groups bench-replicas bench-churn
 
 bench-state:
 	$(GO) test -run '^$$' -bench 'BenchmarkStep' -benchmem ./collector/health/
@@ -201,6 +201,14 @@ bench-fanout:
 # most 70ms), off, and a minimal net/http fan-out, in the same run.
 bench-stragglers:
 	$(GO) test -run '^$$' -bench '^BenchmarkFanoutStragglers$$' -benchtime 1x -timeout 5m ./collector/fanout/
+
+# bench-groups: four replica groups of two loopback replicas answering in
+# 5ms, one of each stalling one answer in twenty for 2s: backend requests
+# per query, p50 and p99 without groups, with groups, and with groups and
+# hedging (budget: at most 4.6 requests a query, p99 at most 100ms), in
+# the same run.
+bench-groups:
+	$(GO) test -run '^$$' -bench '^BenchmarkFanoutReplicaGroups$$' -benchtime 1x -timeout 5m ./collector/fanout/
 
 # bench-replicas: maintenance write latency (p50, p99) and the lag until
 # every replica shows a change (p99; promised under 200 ms), over three
