@@ -91,19 +91,9 @@ func (s *scriptedTransport) total() int {
 func groupedRig(t *testing.T, o options, script func(i, n int) reply, groups ...string) (*rig, *scriptedTransport) {
 	t.Helper()
 	transport := &scriptedTransport{script: script, requests: map[int]int{}}
-	placeholders := make([]*backend, len(groups))
-	o.urls, o.unprobed, o.groups = map[int]string{}, map[int]bool{}, map[int]string{}
-	for i, g := range groups {
-		placeholders[i] = &backend{Server: &httptest.Server{}}
-		// Probed, so that a test can take a backend out by its probes;
-		// no prober runs.
-		o.urls[i], o.groups[i] = fmt.Sprintf("http://b%d.test", i), g
-	}
-	r := setup(t, o, placeholders...)
-	for _, b := range r.pool.Backends() {
-		b.Client = &http.Client{Transport: transport}
-	}
-	return r, transport
+	// Probed, so that a test can take a backend out by its probes; no
+	// prober runs.
+	return inMemoryRig(t, o, len(groups), transport, true, groups), transport
 }
 
 // fast answers every request in 5ms.

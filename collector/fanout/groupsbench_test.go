@@ -2,8 +2,6 @@ package fanout
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
@@ -18,22 +16,13 @@ import (
 func stallingBackend(b *testing.B, every int64, requests *atomic.Int64) string {
 	b.Helper()
 	var n atomic.Int64
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return delayedBackend(b, func() time.Duration {
 		requests.Add(1)
-		delay := benchFast
 		if every > 0 && n.Add(1)%every == 0 {
-			delay = benchStall
+			return benchStall
 		}
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, "[1]")
-	}))
-	b.Cleanup(s.Close)
-	return s.URL
+		return benchFast
+	})
 }
 
 // BenchmarkFanoutReplicaGroups measures, in the same run, four groups of

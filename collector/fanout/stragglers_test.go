@@ -61,17 +61,28 @@ func (d *delayedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 func delayedRig(t *testing.T, o options, delays ...time.Duration) (*rig, *delayedTransport) {
 	t.Helper()
 	transport := &delayedTransport{delays: delays}
-	placeholders := make([]*backend, len(delays))
-	o.urls, o.unprobed = map[int]string{}, map[int]bool{}
-	for i := range delays {
+	return inMemoryRig(t, o, len(delays), transport, false, nil), transport
+}
+
+// inMemoryRig is a rig of n backends b0, b1, … at http://b<i>.test that
+// answer through transport, probed or not, in the replica groups given
+// by index (none for a nil groups), with the fan-out settings of o.
+func inMemoryRig(t *testing.T, o options, n int, transport http.RoundTripper, probed bool, groups []string) *rig {
+	t.Helper()
+	placeholders := make([]*backend, n)
+	o.urls, o.unprobed, o.groups = map[int]string{}, map[int]bool{}, map[int]string{}
+	for i := range n {
 		placeholders[i] = &backend{Server: &httptest.Server{}}
-		o.urls[i], o.unprobed[i] = fmt.Sprintf("http://b%d.test", i), true
+		o.urls[i], o.unprobed[i] = fmt.Sprintf("http://b%d.test", i), !probed
+		if groups != nil {
+			o.groups[i] = groups[i]
+		}
 	}
 	r := setup(t, o, placeholders...)
 	for _, b := range r.pool.Backends() {
 		b.Client = &http.Client{Transport: transport}
 	}
-	return r, transport
+	return r
 }
 
 // stragglersOn is a fan-out cutting stragglers at the default factor and

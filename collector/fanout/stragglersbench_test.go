@@ -23,9 +23,17 @@ const (
 // after delay, or nothing once the request is cancelled.
 func sleepyBackend(b *testing.B, delay time.Duration) string {
 	b.Helper()
+	return delayedBackend(b, func() time.Duration { return delay })
+}
+
+// delayedBackend is a loopback backend answering a one-element JSON array
+// after the delay delay gives each request, or nothing once the request
+// is cancelled.
+func delayedBackend(b *testing.B, delay func() time.Duration) string {
+	b.Helper()
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
-		case <-time.After(delay):
+		case <-time.After(delay()):
 		case <-r.Context().Done():
 			return
 		}
