@@ -70,6 +70,9 @@ type roundGroup struct {
 	// for an older one (reset by a failover) is stale.
 	timer *time.Timer
 	armed int
+	// one is the choice of a group of one backend, kept here so that
+	// choosing it allocates nothing.
+	one [1]replica.Replica
 }
 
 // asked reports whether the round asked any of the group's replicas.
@@ -100,6 +103,8 @@ type round struct {
 	hedges   chan hedgeDue
 	// hedging is the hedge delay while hedging is on.
 	hedging *hedge.Delay
+	// cuts says whether the round may cut stragglers.
+	cuts bool
 }
 
 // newRoundGroups makes the round's groups from the pool's selection,
@@ -151,7 +156,7 @@ func (f *Fanout) ask(r *http.Request, groups []roundGroup, target string, header
 	capacity := maxAttempts(groups)
 	rd := &round{f: f, client: r, target: target, header: header, unauthenticated: withoutAuthorization(header),
 		body: body, s: s, mem: mem, ctx: ctx, start: f.now(), groups: groups,
-		attempts: make([]attempt, capacity), done: make(chan int, capacity)}
+		attempts: make([]attempt, capacity), done: make(chan int, capacity), cuts: rule != nil}
 	if s.fanout.Hedge.Enabled {
 		rd.hedging = &hedge.Delay{Auto: s.fanout.Hedge.After.Auto, After: time.Duration(s.fanout.Hedge.After.Duration),
 			MinAfter: time.Duration(s.fanout.Hedge.MinAfter), Timeout: time.Duration(s.fanout.Timeout)}
@@ -186,11 +191,12 @@ func (rd *round) choose(i int) {
 // choices are the group's replicas as replica.Choose reads them: a group
 // of one backend keeps no state, and its one replica is the choice.
 func (rd *round) choices(g *roundGroup) []replica.Replica {
+	if g.states == nil {
+		return g.one[:len(g.replicas)]
+	}
 	out := make([]replica.Replica, len(g.replicas))
-	if g.states != nil {
-		for i, s := range g.states {
-			out[i] = s.choice()
-		}
+	for i, s := range g.states {
+		out[i] = s.choice()
 	}
 	return out
 }
@@ -203,8 +209,14 @@ func (rd *round) send(i, j int, isHedge bool) {
 	rd.n++
 	a := &rd.attempts[k]
 	a.group, a.replica, a.hedge, a.began = i, j, isHedge, rd.f.now()
+	// A request is cancelled on its own when a sibling answers first or
+	// it is cut as a straggler; a group of one in a round that cuts
+	// nobody shares the round's context.
 	var ctx context.Context
-	ctx, a.cancel = context.WithCancel(rd.ctx)
+	ctx, a.cancel = rd.ctx, func() {}
+	if len(g.replicas) > 1 || rd.cuts {
+		ctx, a.cancel = context.WithCancel(rd.ctx)
+	}
 	g.running++
 	if g.states != nil {
 		g.states[j].inFlight.Add(1)
