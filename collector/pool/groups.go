@@ -41,23 +41,38 @@ func (p *Pool) groupedLocked() bool {
 // service, and gives each its budget by per. A group of one replica, or
 // any group while per is unset, has none (budget.Group.Budgeted).
 func groupBudgets(backends []*Backend, per config.GroupBudget, in func(i int) bool) []budget.Group {
-	index := make(map[string]int, len(backends))
-	counts := make([]groupCount, 0, len(backends))
-	for i, b := range backends {
-		name := b.Group()
-		j, ok := index[name]
-		if !ok {
-			j = len(counts)
-			index[name] = j
-			counts = append(counts, groupCount{name: name})
-		}
-		counts[j].add(in(i))
+	names, of := groupOrder(backends)
+	counts := make([]groupCount, len(names))
+	for j, name := range names {
+		counts[j].name = name
+	}
+	for i := range backends {
+		counts[of[i]].add(in(i))
 	}
 	groups := make([]budget.Group, len(counts))
 	for j, c := range counts {
 		groups[j] = c.budget(per)
 	}
 	return groups
+}
+
+// groupOrder numbers the replica groups of backends in configuration
+// order of their first member: names[j] is group j's name, and of[i] the
+// number of backends[i]'s group.
+func groupOrder(backends []*Backend) (names []string, of []int) {
+	index := make(map[string]int, len(backends))
+	of = make([]int, len(backends))
+	for i, b := range backends {
+		name := b.Group()
+		j, ok := index[name]
+		if !ok {
+			j = len(names)
+			index[name] = j
+			names = append(names, name)
+		}
+		of[i] = j
+	}
+	return names, of
 }
 
 // groupCount counts one replica group: its replicas and how many of them

@@ -22,20 +22,17 @@ func (p *Pool) GroupSelection() (groups []SelectedGroup, grouped, failOpen bool)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	selected, failOpen := p.selectLocked()
-	index := make(map[string]int, len(p.backends))
-	groups = make([]SelectedGroup, 0, len(p.backends))
+	names, of := groupOrder(p.backends)
+	groups = make([]SelectedGroup, len(names))
+	for j, name := range names {
+		groups[j].Name = name
+	}
 	for i, b := range p.backends {
-		name := b.Group()
-		j, ok := index[name]
-		if !ok {
-			j = len(groups)
-			index[name] = j
-			groups = append(groups, SelectedGroup{Name: name})
-		}
+		g := &groups[of[i]]
 		if selected[i] {
-			groups[j].Selected = append(groups[j].Selected, b)
+			g.Selected = append(g.Selected, b)
 		} else {
-			groups[j].Skipped = append(groups[j].Skipped, b)
+			g.Skipped = append(g.Skipped, b)
 		}
 		grouped = grouped || b.Grouped()
 	}
