@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"net"
@@ -63,34 +62,6 @@ backend httpchk
     http-check expect status 200
     default-server inter 250ms fall 2 rise 1
 `
-
-// haproxyServers are the CSV statistics' columns of every server of one
-// HAProxy backend, by server name, or nil when they cannot be read.
-func haproxyServers(stats, backend string) map[string]map[string]string {
-	resp, err := http.Get(stats + ";csv")
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	rows, err := csv.NewReader(resp.Body).ReadAll()
-	if err != nil || len(rows) == 0 {
-		return nil
-	}
-	header := rows[0]
-	header[0] = strings.TrimPrefix(header[0], "# ")
-	servers := map[string]map[string]string{}
-	for _, row := range rows[1:] {
-		if len(row) < len(header) || row[0] != backend || row[1] == "BACKEND" || row[1] == "FRONTEND" {
-			continue
-		}
-		cols := map[string]string{}
-		for i, h := range header {
-			cols[h] = row[i]
-		}
-		servers[row[1]] = cols
-	}
-	return servers
-}
 
 // agentServerUp: a server judged by the agent alone shows "no check"
 // while it is up (HAProxy runs no check of its own), with the agent's
@@ -181,7 +152,7 @@ func TestAgentLendsTheVerdictToHAProxy(t *testing.T) {
 	})
 	time.Sleep(2 * agentInter)
 	waitFor(t, 10*time.Second, "HAProxy: every server up by the agent, wrong-path DOWN by its own check", func() bool {
-		agent, checked := haproxyServers(statsURL, "agent"), haproxyServers(statsURL, "httpchk")
+		agent, checked := haproxyServers(http.DefaultClient, statsURL, "agent"), haproxyServers(http.DefaultClient, statsURL, "httpchk")
 		for _, name := range names {
 			if !agentServerUp(agent[name]) {
 				return false
@@ -212,14 +183,14 @@ func TestAgentLendsTheVerdictToHAProxy(t *testing.T) {
 	died := time.Now()
 	bound := agentProbeFailures*agentProbeInterval + agentInter
 	waitFor(t, bound+5*time.Second, "HAProxy: the dead backend DOWN by the agent", func() bool {
-		return strings.HasPrefix(haproxyServers(statsURL, "agent")["dead"]["status"], "DOWN")
+		return strings.HasPrefix(haproxyServers(http.DefaultClient, statsURL, "agent")["dead"]["status"], "DOWN")
 	})
 	took := time.Since(died)
 	t.Logf("the dead backend was DOWN in HAProxy %v after it died (failures × interval + agent-inter = %v)", took.Round(time.Millisecond), bound)
 	if took > bound+time.Second {
 		t.Errorf("the dead backend was DOWN after %v, want within %v", took, bound)
 	}
-	if desc := haproxyServers(statsURL, "agent")["dead"]["last_agt"]; !strings.Contains(desc, "unhealthy") {
+	if desc := haproxyServers(http.DefaultClient, statsURL, "agent")["dead"]["last_agt"]; !strings.Contains(desc, "unhealthy") {
 		t.Errorf("HAProxy shows the agent's last word for the dead backend as %q, want the reason", desc)
 	}
 
@@ -240,7 +211,7 @@ func TestAgentLendsTheVerdictToHAProxy(t *testing.T) {
 	}
 	entered := time.Now()
 	waitFor(t, 5*time.Second, "HAProxy: the backend in maintenance MAINT", func() bool {
-		return strings.HasPrefix(haproxyServers(statsURL, "agent")["maint"]["status"], "MAINT")
+		return strings.HasPrefix(haproxyServers(http.DefaultClient, statsURL, "agent")["maint"]["status"], "MAINT")
 	})
 	if took := time.Since(entered); took > 2*time.Second {
 		t.Errorf("MAINT in HAProxy %v after the maintenance entry, want within 2s", took)
@@ -256,7 +227,7 @@ func TestAgentLendsTheVerdictToHAProxy(t *testing.T) {
 		t.Fatalf("end of maintenance: %d %s", code, body)
 	}
 	waitFor(t, 5*time.Second, "HAProxy: the backend out of maintenance up again", func() bool {
-		return agentServerUp(haproxyServers(statsURL, "agent")["maint"])
+		return agentServerUp(haproxyServers(http.DefaultClient, statsURL, "agent")["maint"])
 	})
 
 	// A dead backend's maintenance ends: HAProxy shows it DOWN, not
@@ -266,13 +237,13 @@ func TestAgentLendsTheVerdictToHAProxy(t *testing.T) {
 		t.Fatalf("maintenance of the dead backend: %d %s", code, body)
 	}
 	waitFor(t, 5*time.Second, "HAProxy: the dead backend MAINT", func() bool {
-		return strings.HasPrefix(haproxyServers(statsURL, "agent")["dead"]["status"], "MAINT")
+		return strings.HasPrefix(haproxyServers(http.DefaultClient, statsURL, "agent")["dead"]["status"], "MAINT")
 	})
 	if code, _, body := apiCall(t, "DELETE", p.admin+"/api/v1/backends/dead/maintenance", ""); code != http.StatusOK {
 		t.Fatalf("end of the dead backend's maintenance: %d %s", code, body)
 	}
 	waitFor(t, 5*time.Second, "HAProxy: the dead backend DOWN again after its maintenance", func() bool {
-		return strings.HasPrefix(haproxyServers(statsURL, "agent")["dead"]["status"], "DOWN")
+		return strings.HasPrefix(haproxyServers(http.DefaultClient, statsURL, "agent")["dead"]["status"], "DOWN")
 	})
 
 	// A name no backend has gets no reply, counted; the verdicts were
