@@ -102,31 +102,43 @@ func (h *haproxy) serverStatus(server string) string {
 // backend in HAProxy's CSV statistics, by server name, and false when
 // they cannot be read.
 func (h *haproxy) serverStatuses(client *http.Client) (map[string]string, bool) {
-	resp, err := client.Get(h.stats + ";csv")
-	if err != nil {
+	servers := haproxyServers(client, h.stats, "probegate")
+	if servers == nil {
 		return nil, false
+	}
+	statuses := map[string]string{}
+	for name, cols := range servers {
+		statuses[name] = cols["status"]
+	}
+	return statuses, true
+}
+
+// haproxyServers are the CSV statistics' columns of every server of one
+// HAProxy backend, by server name, or nil when they cannot be read.
+func haproxyServers(client *http.Client, stats, backend string) map[string]map[string]string {
+	resp, err := client.Get(stats + ";csv")
+	if err != nil {
+		return nil
 	}
 	defer resp.Body.Close()
 	rows, err := csv.NewReader(resp.Body).ReadAll()
 	if err != nil || len(rows) == 0 {
-		return nil, false
+		return nil
 	}
-	status := -1
-	for i, col := range rows[0] {
-		if strings.TrimPrefix(col, "# ") == "status" {
-			status = i
-		}
-	}
-	if status < 0 {
-		return nil, false
-	}
-	statuses := map[string]string{}
+	header := rows[0]
+	header[0] = strings.TrimPrefix(header[0], "# ")
+	servers := map[string]map[string]string{}
 	for _, row := range rows[1:] {
-		if len(row) > status && row[0] == "probegate" && row[1] != "BACKEND" {
-			statuses[row[1]] = row[status]
+		if len(row) < len(header) || row[0] != backend || row[1] == "BACKEND" || row[1] == "FRONTEND" {
+			continue
 		}
+		cols := map[string]string{}
+		for i, h := range header {
+			cols[h] = row[i]
+		}
+		servers[row[1]] = cols
 	}
-	return statuses, true
+	return servers
 }
 
 // loadResult counts the outcomes of the load loop.

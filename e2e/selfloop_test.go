@@ -9,16 +9,17 @@ import (
 )
 
 // TestSelfLoopAtAnyPathOfAnyListenerIsRefused: a static backend at
-// probegate's root, or at its health or admin listener, stops it at
+// probegate's root, or at its health, agent or admin listener, stops it at
 // start with an error naming the backend: probegate would probe and fan
 // out to its own pages, its admin API among them.
 func TestSelfLoopAtAnyPathOfAnyListenerIsRefused(t *testing.T) {
 	real := newCountingBackend(t, statusAnswer(200))
-	for _, target := range []string{"main", "health", "admin"} {
+	for _, target := range []string{"main", "health", "agent", "admin"} {
 		t.Run(target, func(t *testing.T) {
-			addrs := map[string]string{"main": freeAddr(t), "health": freeAddr(t), "admin": freeAddr(t)}
+			addrs := map[string]string{"main": freeAddr(t), "health": freeAddr(t), "agent": freeAddr(t), "admin": freeAddr(t)}
 			p := launchProbegate(t, addrs["main"], "--config.file="+fanoutConfig(t, "", "", real.URL, "http://"+addrs[target]+"/"),
-				"--web.health-listen-address="+addrs["health"], "--web.admin-listen-address="+addrs["admin"], "--web.enable-lifecycle")
+				"--web.health-listen-address="+addrs["health"], "--web.agent-listen-address="+addrs["agent"],
+				"--web.admin-listen-address="+addrs["admin"], "--web.enable-lifecycle")
 			if code := p.exitCode(t, 10*time.Second); code == 0 {
 				t.Fatalf("probegate with a backend at its own %s listener's root exited 0", target)
 			}

@@ -161,7 +161,7 @@ func TestCheckConfigEscapesControlCharacters(t *testing.T) {
 }
 
 // TestCheckConfigFindsASelfLoop: a backend at any path of one of
-// probegate's own listeners (main, health, admin) on the addresses the
+// probegate's own listeners (main, health, agent, admin) on the addresses the
 // flags name (or on any address of this host when one names none) is
 // refused, as start-up and reload refuse it. The admin listener is one
 // only when something is served there.
@@ -179,11 +179,13 @@ func TestCheckConfigFindsASelfLoop(t *testing.T) {
 		{"127.0.0.1:19797", "http://127.0.0.1:19799/", 1, "--web.enable-lifecycle"},
 		{"127.0.0.1:19797", "http://127.0.0.1:19799/", 0, ""},
 		{"127.0.0.1:19797", "http://127.0.0.1:19798/ready", 1, ""},
+		{"127.0.0.1:19797", "http://127.0.0.1:19795/", 1, ""},
+		{"127.0.0.1:19797", "http://localhost:19795/fanout", 1, ""},
 		{"127.0.0.1:19797", "http://127.0.0.1:19796/fanout", 0, ""},
 	} {
 		file := writeFile(t, "backends:\n  - name: self\n    url: "+tc.url+"\n")
 		args := []string{"--config.file=" + file, "--web.listen-address=" + tc.listen,
-			"--web.admin-listen-address=127.0.0.1:19799", "--web.health-listen-address=127.0.0.1:19798"}
+			"--web.admin-listen-address=127.0.0.1:19799", "--web.health-listen-address=127.0.0.1:19798", "--web.agent-listen-address=127.0.0.1:19795"}
 		if tc.admin != "" {
 			args = append(args, tc.admin)
 		}

@@ -33,6 +33,9 @@ type options struct {
 	// HealthListenAddress serves /health and /ready alone, plain and
 	// unauthenticated; empty is off.
 	HealthListenAddress string
+	// AgentListenAddress serves HAProxy's agent protocol (listen_agent.go);
+	// empty is off.
+	AgentListenAddress string
 	// EnableLifecycle allows POST /-/reload.
 	EnableLifecycle bool
 	// MaxConnections bounds each main listener's open connections.
@@ -106,12 +109,14 @@ func registerFlagsFor(app, serveOnly flagconfig.Adder) *options {
 		Envar(flagconfig.Envar("web.config.file")).PlaceHolder("FILE").StringVar(&o.WebConfigFile)
 	app.Flag("web.health-listen-address", "Address of a second listener serving only /health and /ready, plain HTTP and never behind --web.config.file, for balancers and kubelets that cannot authenticate, such as :9798. Empty: off.").
 		Envar(flagconfig.Envar("web.health-listen-address")).PlaceHolder("ADDRESS").StringVar(&o.HealthListenAddress)
+	app.Flag("web.agent-listen-address", "Address of a listener answering HAProxy's agent-check with this replica's verdict of the backend named in the request line, such as 127.0.0.1:9796. Empty: off.").
+		Envar(flagconfig.Envar("web.agent-listen-address")).PlaceHolder("ADDRESS").StringVar(&o.AgentListenAddress)
 	// The two switches of the admin listener's features: check-config
 	// reads them too, since the admin listener is opened only when one
 	// is on.
 	app.Flag("web.enable-lifecycle", "Enable POST /-/reload on the admin listener. SIGHUP reloads either way.").
 		Envar(flagconfig.Envar("web.enable-lifecycle")).BoolVar(&o.EnableLifecycle)
-	serveOnly.Flag("web.max-connections", "Maximum number of simultaneous connections on each main listener.").
+	serveOnly.Flag("web.max-connections", "Maximum number of simultaneous connections on each main listener, and on the agent listener.").
 		Envar(flagconfig.Envar("web.max-connections")).Default("512").IntVar(&o.MaxConnections)
 	flagconfig.NewValue(&o.ReadTimeout, flagconfig.Duration).Register(serveOnly, "web.read-timeout",
 		"Maximum duration before timing out reading a request, head and body; idle keep-alive connections are closed after it too.").Default("1m")

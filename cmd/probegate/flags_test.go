@@ -265,6 +265,7 @@ func TestEveryFlagHasItsEnvironmentVariable(t *testing.T) {
 		"web.systemd-socket":         "PROBEGATE_WEB_SYSTEMD_SOCKET",
 		"web.config.file":            "PROBEGATE_WEB_CONFIG_FILE",
 		"web.health-listen-address":  "PROBEGATE_WEB_HEALTH_LISTEN_ADDRESS",
+		"web.agent-listen-address":   "PROBEGATE_WEB_AGENT_LISTEN_ADDRESS",
 		"web.enable-lifecycle":       "PROBEGATE_WEB_ENABLE_LIFECYCLE",
 		"web.max-connections":        "PROBEGATE_WEB_MAX_CONNECTIONS",
 		"web.read-timeout":           "PROBEGATE_WEB_READ_TIMEOUT",

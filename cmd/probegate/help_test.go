@@ -34,7 +34,7 @@ func TestCheckConfigHelpListsOnlyTheFlagsItReads(t *testing.T) {
 	got := listedFlags(t, func(c *kingpin.CmdClause) { registerCheckFlags(c) })
 	want := []string{"backend", "config.file", "gate.drain", "gate.shutdown-timeout",
 		"health-probe", "health-probe.failures", "health-probe.interval", "health-probe.path", "health-probe.successes", "health-probe.timeout",
-		"web.admin-listen-address", "web.config.file", "web.enable-admin-api", "web.enable-lifecycle", "web.health-listen-address", "web.listen-address", "web.systemd-socket"}
+		"web.admin-listen-address", "web.agent-listen-address", "web.config.file", "web.enable-admin-api", "web.enable-lifecycle", "web.health-listen-address", "web.listen-address", "web.systemd-socket"}
 	if !slices.Equal(got, want) {
 		t.Errorf("check-config lists\n%v\nwant\n%v", got, want)
 	}

@@ -82,7 +82,7 @@ func (o *options) checkWebConfig() error {
 }
 
 // flagListenAddrs are the addresses of every listener the flags name
-// (main, health, admin), for check-config, which opens no listener: an
+// (main, health, agent, admin), for check-config, which opens no listener: an
 // address without a host is every address of the host, as the listener on
 // it would be. With --web.systemd-socket the main sockets are the service
 // manager's, and only start-up knows them.
@@ -108,6 +108,7 @@ func (o *options) flagListenAddrs() ([]net.Addr, error) {
 	}
 	for _, f := range []struct{ flag, addr string }{
 		{"web.health-listen-address", o.HealthListenAddress},
+		{"web.agent-listen-address", o.AgentListenAddress},
 		{"web.admin-listen-address", o.adminAddress()},
 	} {
 		if f.addr == "" {

@@ -70,13 +70,14 @@ func closeAll(listeners []net.Listener) {
 // against the same listeners'.
 type listenerSet struct {
 	main []net.Listener
-	// health and admin are nil when their flag is empty.
-	health, admin net.Listener
+	// health, agent and admin are nil when their flag is empty.
+	health, agent, admin net.Listener
 }
 
 // openListeners opens the main listeners and, when their flags are set,
-// the health and the admin listener, the latter only when something is
-// served there (adminAddress). On an error it closes what it opened.
+// the health, the agent and the admin listener, the last only when
+// something is served there (adminAddress). On an error it closes what it
+// opened.
 func (o *options) openListeners() (listenerSet, error) {
 	var ls listenerSet
 	var err error
@@ -84,7 +85,9 @@ func (o *options) openListeners() (listenerSet, error) {
 		return ls, err
 	}
 	if ls.health, err = listenOptional("web.health-listen-address", o.HealthListenAddress, healthMaxConnections); err == nil {
-		ls.admin, err = listenOptional("web.admin-listen-address", o.adminAddress(), adminMaxConnections)
+		if ls.agent, err = o.agentListener(); err == nil {
+			ls.admin, err = listenOptional("web.admin-listen-address", o.adminAddress(), adminMaxConnections)
+		}
 	}
 	if err != nil {
 		ls.close()
@@ -109,7 +112,7 @@ func listenOptional(flag, addr string, max int) (net.Listener, error) {
 // all are every open listener of the set.
 func (ls listenerSet) all() []net.Listener {
 	own := slices.Clone(ls.main)
-	for _, l := range []net.Listener{ls.health, ls.admin} {
+	for _, l := range []net.Listener{ls.health, ls.agent, ls.admin} {
 		if l != nil {
 			own = append(own, l)
 		}

@@ -11,7 +11,7 @@ import (
 
 // selfPredicate recognises the backend URLs that lead back to one of the
 // listen addresses, at any path, on this host's addresses and names.
-// addrs are every listener of probegate's: main, health and admin. It
+// addrs are every listener of probegate's: main, health, agent and admin. It
 // takes addresses, not listeners, so that a configuration can be judged
 // against the flags' addresses without listening.
 func selfPredicate(addrs []net.Addr) *fanout.Self {

@@ -26,6 +26,7 @@ import (
 	"github.com/probegate/probegate/cmd/probegate/internal/reconcile"
 	"github.com/probegate/probegate/cmd/probegate/internal/termsafe"
 	"github.com/probegate/probegate/cmd/probegate/internal/web"
+	"github.com/probegate/probegate/collector/agent"
 	"github.com/probegate/probegate/collector/discovery"
 	"github.com/probegate/probegate/collector/exporter"
 	"github.com/probegate/probegate/collector/fanout"
@@ -100,6 +101,9 @@ type server struct {
 	// mainSrv, healthSrv and adminSrv serve the listeners; the last two
 	// are nil without their listener.
 	mainSrv, healthSrv, adminSrv *http.Server
+	// agent answers HAProxy's agent-check on the agent listener; nil
+	// without it.
+	agent *agent.Server
 	// reloads makes SIGHUP and POST /-/reload one reload at a time: a
 	// request that arrives while one runs shares its result, so a storm of
 	// reloads costs one. The reconciler orders them with discovery
@@ -187,6 +191,10 @@ func newServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	if listeners.health != nil {
 		s.healthSrv = opts.healthServer(s.gate.Wrap(s.gate.HealthHandler()), s.gate.Wrap(s.gate.ReadyHandler()))
 	}
+	if listeners.agent != nil {
+		// Its series exist only while it is on.
+		s.agent = agent.NewServer(s.pool.SnapshotOf, reg)
+	}
 	if listeners.admin != nil {
 		s.adminSrv = opts.adminServer(s.gate.Wrap(web.LimitInFlight(adminMux, opts.MaxRequestsInFlight, web.PageWriteTimeout, rejected)))
 	}
@@ -271,6 +279,16 @@ func (s *server) serve(listeners listenerSet, announce func()) error {
 		stopBackground()
 		background.Wait()
 	})
+	if s.agent != nil {
+		// The agent speaks of the backends, not of this replica: HAProxy
+		// keeps asking it through the drain window and the main
+		// listener's shutdown, and it answers until just before the
+		// prober stops (registered after it, so run before it), so that
+		// no verdict it gives has stopped moving. A refused connection
+		// afterwards is an agent failure, on which HAProxy changes
+		// nothing.
+		s.gate.OnShutdown(func(ctx context.Context) { s.agent.Shutdown(ctx) })
+	}
 	stopHUP := s.reloadOnSIGHUP()
 	defer stopHUP()
 
@@ -285,6 +303,14 @@ func (s *server) serve(listeners listenerSet, announce func()) error {
 		if s.healthSrv != nil {
 			level.Info(s.logger).Log("msg", "Serving /health and /ready", "address", listeners.health.Addr())
 			go s.healthSrv.Serve(listeners.health)
+		}
+		if s.agent != nil {
+			level.Info(s.logger).Log("msg", "Serving the HAProxy agent protocol", "address", listeners.agent.Addr())
+			go func() {
+				if err := s.agent.Serve(listeners.agent); err != nil {
+					level.Error(s.logger).Log("msg", "The agent listener stopped", "address", listeners.agent.Addr(), "err", err)
+				}
+			}()
 		}
 		return serveWithAdmin(s.logger, s.adminSrv, listeners.admin, func() error { return toolkitweb.ServeMultiple(listeners.main, s.mainSrv, flags, slogger) },
 			func() error { return toolkitweb.Serve(listeners.admin, s.adminSrv, flags, slogger) })

@@ -285,12 +285,7 @@ func (p *Pool) maintenanceInUseLocked() bool {
 
 // backendLocked finds a backend by name. The caller holds mu.
 func (p *Pool) backendLocked(name string) *Backend {
-	for _, b := range p.backends {
-		if b.Name == name {
-			return b
-		}
-	}
-	return nil
+	return p.byName[name]
 }
 
 // servedLocked is what the backend is served as: its probe-derived

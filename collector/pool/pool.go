@@ -59,8 +59,11 @@ type Pool struct {
 	judgeMu sync.Mutex
 	mu      sync.RWMutex
 
-	// backends and settings are guarded by mu.
+	// backends, byName and settings are guarded by mu. byName finds a
+	// backend by its name in one step whatever the pool's size, for the
+	// readers that ask after one backend (the HAProxy agent, maintenance).
 	backends []*Backend
+	byName   map[string]*Backend
 	settings Settings
 
 	// readmitDue is when the earliest passively ejected backend that
@@ -127,14 +130,14 @@ func (p *Pool) Apply(targets []Target, s Settings) error {
 
 	backends := make([]*Backend, 0, len(targets))
 	clients := make([]*http.Client, 0, 1)
-	seen := make(map[string]bool, len(targets))
+	byName := make(map[string]*Backend, len(targets))
 	clientConfigs := map[*http.Client]*config.HTTPClientConfig{}
 	for _, t := range targets {
 		var b *Backend
 		err := fmt.Errorf("two backends are named %q: names identify backends and must be unique", t.Name)
-		if !seen[t.Name] {
-			seen[t.Name] = true
+		if _, seen := byName[t.Name]; !seen {
 			b, err = p.buildBackend(t, old[t.Name], clientConfigs)
+			byName[t.Name] = b
 		}
 		if err != nil {
 			// Drop the clients built for this attempt: the cache holds
@@ -152,6 +155,7 @@ func (p *Pool) Apply(targets []Target, s Settings) error {
 
 	p.mu.Lock()
 	p.backends = backends
+	p.byName = byName
 	p.settings = s
 	p.attachMaintenanceLocked()
 	p.mu.Unlock()
@@ -285,6 +289,21 @@ func (p *Pool) Budget() budget.Budget {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.budgetLocked(p.inMaintenanceLocked, false, nil)
+}
+
+// SnapshotOf is a copy of the named backend's state, and false when no
+// backend has that name. The timed work due now is done first (a
+// maintenance entry that ran out, a readmission), as for a selection, so
+// that nothing is served on after its time.
+func (p *Pool) SnapshotOf(name string) (BackendSnapshot, bool) {
+	p.catchUp(p.now())
+	p.mu.RLock()
+	b := p.byName[name]
+	p.mu.RUnlock()
+	if b == nil {
+		return BackendSnapshot{}, false
+	}
+	return b.Snapshot(), true
 }
 
 // Snapshot copies every backend and the pool-wide numbers at one moment.
