@@ -65,6 +65,8 @@ var invalidCases = []struct {
 	{"group-characters", 7, "backends[1].group", `"shard 1" may contain only letters, digits, '_', '.' and '-'`},
 	{"group-empty", 4, "backends[0].group", `"" may contain only letters`},
 	{"group-long", 4, "backends[0].group", "is longer than 64 characters"},
+	{"group-named-like-backend", 6, "backends[1].group", `group "db" is also the name of backends[0] (backends[0].name at line 2), which is not in it`},
+	{"backend-named-like-group", 5, "backends[1].name", `"db" is also the name of the group of backends[0] (backends[0].group at line 4), which this backend is not in`},
 	{"readiness-negative", 2, "readiness.min_available", `"-1" is negative`},
 	{"panic-threshold", 2, "pool.panic_threshold", "150 is not a percentage between 0 and 100"},
 	{"max-ejected-percent", 3, "passive_health.max_ejected_percent", "-5 is not a percentage between 0 and 100"},

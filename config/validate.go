@@ -232,8 +232,10 @@ func (v *validator) passiveHealth() {
 
 func (v *validator) backends() {
 	seen := make(map[string]int, len(v.c.Backends))
+	var names GroupNames
 	for i, b := range v.c.Backends {
 		prefix := yamlpos.Index("backends", i)
+		named := false
 		switch {
 		case b.Name == "":
 			v.add(prefix+".name", "a backend needs a name such as pdb-1")
@@ -244,6 +246,7 @@ func (v *validator) backends() {
 				v.add(prefix+".name", "%q is already the name of backends[%d]; names must be unique", b.Name, first)
 			} else {
 				seen[b.Name] = i
+				named = true
 			}
 		}
 		if msg := checkBackendURL(b.URL); msg != "" {
@@ -253,7 +256,14 @@ func (v *validator) backends() {
 		if _, written := v.c.src.lineOf(prefix + ".group"); b.Group != "" || written {
 			if msg := CheckGroupName(b.Group); msg != "" {
 				v.add(prefix+".group", "%s", msg)
+				named = false
 			}
+		}
+		if named {
+			if c, clash := names.Clash(b.Name, b.Group); clash {
+				v.groupClash(prefix, c, seen[c.Other])
+			}
+			names.Add(b.Name, b.Group)
 		}
 		v.backendProbe(prefix, b)
 		if b.HTTPClientConfig != nil {
@@ -262,6 +272,21 @@ func (v *validator) backends() {
 			}
 		}
 	}
+}
+
+// groupClash reports the backend at prefix, whose name or group is the
+// contested name of c, against backends[other], which holds it.
+func (v *validator) groupClash(prefix string, c GroupClash, other int) {
+	otherPrefix := yamlpos.Index("backends", other)
+	if c.ByGroup {
+		v.add(prefix+".group", "group %q is also the name of %s (%s), which is not in it; "+
+			"a client could not tell the group from the backend: rename one of them, or put %s in the group",
+			c.Name, otherPrefix, v.where(otherPrefix+".name"), otherPrefix)
+		return
+	}
+	v.add(prefix+".name", "%q is also the name of the group of %s (%s), which this backend is not in; "+
+		"a client could not tell the backend from the group: rename one of them, or put this backend in the group",
+		c.Name, otherPrefix, v.where(otherPrefix+".group"))
 }
 
 // backendProbe checks the keys a backend's health_probe block sets, and
