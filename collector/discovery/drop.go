@@ -10,7 +10,8 @@ const (
 	// as an __address__ that is not host:port.
 	dropInvalid = "invalid"
 	// dropNameClash is a backend whose name a static backend, or one an
-	// earlier target or mechanism found, already has.
+	// earlier target or mechanism found, already has; or one whose name or
+	// group would mean both a replica group and a backend outside it.
 	dropNameClash = "name_clash"
 	// dropLimit is a backend beyond max_discovered_backends.
 	dropLimit = "limit"

@@ -88,7 +88,7 @@ func New(ctx context.Context, logger log.Logger, slogger *slog.Logger, reg prome
 		}, []string{"mechanism"}),
 		clashes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "probegate_discovery_name_clashes_total",
-			Help: "Discovered backends left out because a static or earlier discovered backend has their name; each clash counts once while it lasts.",
+			Help: "Discovered backends left out because a static or earlier discovered backend has their name, or because a replica group and a backend outside it would share a name; each clash counts once while it lasts.",
 		}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "probegate_discovery_dropped_targets_total",
@@ -423,7 +423,7 @@ func (d *Discovery) reportClashes(clashes []clash) {
 		d.clashes.Add(float64(len(list)))
 		examples := make([]string, 0, maxExamples)
 		for _, c := range list[:min(len(list), maxExamples)] {
-			examples = append(examples, c.name+" (taken by "+c.by+")")
+			examples = append(examples, c.String())
 		}
 		level.Warn(d.logger).Log("msg", "Discovered backends left out: their name is taken", "mechanism", m.name,
 			"count", len(list), "examples", strings.Join(examples, "; "))

@@ -220,23 +220,49 @@ func groupOf(group string) (string, error) {
 	return group, nil
 }
 
-// clash is a discovered backend left out because its name is taken.
+// clash is a discovered backend left out because its name is taken, or
+// because it would make a name mean both a replica group and a backend
+// outside it (config.GroupNames).
 type clash struct {
 	name      string
 	mechanism string
 	// by is "static" or the mechanism whose backend of that name won.
 	by string
+	// group is the contested name of a clash between a group and a
+	// backend, empty when the backend's name is taken outright; byGroup
+	// says whether it is the backend's group (a backend outside it has
+	// that name) or its own name (a group it is not in has it).
+	group   string
+	byGroup bool
+}
+
+// String says which backend was left out and why, for the log.
+func (c clash) String() string {
+	switch {
+	case c.group == "":
+		return c.name + " (taken by " + c.by + ")"
+	case c.byGroup:
+		return c.name + " (its group " + c.group + " is the name of a backend outside it, taken by " + c.by + ")"
+	}
+	return c.name + " (the name of a group it is not in, taken by " + c.by + ")"
 }
 
 // merge is the pool's targets: the static ones, then each source's
 // backends in the order of sources. A discovered backend whose name is
 // taken, by a static backend (one left out included) or by one found
-// before it, is moved to its source's dropped targets and reported.
+// before it, is moved to its source's dropped targets and reported; so is
+// one whose group is the name of a backend outside it, or whose name is
+// that of a group it is not in, for replica groups and backends share one
+// namespace. The static side wins such a clash, then the backend found
+// first: static backends never clash among themselves (the configuration
+// check refuses it), and each source lists its backends in order of name.
 func merge(static, leftOut []pool.Target, sources []*source) (targets []pool.Target, clashes []clash) {
 	owner := make(map[string]string, len(static)+len(leftOut))
+	var names config.GroupNames
 	targets = slices.Clone(static)
 	for _, t := range slices.Concat(static, leftOut) {
 		owner[t.Name] = "static"
+		names.Add(t.Name, t.Group)
 	}
 	for _, s := range sources {
 		kept := s.backends[:0]
@@ -246,7 +272,13 @@ func merge(static, leftOut []pool.Target, sources []*source) (targets []pool.Tar
 				s.drop(r, dropNameClash)
 				continue
 			}
+			if c, clashed := names.Clash(r.target.Name, r.target.Group); clashed {
+				clashes = append(clashes, clash{name: r.target.Name, mechanism: s.mechanism, by: owner[c.Other], group: c.Name, byGroup: c.ByGroup})
+				s.drop(r, dropNameClash)
+				continue
+			}
 			owner[r.target.Name] = s.mechanism
+			names.Add(r.target.Name, r.target.Group)
 			targets = append(targets, r.target)
 			kept = append(kept, r)
 		}

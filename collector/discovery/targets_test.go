@@ -3,6 +3,7 @@ package discovery
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,19 +181,22 @@ func TestEvaluateIsBoundedByTheLimit(t *testing.T) {
 	}
 }
 
+// sourceOf is a source of mechanism whose backends are targets, as
+// evaluation leaves it, for merge.
+func sourceOf(mechanism string, targets ...pool.Target) *source {
+	one := &tally{origin: origin{field: mechanism}, counts: map[string]int{}}
+	s := &source{mechanism: mechanism, counts: map[string]int{}, tallies: []*tally{one}}
+	for _, t := range targets {
+		s.backends = append(s.backends, &record{target: t, tally: one})
+	}
+	return s
+}
+
 // TestMergeStaticWins: a discovered backend named like a static one, or
 // like one an earlier mechanism found, is left out, reported and shown as
 // dropped for its name; the static backends come first.
 func TestMergeStaticWins(t *testing.T) {
 	static := []pool.Target{{Name: "pdb-1", URL: "http://static:1"}}
-	sourceOf := func(mechanism string, targets ...pool.Target) *source {
-		one := &tally{origin: origin{field: mechanism}, counts: map[string]int{}}
-		s := &source{mechanism: mechanism, counts: map[string]int{}, tallies: []*tally{one}}
-		for _, t := range targets {
-			s.backends = append(s.backends, &record{target: t, tally: one})
-		}
-		return s
-	}
 	file := sourceOf("file", pool.Target{Name: "pdb-1", URL: "http://file:1"}, pool.Target{Name: "pdb-2", URL: "http://file:2"})
 	dns := sourceOf("dns", pool.Target{Name: "pdb-2", URL: "http://dns:2"}, pool.Target{Name: "pdb-3", URL: "http://dns:3"})
 	targets, clashes := merge(static, nil, []*source{file, dns})
@@ -211,7 +215,7 @@ func TestMergeStaticWins(t *testing.T) {
 			t.Errorf("%s: counts %v, dropped %d; want one name clash shown", s.mechanism, s.counts, len(dropped(s)))
 		}
 	}
-	want := []clash{{"pdb-1", "file", "static"}, {"pdb-2", "dns", "file"}}
+	want := []clash{{name: "pdb-1", mechanism: "file", by: "static"}, {name: "pdb-2", mechanism: "dns", by: "file"}}
 	if len(clashes) != 2 || clashes[0] != want[0] || clashes[1] != want[1] {
 		t.Errorf("clashes %+v, want %+v", clashes, want)
 	}
@@ -220,8 +224,74 @@ func TestMergeStaticWins(t *testing.T) {
 	// no discovered backend takes it.
 	file = sourceOf("file", pool.Target{Name: "pdb-9", URL: "http://file:9"}, pool.Target{Name: "pdb-2", URL: "http://file:2"})
 	targets, clashes = merge(static, []pool.Target{{Name: "pdb-9", URL: "http://peer:9797"}}, []*source{file})
-	if len(targets) != 2 || targets[1].Name != "pdb-2" || len(clashes) != 1 || clashes[0] != (clash{"pdb-9", "file", "static"}) {
+	if len(targets) != 2 || targets[1].Name != "pdb-2" || len(clashes) != 1 || clashes[0] != (clash{name: "pdb-9", mechanism: "file", by: "static"}) {
 		t.Errorf("with pdb-9 left out: targets %+v, clashes %+v; want static and pdb-2, pdb-9 a clash", targets, clashes)
+	}
+}
+
+// TestMergeGroupNamespace: a discovered backend that would make a name
+// mean both a replica group and a backend outside it is left out as a
+// name clash, whichever side it is on: the static side wins, then the
+// backend found first (an earlier mechanism, then the first by name).
+func TestMergeGroupNamespace(t *testing.T) {
+	target := func(name, group string) pool.Target {
+		return pool.Target{Name: name, URL: "http://" + name + ":1", Group: group}
+	}
+	for _, tc := range []struct {
+		name    string
+		static  []pool.Target
+		sources []*source
+		kept    string
+		clashes []clash
+	}{
+		{name: "a discovered group named like a static backend",
+			static:  []pool.Target{target("db", "")},
+			sources: []*source{sourceOf("file", target("db-a", "db"), target("db-b", "db"), target("other", ""))},
+			kept:    "db other",
+			clashes: []clash{{name: "db-a", mechanism: "file", by: "static", group: "db", byGroup: true}, {name: "db-b", mechanism: "file", by: "static", group: "db", byGroup: true}}},
+		{name: "a discovered backend named like a static group",
+			static:  []pool.Target{target("db-a", "db"), target("db-b", "db")},
+			sources: []*source{sourceOf("file", target("db", ""), target("x", "db"))},
+			kept:    "db-a db-b x",
+			clashes: []clash{{name: "db", mechanism: "file", by: "static", group: "db"}}},
+		{name: "a discovered backend in the group of its name",
+			static:  []pool.Target{target("db-a", "db")},
+			sources: []*source{sourceOf("file", target("db", "db"))},
+			kept:    "db-a db"},
+		{name: "between mechanisms, the earlier wins",
+			sources: []*source{sourceOf("file", target("db", "")), sourceOf("dns", target("db-a", "db"))},
+			kept:    "db",
+			clashes: []clash{{name: "db-a", mechanism: "dns", by: "file", group: "db", byGroup: true}}},
+		{name: "within a source, the first wins",
+			sources: []*source{sourceOf("file", target("db", "x"), target("db-a", "db"))},
+			kept:    "db",
+			clashes: []clash{{name: "db-a", mechanism: "file", by: "file", group: "db", byGroup: true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			targets, clashes := merge(tc.static, nil, tc.sources)
+			var names []string
+			for _, t := range targets {
+				names = append(names, t.Name)
+			}
+			if got := strings.Join(names, " "); got != tc.kept {
+				t.Errorf("targets %q, want %q", got, tc.kept)
+			}
+			if !slices.Equal(clashes, tc.clashes) {
+				t.Errorf("clashes %+v, want %+v", clashes, tc.clashes)
+			}
+			for _, c := range clashes {
+				if c.group != "" && !strings.Contains(c.String(), "group") {
+					t.Errorf("the log of %+v does not say a group is involved: %s", c, c)
+				}
+			}
+			dropped := 0
+			for _, s := range tc.sources {
+				dropped += s.counts[dropNameClash]
+			}
+			if dropped != len(tc.clashes) {
+				t.Errorf("%d dropped as name_clash, want %d", dropped, len(tc.clashes))
+			}
+		})
 	}
 }
 
