@@ -200,7 +200,7 @@ func TestGhostViewsNeitherUnreadyNorReadyAnyone(t *testing.T) {
 		if len(peers) != 1 || peers[0].Name != "r2" || !fresh {
 			t.Errorf("peers %+v, want r2 alone", peers)
 		}
-		if verdict, why := JudgePeers(peers, fresh); verdict != PeerWarn {
+		if verdict, why := JudgePeers(peers, fresh, PoolBudget); verdict != PeerWarn {
 			t.Errorf("a ghost's budget decided: %v (%s)", verdict, why)
 		}
 		for reason, want := range map[string]float64{store.IgnoredNoLease: 1, store.IgnoredNameMismatch: 1, store.IgnoredMalformed: 0} {

@@ -127,7 +127,14 @@ type ReplicaView struct {
 	Ready bool `json:"ready"`
 	// BudgetHolds is the replica's own readiness budget, before any peer
 	// override.
-	BudgetHolds        bool      `json:"budget_holds"`
+	BudgetHolds bool `json:"budget_holds"`
+	// GroupsHold is whether every replica group's budget
+	// (readiness.per_group) holds for the replica, before any peer
+	// override; true while per_group is unset. A view without it, from a
+	// replica older than the field, reads as false: it never turns a
+	// peer-relative peer unready on the word of a replica that did not
+	// judge its groups.
+	GroupsHold         bool      `json:"groups_hold"`
 	Draining           bool      `json:"draining"`
 	Expected           int       `json:"expected"`
 	InService          int       `json:"in_service"`

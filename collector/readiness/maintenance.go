@@ -109,28 +109,31 @@ func Open(cfg config.Maintenance, p *pool.Pool, o Options) (*Maintenance, error)
 //     shared store and peerRelative() true fails only when a live peer is
 //     better off;
 //   - group_budget: the replica groups' budgets (readiness.per_group,
-//     groupBudgetCheck), which fails while a group is below its own;
+//     groupBudgetCheck), which fails while a group is below its own, and
+//     with a shared store and peerRelative() true only when a live peer's
+//     groups hold theirs;
 //   - maintenance_store, with a shared store: a replica that has neither
 //     read the store nor saved a state of it does not know which backends
 //     are out, so it is not ready until the first read succeeds. A
 //     replica serving a saved state is ready; its state is marked stale.
 func (m *Maintenance) RegisterChecks(g *gate.Gate, peerRelative func() bool) {
 	var peers peerViews
-	var override prometheus.Gauge
+	var gauge prometheus.Gauge
 	if registry, ok := m.store.(maintenance.Registry); ok {
 		self := func(ctx context.Context) maintenance.ReplicaView {
-			return selfView(m.opts.Replica, m.opts.Listeners, m.pool.Budget(), m.pool.Awaited(), g.Ready(ctx), g.Draining())
+			return selfView(m.opts.Replica, m.opts.Listeners, m.pool.Budget(), m.pool.GroupBudgets(), m.pool.Awaited(), g.Ready(ctx), g.Draining())
 		}
 		m.replicas = maintenance.NewReplicas(registry, self, m.opts.Registerer, m.opts.Logger, m.opts.Now)
 		peers = func() ([]maintenance.ReplicaView, bool) { return m.replicas.Peers(m.opts.Replica) }
-		override = prometheus.NewGauge(prometheus.GaugeOpts{
+		gauge = prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "probegate_readiness_peer_override",
-			Help: "Whether this replica stays ready although its readiness budget does not hold, because no live peer's budget holds either (1) or not (0).",
+			Help: "Whether this replica stays ready although its readiness budget or a replica group's does not hold, because no live peer's holds either (1) or not (0).",
 		})
-		m.opts.Registerer.MustRegister(override)
+		m.opts.Registerer.MustRegister(gauge)
 	}
-	g.RegisterWithOutput("backends", budgetCheck(m.pool.Budget, m.pool.AwaitedDiscovery, peers, peerRelative, override))
-	g.RegisterWithOutput("group_budget", groupBudgetCheck(m.pool.GroupBudgets))
+	override := newPeerOverride(peers, peerRelative, gauge)
+	g.RegisterWithOutput("backends", budgetCheck(m.pool.Budget, m.pool.AwaitedDiscovery, override))
+	g.RegisterWithOutput("group_budget", groupBudgetCheck(m.pool.GroupBudgets, override))
 	if !m.store.Shared() {
 		return
 	}
