@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -240,33 +241,55 @@ func readyCheck(t *testing.T, base string) (int, string, string) {
 // TestPeerRelativeReadiness: a replica whose budget fails while a peer's
 // holds is not ready (its view is the worse one); when no replica's budget
 // holds, every one stays ready with the check at warn, and says why in
-// probegate_readiness_peer_override.
+// probegate_readiness_peer_override. The replica group budget
+// (group_budget, a shard of two replicas) is weighed against the peers
+// the same way: one shard dead for every replica does not withdraw them
+// all.
 func TestPeerRelativeReadiness(t *testing.T) {
 	cluster := startEtcdCluster(t, 3)
 	live := okBackend(t).URL
+	liveShard := []string{okBackend(t).URL, okBackend(t).URL}
 	dead := "http://" + freeAddr(t)
+	deadShard := []string{"http://" + freeAddr(t), "http://" + freeAddr(t)}
 	probing := "health_probe: {interval: 200ms, timeout: 100ms, failures: 1, successes: 1}\n"
-	cfg := func(prefix string, url string) string {
-		return replicaConfig(t, cluster, prefix, "{min_available: 1, peer_relative: true}", probing, []string{url})
+	cfg := func(prefix, url string, shard []string) string {
+		path := replicaConfig(t, cluster, prefix, "{min_available: 1, peer_relative: true, per_group: {min_available: 1}}", probing, []string{url})
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		for i, u := range shard {
+			if _, err := fmt.Fprintf(f, "  - {name: shard-%d, url: %q, group: shard}\n", i, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return path
 	}
 
-	// One replica sees its backend dead, its peers see theirs alive.
-	partitioned := startReplicas(t, cfg("/probegate/peers1", dead), cfg("/probegate/peers1", live), cfg("/probegate/peers1", live))
+	// One replica sees its backends dead, its peers see theirs alive.
+	partitioned := startReplicas(t, cfg("/probegate/peers1", dead, deadShard), cfg("/probegate/peers1", live, liveShard),
+		cfg("/probegate/peers1", live, liveShard))
 	waitFor(t, 10*time.Second, "the partitioned replica fails /ready, its peers pass", func() bool {
 		c0, _, _ := readyCheck(t, partitioned[0].base)
 		c1, _, _ := readyCheck(t, partitioned[1].base)
 		return c0 == http.StatusServiceUnavailable && c1 == http.StatusOK
 	})
-	if _, status, output := readyCheck(t, partitioned[0].base); status != "fail" || !strings.Contains(output, "r1") {
-		t.Errorf("partitioned replica: check %s %q, want fail naming a peer whose budget holds", status, output)
+	for _, check := range []string{"backends", "group_budget"} {
+		if _, status, output := readyCheckNamed(t, partitioned[0].base, check); status != "fail" || !strings.Contains(output, "r1") {
+			t.Errorf("partitioned replica: check %s %s %q, want fail naming a peer whose budget holds", check, status, output)
+		}
 	}
 
 	// Every replica sees the pool dead: they all stay ready, warning.
-	outage := startReplicas(t, cfg("/probegate/peers2", dead), cfg("/probegate/peers2", dead), cfg("/probegate/peers2", dead))
+	outage := startReplicas(t, cfg("/probegate/peers2", dead, deadShard), cfg("/probegate/peers2", dead, deadShard),
+		cfg("/probegate/peers2", dead, deadShard))
 	waitFor(t, 10*time.Second, "every replica in the outage stays ready with a warning", func() bool {
 		for _, r := range outage {
-			if code, status, _ := readyCheck(t, r.base); code != http.StatusOK || status != "warn" {
-				return false
+			for _, check := range []string{"backends", "group_budget"} {
+				if code, status, _ := readyCheckNamed(t, r.base, check); code != http.StatusOK || status != "warn" {
+					return false
+				}
 			}
 		}
 		return true
@@ -288,7 +311,7 @@ func TestPeerRelativeReadiness(t *testing.T) {
 				t.Fatalf("GET %s: %d %s", maintenance.ReplicasPath, code, body)
 			}
 			for _, v := range list.Replicas {
-				if !v.Ready || v.BudgetHolds || v.Expected != 1 || v.InService != 0 {
+				if !v.Ready || v.BudgetHolds || v.GroupsHold || v.Expected != 3 || v.InService != 0 {
 					return false
 				}
 			}
