@@ -173,6 +173,17 @@ func TestFileDiscoveryWithTheRealManager(t *testing.T) {
 	if targets := r.Targets(cfg); targets[0].URL != "http://127.0.0.1:9" {
 		t.Errorf("the static backend lost the clash: %+v", targets[0])
 	}
+
+	// A group named like the static backend would swallow it: its
+	// members are left out as name clashes too, and the log says why.
+	write(t, b, `[{targets: ["127.0.0.1:5", "127.0.0.1:6"], labels: {group: static}}, {targets: ["127.0.0.1:7"]}]`)
+	r.waitNames(t, cfg, "static", "127.0.0.1:7")
+	if got := testutil.ToFloat64(r.clashes); got != 3 {
+		t.Errorf("probegate_discovery_name_clashes_total = %v after two members of a group named static, want 3", got)
+	}
+	if got := strings.Count(r.logs.String(), "(its group static is the name of a backend outside it, taken by static)"); got != 2 {
+		t.Errorf("the group clash names %d backends in the log, want the two members once each:\n%s", got, r.logs)
+	}
 }
 
 // gathered is the value of the single series of family name on reg.
