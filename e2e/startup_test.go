@@ -2,12 +2,12 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probegate/probegate/internal/deadport"
 )
@@ -37,22 +37,29 @@ maintenance:
 
 // TestStartsWithoutTheStore: a replica whose etcd cluster cannot be
 // reached listens at once, however long its request_timeout (a minute
-// here; startProbegate waits 10 s for /healthz), and without a saved
-// state fails /ready on maintenance_store, "not synced with the store
-// yet", while the rest of it serves.
+// for the first replica here; startProbegate waits 10 s for /healthz),
+// and fails /ready on maintenance_store while the rest of it serves:
+// "reading the store for the first time" while its first read waits,
+// and, without a saved state, "not synced with the store yet" once that
+// read failed (a second replica, whose request_timeout is 1s).
 func TestStartsWithoutTheStore(t *testing.T) {
-	p := startProbegate(t, "--config.file="+unreachableStoreConfig(t, "1m"), "--storage.path="+t.TempDir())
-	resp, err := http.Get(p.base + "/ready")
-	if err != nil {
-		t.Fatal(err)
+	waiting := startProbegate(t, "--config.file="+unreachableStoreConfig(t, "1m"), "--storage.path="+t.TempDir())
+	failed := startProbegate(t, "--config.file="+unreachableStoreConfig(t, "1s"), "--storage.path="+t.TempDir())
+	storeCheck := func(p *probegateProcess) (int, string, string) {
+		t.Helper()
+		return readyCheckNamed(t, p.base, "maintenance_store")
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "not synced with the store yet") {
-		t.Errorf("/ready = %d %s; want 503 failing maintenance_store, not synced with the store yet", resp.StatusCode, body)
+	if code, status, output := storeCheck(waiting); code != http.StatusServiceUnavailable || status != "fail" || output != "reading the store for the first time" {
+		t.Errorf("/ready = %d, maintenance_store %s %q while the first read waits; want 503 failing, reading the store for the first time", code, status, output)
 	}
-	if out := p.output.String(); !strings.Contains(out, "not ready until the store answers") || strings.Contains(out, "without its entries") {
-		t.Errorf("the start-up log does not say the one true thing:\n%s", out)
+	waitFor(t, 10*time.Second, "the replica whose first read failed, with no saved state, fails /ready: not synced with the store yet", func() bool {
+		code, status, output := storeCheck(failed)
+		return code == http.StatusServiceUnavailable && status == "fail" && output == "not synced with the store yet"
+	})
+	for _, p := range []*probegateProcess{waiting, failed} {
+		if out := p.output.String(); !strings.Contains(out, "not ready until the store answers") || strings.Contains(out, "without its entries") {
+			t.Errorf("the start-up log does not say the one true thing:\n%s", out)
+		}
 	}
 }
 

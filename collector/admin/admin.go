@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/probegate/probegate/internal/hostname"
 	"github.com/probegate/probegate/internal/jsonanswer"
 )
 
@@ -84,7 +85,7 @@ func admitsHost(host, own string) bool {
 	if err != nil {
 		name = host // No port.
 	}
-	name = normalHostName(strings.Trim(name, "[]"))
+	name = hostname.Normal(strings.Trim(name, "[]"))
 	if _, err := netip.ParseAddr(name); err == nil {
 		return true
 	}
@@ -97,13 +98,7 @@ func ownHostName(listenAddress string) string {
 	if err != nil {
 		own = listenAddress
 	}
-	return normalHostName(own)
-}
-
-// normalHostName is a host name as names compare: lower case, without
-// the root's trailing dot.
-func normalHostName(h string) string {
-	return strings.TrimSuffix(strings.ToLower(h), ".")
+	return hostname.Normal(own)
 }
 
 // fromLoopback reports whether the client connects from a loopback address.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/collector/traffic"
 	"github.com/probegate/probegate/config"
@@ -29,6 +30,9 @@ func TestOutlierSeriesOnlyWhenOn(t *testing.T) {
 	cfg.Fanout.OutlierDetection.MinRounds = 3
 	p := samplePool(t, cfg)
 	a, b := p.Backends()[0], p.Backends()[1]
+	// b's first probe gave its verdict: the floor of an ejection counts
+	// only the backends with one.
+	b.RecordProbe(health.StatusResult(200))
 	for range 3 {
 		p.RecordRound([]pool.RoundSample{
 			{Backend: a, Outcome: traffic.Outcome{Erred: true, Failed: true, Reason: traffic.HTTP5xx}, Latency: time.Millisecond},

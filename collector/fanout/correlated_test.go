@@ -36,6 +36,7 @@ func TestCorrelatedFailuresChargeNobody(t *testing.T) {
 	}
 
 	alone := setup(t, options{passive: passive}, serve(t, answer(500, ``)), serve(t, answer(200, `[1]`)), serve(t, answer(404, ``)))
+	alone.judged(1)
 	for range 3 {
 		alone.do("GET", "/fanout/q", "", nil)
 	}

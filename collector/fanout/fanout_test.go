@@ -745,6 +745,7 @@ func TestPassiveHealthNeverEjectsMoreThanMaxEjectedPercent(t *testing.T) {
 			// (a round where all fail charges nobody).
 			backends = append(backends, serve(t, answer(200, `[]`)))
 			rig := setup(t, options{passive: passive}, backends...)
+			rig.judged(c.backends)
 			// Rounds run concurrently, as well as the backends of each:
 			// counting the ejected and ejecting one more is one step.
 			var wg sync.WaitGroup
@@ -781,6 +782,7 @@ func TestPassiveHealthSuccessRatio(t *testing.T) {
 	passive := config.PassiveHealth{Enabled: true, Window: model.Duration(time.Minute), MinSuccessRatio: 0.9, MinRequests: 10, MaxEjectedPercent: 50}
 	rig := setup(t, options{passive: passive},
 		serve(t, alternating), serve(t, answer(200, `[1]`)))
+	rig.judged(1)
 	for round := 1; round <= 9; round++ {
 		rig.do("GET", "/fanout/q", "", nil)
 		if !rig.backend(0).Health().InService() {
@@ -811,6 +813,7 @@ func TestPassiveHealthReadmitsUnprobedBackendWhenWindowElapsed(t *testing.T) {
 	})
 	rig := setup(t, options{passive: passive, unprobed: map[int]bool{0: true}, now: clock.Now},
 		flaky, serve(t, answer(200, `[1]`)))
+	rig.judged(1)
 	rig.do("GET", "/fanout/q", "", nil)
 	rig.do("GET", "/fanout/q", "", nil)
 	if h := rig.backend(0).Health(); !h.Ejected {
@@ -847,6 +850,7 @@ func TestPassiveHealthReadmitsProbeUnsupportedBackendWhenWindowElapsed(t *testin
 	rig := setup(t, options{passive: passive, now: clock.Now},
 		serve(t, answer(503, ``)), serve(t, answer(200, `[1]`)))
 	feed(rig.backend(0), health.StatusResult(404), 1)
+	rig.judged(1)
 	rig.do("GET", "/fanout/q", "", nil)
 	rig.do("GET", "/fanout/q", "", nil)
 	if h := rig.backend(0).Health(); !h.Ejected {
@@ -886,6 +890,7 @@ func ejectUnprobed(t *testing.T, window time.Duration, failing, healthy *backend
 	t.Helper()
 	passive := config.PassiveHealth{Enabled: true, Window: model.Duration(window), MaxFailures: 2, MaxEjectedPercent: 50}
 	r := setup(t, options{passive: passive, unprobed: map[int]bool{0: true}}, failing, healthy)
+	r.judged(1)
 	beforeEjection(r)
 	r.do("GET", "/fanout/q", "", nil)
 	r.do("GET", "/fanout/q", "", nil)

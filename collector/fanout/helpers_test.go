@@ -368,6 +368,16 @@ func feed(b *pool.Backend, r health.Result, n int) {
 	}
 }
 
+// judged gives the backends at the indexes a healthy verdict, as their
+// first ok probe would. The ejectors' floor counts only the backends with
+// a verdict, and the rig runs no prober: a test that expects an ejection
+// judges the peers that keep the pool at its floor.
+func (r *rig) judged(indexes ...int) {
+	for _, i := range indexes {
+		feed(r.backend(i), health.StatusResult(200), 1)
+	}
+}
+
 func expect(t *testing.T, rec *httptest.ResponseRecorder, status int, xBackends, body string) {
 	t.Helper()
 	if rec.Code != status {

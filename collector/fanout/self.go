@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/probegate/probegate/internal/hostname"
 )
 
 // Self recognises a backend URL that points at one of probegate's own
@@ -61,7 +63,7 @@ func SelfOf(listeners, local, names []string) *Self {
 		}
 	}
 	for _, n := range names {
-		if n = normalHost(n); n != "" {
+		if n = hostname.Normal(n); n != "" {
 			s.names = append(s.names, n)
 		}
 	}
@@ -98,7 +100,7 @@ func (s *Self) Targets(rawURL string) bool {
 	if !ok {
 		return false
 	}
-	host := normalHost(u.Hostname())
+	host := hostname.Normal(u.Hostname())
 	addr, err := netip.ParseAddr(host)
 	isAddr := err == nil
 	for _, l := range s.listeners {
@@ -161,10 +163,4 @@ func urlPort(u *url.URL) (uint16, bool) {
 		return 443, true
 	}
 	return 0, false
-}
-
-// normalHost is a host name as names compare: lower case, without the
-// root's trailing dot.
-func normalHost(h string) string {
-	return strings.TrimSuffix(strings.ToLower(h), ".")
 }

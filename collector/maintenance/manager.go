@@ -75,6 +75,9 @@ type Manager struct {
 	// synced is set once some state is in force: the store's or the
 	// saved one.
 	synced bool
+	// answered is set once an operation on the store has finished since
+	// start, whether the store answered it or not.
+	answered bool
 	// local differs from state.Entries when an end of maintenance is in
 	// force here but its save failed (an unshared store only); dirty says
 	// so, and the save is retried.
@@ -172,6 +175,17 @@ func (m *Manager) Synced() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.synced
+}
+
+// FirstReadDone reports whether an operation on the store has finished
+// since start, answered or failed: the first read (the watch's, which Run
+// starts at once) ends within the store's request timeout. Until then a
+// replica serving a saved state does not know whether an entry was
+// granted while it was down.
+func (m *Manager) FirstReadDone() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.answered
 }
 
 // Status is the store's health as this replica sees it.
@@ -328,6 +342,7 @@ func (m *Manager) keepLocked(st store.State) {
 // syncedLocked records the outcome of an operation on the store. The
 // caller holds mu.
 func (m *Manager) syncedLocked(err error) {
+	m.answered = true
 	if err != nil {
 		if m.healthy || m.lastErr == nil {
 			level.Warn(m.logger).Log("msg", "Maintenance store unavailable; reads answer from the last known state and writes are refused", "store", m.store.Kind(), "err", err)

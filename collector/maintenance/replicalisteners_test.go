@@ -63,8 +63,10 @@ func TestMaximalViewFitsTheStore(t *testing.T) {
 
 // TestPeerListenersAreFollowed: whoever follows the peers' listeners is
 // given them at the first read and at every read that changes them, not
-// otherwise: this replica's own left out, a stale peer's kept until it is
-// no longer listed, a peer that says none left out.
+// otherwise: this replica's own left out, a peer that says none left out,
+// and a peer whose lease lapsed left out at once. Its view stays listed,
+// stale, for people; it is no loop any more: a replica that started after
+// it lapsed never saw it, and every replica must judge alike.
 func TestPeerListenersAreFollowed(t *testing.T) {
 	clock := testclock.New(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 	at := func(addr string) *ReplicaListeners { return &ReplicaListeners{Addresses: []string{addr}} }
@@ -92,12 +94,18 @@ func TestPeerListenersAreFollowed(t *testing.T) {
 	r.refresh(t.Context())
 	setView(&ReplicaView{Name: "r4", Listeners: at("127.0.0.1:4")}, "r4")
 	r.refresh(t.Context())
-	setView(nil, "r2") // r2 lapses: stale, still a loop
-	r.refresh(t.Context())
-	clock.Advance(staleViewRetention)
+	setView(nil, "r2") // r2 lapses: listed stale, no longer a loop
 	r.refresh(t.Context())
 	want := [][]string{{"127.0.0.1:2"}, {"127.0.0.1:2", "127.0.0.1:4"}, {"127.0.0.1:4"}}
 	if !slices.EqualFunc(given, want, slices.Equal) {
 		t.Errorf("given %q; want %q", given, want)
+	}
+	if listed := r.Live(); !slices.ContainsFunc(listed, func(v ReplicaView) bool { return v.Name == "r2" && v.Stale }) {
+		t.Errorf("listed %+v; want r2 still listed, stale", listed)
+	}
+	clock.Advance(staleViewRetention)
+	r.refresh(t.Context())
+	if len(given) != len(want) {
+		t.Errorf("given %q once r2's stale view was dropped; want nothing new", given[len(want):])
 	}
 }

@@ -128,13 +128,14 @@ func (r *Replicas) Peers(self string) ([]ReplicaView, bool) {
 	return peers, r.fresh
 }
 
-// FollowPeerListeners has f given the listeners of every listed view but
-// self's that says them (the live and the stale ones, sorted by name) after every read
-// of the store that changes them, the first read included. f runs on
-// Run's goroutine, outside every lock of r. A stale view's listeners
-// still count: a replica that restarts comes back at the same address,
-// and the peers that drop a target there keep dropping it meanwhile. Call
-// it before Run.
+// FollowPeerListeners has f given the listeners of every live view but
+// self's that says them (sorted by name) after every read of the store
+// that changes them, the first read included. f runs on Run's goroutine,
+// outside every lock of r. A stale view's listeners do not count: its
+// staleness is this replica's memory (a replica that started after the
+// peer left has none), while the lease is the store's, the same for
+// every replica, so only live views make every replica take the same
+// targets for loops. Call it before Run.
 func (r *Replicas) FollowPeerListeners(self string, f func([]ReplicaListeners)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -219,13 +220,12 @@ func (r *Replicas) apply(stored []store.StoredView, tooMany int, err error) (fol
 	return func() { f(listeners) }
 }
 
-// peerListenersLocked are the listeners of the listed views but this
-// replica's, sorted by name, never nil. The caller holds mu.
+// peerListenersLocked are the listeners of the live views but this
+// replica's, sorted by name (checkViews sorts the live views), never nil.
+// The caller holds mu.
 func (r *Replicas) peerListenersLocked() []ReplicaListeners {
-	listed := append(append([]ReplicaView(nil), r.live...), r.stale...)
-	slices.SortFunc(listed, func(a, b ReplicaView) int { return strings.Compare(a.Name, b.Name) })
-	listeners := make([]ReplicaListeners, 0, len(listed))
-	for _, v := range listed {
+	listeners := make([]ReplicaListeners, 0, len(r.live))
+	for _, v := range r.live {
 		if v.Name != r.selfName && v.Listeners != nil {
 			listeners = append(listeners, *v.Listeners)
 		}

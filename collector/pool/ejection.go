@@ -43,12 +43,12 @@ func (p *Pool) eject(b *Backend, rules config.PassiveHealth) {
 	p.judgeMu.Lock()
 	defer p.judgeMu.Unlock()
 	c := p.census(b)
-	if !c.member || !c.ejectable || !passive.EjectionAllowed(c.ejected, c.configured, rules.MaxEjectedPercent) {
+	if !c.member || !c.ejectable || !passive.EjectionAllowed(c.ejected, len(c.backends), rules.MaxEjectedPercent) {
 		return
 	}
 	now := p.now()
 	window := time.Duration(rules.Window)
-	if floor, ok := floorAllows(c.readiness, c.configured, c.inService, c.group); !ok {
+	if floor, ok := c.floor(c.at); !ok {
 		p.suppressPassive(b, now, window, floor)
 		return
 	}
@@ -70,15 +70,14 @@ func (p *Pool) eject(b *Backend, rules config.PassiveHealth) {
 }
 
 // census is what a passive ejection of one backend is judged by: the
-// pool's size, its backends in service (counted as /ready counts them)
-// and passively ejected, b's replica group counted alike, its readiness
-// settings, and whether b is still one of its backends (a reload may
-// have replaced it) and one passive health may eject.
+// pool's headcount (the floor every ejector reads), its backends
+// passively ejected, and whether b is still one of its backends (a
+// reload may have replaced it), at index at, and one passive health may
+// eject.
 type census struct {
-	configured, inService, ejected int
-	group                          groupCount
-	readiness                      config.Readiness
-	member, ejectable              bool
+	headcount
+	ejected, at       int
+	member, ejectable bool
 }
 
 // census counts the pool for a passive ejection of b. The caller holds
@@ -86,19 +85,16 @@ type census struct {
 func (p *Pool) census(b *Backend) census {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	c := census{configured: len(p.backends), readiness: p.settings.Readiness, group: groupCount{name: b.Group()}}
-	c.inService = p.budgetLocked(p.heldOutLocked, false, func(o *Backend, in bool, _ health.Served) {
+	var c census
+	c.headcount = p.headcountLocked(p.heldOutLocked, nil, func(i int, o *Backend, _ health.Served) {
 		if o == b {
-			c.member = true
+			c.at, c.member = i, true
 			c.ejectable = b.passivelyEjectable()
-		}
-		if o.Group() == c.group.name {
-			c.group.add(in)
 		}
 		if o.Health().Ejected {
 			c.ejected++
 		}
-	}).CurrentHealthy
+	})
 	return c
 }
 

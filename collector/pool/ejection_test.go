@@ -141,7 +141,8 @@ func TestPassiveHealthOffOnlyCounts(t *testing.T) {
 func TestProbedVerifiedBackendWaitsForProbes(t *testing.T) {
 	p, clock := newClockedPool(t, nil, numberedTargets(2), passiveSettings())
 	b := p.Backends()[0]
-	b.RecordProbe(health.StatusResult(200))
+	// Both have a verdict: an ejection's floor counts only those.
+	withVerdicts(p, 2)
 	failTraffic(p, b, 3)
 	clock.Advance(10 * passiveWindow)
 	if got := selectedNames(p); got != "[b1]" {

@@ -108,6 +108,6 @@ func (p *Pool) GroupBudgets() []budget.Group {
 	}
 	// budgetLocked tells the backends in their order.
 	in := make([]bool, 0, len(p.backends))
-	p.budgetLocked(p.inMaintenanceLocked, false, func(_ *Backend, inService bool, _ health.Served) { in = append(in, inService) })
+	p.budgetLocked(p.inMaintenanceLocked, false, func(_ int, _ *Backend, inService bool, _ health.Served) { in = append(in, inService) })
 	return groupBudgets(p.backends, per, func(i int) bool { return in[i] })
 }

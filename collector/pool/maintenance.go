@@ -89,7 +89,7 @@ func (p *Pool) BudgetWith(in []entries.Entry, name string) (b budget.Budget, inS
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	known := false
-	b = p.budgetLocked(func(be *Backend) bool { return out[be.Name] }, false, func(be *Backend, in bool, _ health.Served) {
+	b = p.budgetLocked(func(be *Backend) bool { return out[be.Name] }, false, func(_ int, be *Backend, in bool, _ health.Served) {
 		if be.Name == name {
 			known, inService = true, in
 		}
@@ -155,28 +155,25 @@ func (p *Pool) AdmitMaintenance(in []entries.Entry, name string) (a Admission, r
 	return a, release, nil
 }
 
-// admission counts the pool for AdmitMaintenance: the verdicts-only
-// budget, the named backend, its replica group, and what is awaited.
+// admission counts the pool for AdmitMaintenance by the headcount every
+// ejector's floor reads too: the budget, the named backend, its replica
+// group, and what is awaited.
 func (p *Pool) admission(in []entries.Entry, name string) (Admission, error) {
 	out := backendsNamed(in)
 	held := func(be *Backend) bool { return out[be.Name] }
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	named := p.backendLocked(name)
-	if named == nil {
-		return Admission{}, ErrUnknownBackend
-	}
 	var a Admission
-	group := groupCount{name: named.Group()}
-	a.Budget = p.budgetLocked(held, true, func(be *Backend, in bool, _ health.Served) {
-		if be == named {
-			a.InService = in
-		}
-		if be.Group() == group.name {
-			group.add(in)
+	at := -1
+	h := p.headcountLocked(held, nil, func(i int, be *Backend, s health.Served) {
+		if be.Name == name {
+			at, a.InService = i, !held(be) && s.InService()
 		}
 	})
-	a.Group = group.budget(p.settings.Readiness.PerGroup)
+	if at < 0 {
+		return Admission{}, ErrUnknownBackend
+	}
+	a.Budget, a.Group = h.budget(), h.group(at, false)
 	a.Awaited = p.awaitedLocked(held)
 	return a, nil
 }
@@ -199,25 +196,26 @@ func (p *Pool) heldOutLocked(b *Backend) bool {
 	return p.inMaintenanceLocked(b) || p.admittedLocked(b)
 }
 
-// budgetLocked is the one count of the readiness budget, which /ready and
-// a maintenance request are both judged by: a backend counts as in
-// service when it is not in maintenance (by inMaintenance), no outlier
-// ejection holds it out, and its probe-derived health (in which passive
-// health's ejections are) is in service. With verdictsOnly, a backend
-// that awaits its first verdict does not count: that is the count a
-// maintenance request is judged by. seen, when set, is told each
-// backend, whether it is in service (unknown included), and what it is
-// served as bar maintenance. The caller holds mu.
-func (p *Pool) budgetLocked(inMaintenance func(*Backend) bool, verdictsOnly bool, seen func(*Backend, bool, health.Served)) budget.Budget {
+// budgetLocked is the one count of the readiness budget, which /ready,
+// a maintenance request and the ejectors' floors are all judged by: a
+// backend counts as in service when it is not in maintenance (by
+// inMaintenance), no outlier ejection holds it out, and its
+// probe-derived health (in which passive health's ejections are) is in
+// service. With verdictsOnly, a backend that awaits its first verdict
+// does not count: that is the headcount a disruption is judged by
+// (headcountLocked). seen, when set, is told each backend with its
+// index, whether it counts, and what it is served as bar maintenance.
+// The caller holds mu.
+func (p *Pool) budgetLocked(inMaintenance func(*Backend) bool, verdictsOnly bool, seen func(int, *Backend, bool, health.Served)) budget.Budget {
 	count := 0
-	for _, be := range p.backends {
+	for i, be := range p.backends {
 		s := be.servedBarMaintenance()
-		in := !inMaintenance(be) && s.InService()
-		if in && !(verdictsOnly && be.awaitsVerdict(s)) {
+		in := !inMaintenance(be) && s.InService() && !(verdictsOnly && be.awaitsVerdict(s))
+		if in {
 			count++
 		}
 		if seen != nil {
-			seen(be, in, s)
+			seen(i, be, in, s)
 		}
 	}
 	return budget.Compute(p.settings.Readiness, len(p.backends), count)

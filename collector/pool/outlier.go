@@ -10,7 +10,6 @@ import (
 	"github.com/probegate/probegate/collector/outlier"
 	"github.com/probegate/probegate/collector/pool/internal/due"
 	"github.com/probegate/probegate/collector/traffic"
-	"github.com/probegate/probegate/config"
 )
 
 // This file is outlier detection's side of the pool: it feeds each
@@ -27,10 +26,9 @@ type outlierPool struct {
 	summaries []outlier.Summary
 	verdicts  []outlier.Verdict
 	judged    []*Backend
-	// inService tells, by the index of each backend of the round's
-	// pool, whether it is in service, for the floor of each replica
-	// group; judgedAt is the index of each judged backend.
-	inService  []bool
+	// available is the scratch space of the round's headcount;
+	// judgedAt is the index of each judged backend.
+	available  []bool
 	judgedAt   []int
 	suppressed [outlier.NumReasons]atomic.Uint64
 	// due is the earliest end of an ejection, none when none is pending.
@@ -58,8 +56,6 @@ func (p *Pool) judgeRound(samples []RoundSample) {
 	defer p.judgeMu.Unlock()
 	p.mu.RLock()
 	cfg := p.settings.Outlier
-	backends := p.backends
-	readiness := p.settings.Readiness
 	p.mu.RUnlock()
 	if !cfg.Enabled {
 		return
@@ -74,21 +70,17 @@ func (p *Pool) judgeRound(samples []RoundSample) {
 	}
 
 	o := &p.outliers
-	o.summaries, o.judged, o.judgedAt, o.inService = o.summaries[:0], o.judged[:0], o.judgedAt[:0], o.inService[:0]
-	inService := 0
-	for i, b := range backends {
-		sum, judged, in := b.outlierSummary(now, s)
-		in = in && !p.admittedLocked(b)
-		if in {
-			inService++
-		}
-		o.inService = append(o.inService, in)
-		if judged {
+	o.summaries, o.judged, o.judgedAt = o.summaries[:0], o.judged[:0], o.judgedAt[:0]
+	p.mu.RLock()
+	h := p.headcountLocked(p.heldOutLocked, o.available, func(i int, b *Backend, _ health.Served) {
+		if sum, judged := b.outlierSummary(now, s); judged {
 			o.summaries = append(o.summaries, sum)
 			o.judged = append(o.judged, b)
 			o.judgedAt = append(o.judgedAt, i)
 		}
-	}
+	})
+	p.mu.RUnlock()
+	o.available = h.available
 	if cap(o.verdicts) < len(o.summaries) {
 		o.verdicts = make([]outlier.Verdict, len(o.summaries))
 	}
@@ -99,33 +91,14 @@ func (p *Pool) judgeRound(samples []RoundSample) {
 			continue
 		}
 		b, at := o.judged[i], o.judgedAt[i]
-		group := o.countGroup(backends, b, readiness.PerGroup)
-		if floor, ok := floorAllows(readiness, len(backends), inService, group); cfg.Enforcing && !ok {
+		if floor, ok := h.floor(at); cfg.Enforcing && !ok {
 			p.suppressOutlier(b, v, now, s, floor)
 			continue
 		}
 		if p.ejectOutlier(b, v, now, s, cfg.Enforcing) && cfg.Enforcing {
-			inService--
-			o.inService[at] = false
+			h.remove(at)
 		}
 	}
-}
-
-// countGroup counts b's replica group in this round's pool, for the
-// floor; with readiness.per_group unset no group has a budget, and it
-// counts nothing. Outliers are rare, so each one's group is counted when
-// it is found. The caller holds judgeMu.
-func (o *outlierPool) countGroup(backends []*Backend, b *Backend, per config.GroupBudget) groupCount {
-	c := groupCount{name: b.Group()}
-	if !per.Set() {
-		return c
-	}
-	for i, other := range backends {
-		if other.Group() == c.name {
-			c.add(o.inService[i])
-		}
-	}
-	return c
 }
 
 // ejectOutlier ejects b for verdict v, or records that a dry run would.
@@ -202,15 +175,13 @@ func (b *Backend) recordRound(now time.Time, window time.Duration, failed bool, 
 	b.outlier.Record(now, window, failed, latency)
 }
 
-// outlierSummary is the backend's window for judging, whether it is
-// judged (in service and not ejected, also by a dry run) and whether it is
-// in service.
-func (b *Backend) outlierSummary(now time.Time, s outlier.Settings) (sum outlier.Summary, judged, inService bool) {
+// outlierSummary is the backend's window for judging, and whether it is
+// judged: in service and not ejected, also by a dry run.
+func (b *Backend) outlierSummary(now time.Time, s outlier.Settings) (sum outlier.Summary, judged bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	inService = b.servedLocked().InService()
 	sum, judged = b.outlier.Summary(now, s)
-	return sum, judged && inService, inService
+	return sum, judged && b.servedLocked().InService()
 }
 
 // outlierProbeLocked counts a probe toward the readmission of an ejected

@@ -61,7 +61,9 @@ func rounds(p *Pool, clock *testclock.Clock, n int, failing map[int]bool, latenc
 func TestOutlierEjectedAndReadmittedAfterTimeAndProbes(t *testing.T) {
 	p, clock, logs := detectingPool(t, 3, true, nil, true)
 	b1 := p.Backends()[1]
-	feed(b1, health.StatusResult(200), 1) // Verified: probes must vouch for it.
+	// Verified: probes must vouch for b1. The others have a verdict too,
+	// which the floor counts.
+	withVerdicts(p, 3)
 	rounds(p, clock, 5, map[int]bool{1: true}, nil)
 	if got := b1.Served().State(); got != health.ServedEjected {
 		t.Fatalf("b1 failing alone: %s; want ejected", got)

@@ -26,7 +26,7 @@ func TestServedNamesTheEjectionsCause(t *testing.T) {
 
 	p, clock, _ := detectingPool(t, 3, true, nil, true)
 	b1 := p.Backends()[1]
-	feed(b1, health.StatusResult(200), 1)
+	withVerdicts(p, 3)
 	rounds(p, clock, 5, map[int]bool{1: true}, nil)
 	got := b1.Served()
 	if got.Overlay != health.OverlayOutlierEjection || got.State() != health.ServedEjected || got.InService() {

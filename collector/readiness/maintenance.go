@@ -59,14 +59,18 @@ type Maintenance struct {
 // not waited for: Open applies the state this replica saved, marked
 // stale, and Run reads the store in the background, so that the replica
 // listens at once however long the store takes to answer, or whether it
-// answers at all. Until the first read, a replica with a saved state
-// serves it; one without fails its maintenance_store check.
+// answers at all. Until the first read has finished the replica routes
+// by its saved state but fails its maintenance_store check; once that
+// read failed, a replica with a saved state is ready on it, one without
+// is not (storeCheck).
 //
 // Serving the saved state before the store confirms it is the
 // conservative order: an entry another replica still has in force keeps
 // its backend out here too. An entry that ended while this replica was
 // down holds its backend out until the first read, which is moments on a
 // reachable store; a backend probed meanwhile then earns its readmission.
+// An entry granted while it was down is not in force here until that
+// read, which is why the replica is not ready until it has finished.
 func Open(cfg config.Maintenance, p *pool.Pool, o Options) (*Maintenance, error) {
 	if o.Logger == nil {
 		o.Logger = log.NewNopLogger()
@@ -112,10 +116,9 @@ func Open(cfg config.Maintenance, p *pool.Pool, o Options) (*Maintenance, error)
 //     groupBudgetCheck), which fails while a group is below its own, and
 //     with a shared store and peerRelative() true only when a live peer's
 //     groups hold theirs;
-//   - maintenance_store, with a shared store: a replica that has neither
-//     read the store nor saved a state of it does not know which backends
-//     are out, so it is not ready until the first read succeeds. A
-//     replica serving a saved state is ready; its state is marked stale.
+//   - maintenance_store, with a shared store (storeCheck): not ready
+//     until the first read of the store has finished, and then, without
+//     a saved state, until a read succeeds.
 func (m *Maintenance) RegisterChecks(g *gate.Gate, peerRelative func() bool) {
 	var peers peerViews
 	var gauge prometheus.Gauge
@@ -138,15 +141,33 @@ func (m *Maintenance) RegisterChecks(g *gate.Gate, peerRelative func() bool) {
 		return
 	}
 	g.RegisterWithOutput("maintenance_store", func(context.Context) (string, error) {
-		st := m.manager.Status()
-		switch {
-		case !st.Synced:
-			return "", errors.New("not synced with the store yet")
-		case st.Stale:
-			return "stale: serving the last applied state until the store answers", nil
-		}
-		return "synced", nil
+		// Read in this order, a finished first read is never paired
+		// with the status from before it.
+		done := m.manager.FirstReadDone()
+		return storeCheck(done, m.manager.Status())
 	})
+}
+
+// storeCheck is the maintenance_store check of a replica sharing a store,
+// from whether its first read of the store has finished and the store's
+// status. Until the first read has finished the replica is not ready,
+// even with a saved state: an entry granted while it was down is in force
+// on its peers and not here, and a read of a reachable store takes
+// moments. The saved state is served for routing meanwhile, the
+// conservative direction. Once the first read has failed (the store
+// cannot be reached, within request_timeout), a replica with a saved
+// state is ready on it, marked stale; one without is not ready until a
+// read succeeds, since it does not know which backends are out.
+func storeCheck(firstReadDone bool, st maintenance.StoreStatus) (string, error) {
+	switch {
+	case !firstReadDone:
+		return "", errors.New("reading the store for the first time")
+	case !st.Synced:
+		return "", errors.New("not synced with the store yet")
+	case st.Stale:
+		return "stale: serving the last applied state until the store answers", nil
+	}
+	return "synced", nil
 }
 
 // Status is the store's health and the state in force, for the pages.
