@@ -20,7 +20,7 @@ DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
              kubectl:kubernetes-client systemd-analyze:systemd chromium:chromium \
              etcd:etcd-server
 
-.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-metrics-flood bench-fanout bench-stragglers bench-groups bench-replicas bench-churn bench-record fuzz clean release
+.PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-metrics-flood bench-fanout bench-stragglers bench-groups bench-fleet bench-replicas bench-churn bench-record fuzz clean release
 
 all: build
 
@@ -139,7 +139,7 @@ fuzz:
 
 # bench runs every performance budget (docs/design.md, "Budgets"); each part
 # prints its numbers.
-bench: bench-state bench-record bench-probe bench-metrics bench-ready bench-metrics-flood bench-fanout bench-stragglers bench-groups bench-replicas bench-churn
+bench: bench-state bench-record bench-probe bench-metrics bench-ready bench-metrics-flood bench-fanout bench-stragglers bench-groups bench-fleet bench-replicas bench-churn
 
 bench-state:
 	$(GO) test -run '^$$' -bench 'BenchmarkStep' -benchmem ./collector/health/
@@ -209,6 +209,13 @@ bench-stragglers:
 # the same run.
 bench-groups:
 	$(GO) test -run '^$$' -bench '^BenchmarkFanoutReplicaGroups$$' -benchtime 1x -timeout 5m ./collector/fanout/
+
+# bench-fleet: shared probing's pure logic: which backends a replica
+# probes out of 10,000 over 5 replicas (rendezvous hashing), and the etcd
+# write volume of its verdicts at 10,000 backends with 1% changing state a
+# second (budget 1 MiB/s a replica).
+bench-fleet:
+	$(GO) test -run '^$$' -bench . -benchmem ./collector/fleet/
 
 # bench-replicas: maintenance write latency (p50, p99) and the lag until
 # every replica shows a change (p99; promised under 200 ms), over three
