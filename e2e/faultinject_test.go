@@ -191,11 +191,22 @@ func (r *replica) launch() {
 	r.admin = r.proc.admin
 }
 
-// start runs the replica and waits until it serves.
+// start runs the replica and waits until it serves. A port that was free
+// when drawn may be taken before the replica binds it (by another test):
+// at its first start, before anything knows its address, the replica then
+// starts again on another one, at most three times; a restart keeps its
+// address.
 func (r *replica) start() {
 	r.t.Helper()
-	r.launch()
-	r.proc.waitServing(r.t)
+	first := r.proc == nil
+	for attempt := 1; ; attempt++ {
+		r.launch()
+		if r.proc.awaitServing(r.t, first && attempt < 3) {
+			return
+		}
+		r.t.Logf("a port was taken before %s bound it; starting again:\n%s", r.name, r.proc.output)
+		r.addr = freeAddr(r.t)
+	}
 }
 
 // kill ends the replica with SIGKILL and waits for it to exit.
