@@ -22,21 +22,59 @@ func (p *Pool) GroupSelection() (groups []SelectedGroup, grouped, failOpen bool)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	selected, failOpen := p.selectLocked()
-	names, of := groupOrder(p.backends)
-	groups = make([]SelectedGroup, len(names))
-	for j, name := range names {
-		groups[j].Name = name
+	grouped = p.groupedLocked()
+	var of []int
+	if grouped {
+		var names []string
+		names, of = groupOrder(p.backends)
+		groups = make([]SelectedGroup, len(names))
+		for j, name := range names {
+			groups[j].Name = name
+		}
+	} else {
+		groups = make([]SelectedGroup, len(p.backends))
+		for i, b := range p.backends {
+			groups[i].Name = b.Group()
+		}
+	}
+	// Every round asks for this, so the groups' replicas share one array,
+	// cut into each group's Selected and Skipped (counted first): a
+	// handful of allocations whatever the number of groups.
+	count := make([]int, 2*len(groups))
+	for i := range p.backends {
+		j := 2 * groupOf(of, i)
+		if !selected[i] {
+			j++
+		}
+		count[j]++
+	}
+	members := make([]*Backend, len(p.backends))
+	next := 0
+	for j := range groups {
+		g := &groups[j]
+		n, m := count[2*j], count[2*j+1]
+		g.Selected, next = members[next:next:next+n], next+n
+		g.Skipped, next = members[next:next:next+m], next+m
 	}
 	for i, b := range p.backends {
-		g := &groups[of[i]]
+		g := &groups[groupOf(of, i)]
 		if selected[i] {
 			g.Selected = append(g.Selected, b)
 		} else {
 			g.Skipped = append(g.Skipped, b)
 		}
-		grouped = grouped || b.Grouped()
 	}
 	return groups, grouped, failOpen
+}
+
+// groupOf is the number of backend i's group: of[i] from groupOrder, or
+// i itself when no backend has a group (of is nil), each backend then a
+// group of its own in configuration order.
+func groupOf(of []int, i int) int {
+	if of == nil {
+		return i
+	}
+	return of[i]
 }
 
 // selectLocked tells which of the pool's backends a fan-out round may
