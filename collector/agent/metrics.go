@@ -25,7 +25,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) *metrics {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "probegate_agent_requests_total",
-		Help: "Requests to the HAProxy agent listener, by reply: up, down, maint or drain, unknown (no backend has the name; no reply) and bad_request (a line too long, too slow, not one line or not a backend name; no reply).",
+		Help: "Requests to the HAProxy agent listener, by reply: up, down, maint or drain, unjudged (a probed backend without a verdict yet; no reply), unknown (no backend has the name; no reply) and bad_request (a line too long, too slow, not one line or not a backend name; no reply).",
 	}, []string{"reply"})
 	reg.MustRegister(requests)
 	m := &metrics{unknown: requests.WithLabelValues(outcomeUnknown), badRequests: requests.WithLabelValues(outcomeBadRequest)}

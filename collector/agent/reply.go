@@ -19,17 +19,23 @@ const (
 	// VerdictDrain is ejected by outlier detection or passive health:
 	// HAProxy sends it no new traffic.
 	VerdictDrain
+	// VerdictUnjudged is a probed backend without a verdict yet: it gets
+	// no reply, which HAProxy counts as an agent failure that changes
+	// nothing, so a restarted probegate lends HAProxy no verdict it has
+	// not formed (a dead server HAProxy holds DOWN stays DOWN until the
+	// probes say otherwise, rather than coming back UP as unknown).
+	VerdictUnjudged
 	// NumVerdicts is the number of verdicts, for arrays indexed by Verdict.
 	NumVerdicts
 )
 
-var verdictNames = [NumVerdicts]string{"up", "down", "maint", "drain"}
+var verdictNames = [NumVerdicts]string{"up", "down", "maint", "drain", "unjudged"}
 
 // String is the verdict's name, as the requests metric labels it.
 func (v Verdict) String() string { return verdictNames[v] }
 
 // Reply is the agent's answer about one backend: the verdict and the
-// line that says it to HAProxy, newline included.
+// line that says it to HAProxy, newline included; empty for no reply.
 type Reply struct {
 	Verdict Verdict
 	Line    string
@@ -54,8 +60,9 @@ const (
 // holds it out, drain while outlier detection or passive health has
 // ejected it, down while its probes hold it out of service (with why, in
 // words of a fixed set: the backend's name and the client's bytes are
-// never echoed), and up otherwise, probe_unsupported and a backend not
-// yet probed included, as the pool serves them.
+// never echoed), none while it is probed but has no verdict yet, and up
+// otherwise, probe_unsupported and a backend that is not probed included,
+// as the pool serves them.
 func ReplyFor(b pool.BackendSnapshot) Reply {
 	switch {
 	case b.Served.Overlay == health.OverlayMaintenance:
@@ -64,6 +71,8 @@ func ReplyFor(b pool.BackendSnapshot) Reply {
 		return Reply{VerdictDrain, lineDrain}
 	case !b.Served.InService():
 		return Reply{VerdictDown, lineDown + downReason(b.LastProbe) + "\n"}
+	case b.ProbeEnabled && b.Served.Machine == health.StateUnknown:
+		return Reply{VerdictUnjudged, ""}
 	}
 	return Reply{VerdictUp, lineUp}
 }

@@ -115,6 +115,9 @@ func (s *Server) serveConn(c net.Conn) {
 	}
 	reply := ReplyFor(b)
 	s.metrics.verdicts[reply.Verdict].Inc()
+	if reply.Line == "" {
+		return
+	}
 	c.SetWriteDeadline(time.Now().Add(WriteTimeout))
 	c.Write([]byte(reply.Line))
 }

@@ -16,11 +16,11 @@ import (
 	"github.com/probegate/probegate/collector/pool"
 )
 
-// backends is a lookup over fixed snapshots.
+// backends is a lookup over fixed snapshots of probed backends.
 func backends(served map[string]health.Served) Lookup {
 	return func(name string) (pool.BackendSnapshot, bool) {
 		s, ok := served[name]
-		return pool.BackendSnapshot{Name: name, Served: s}, ok
+		return pool.BackendSnapshot{Name: name, ProbeEnabled: true, Served: s}, ok
 	}
 }
 
@@ -29,6 +29,8 @@ var testBackends = backends(map[string]health.Served{
 	"down":  {Machine: health.StateUnhealthy},
 	"maint": {Machine: health.StateHealthy, Overlay: health.OverlayMaintenance},
 	"drain": {Machine: health.StateHealthy, Overlay: health.OverlayOutlierEjection},
+	// Probed, without a verdict yet.
+	"unjudged": {Machine: health.StateUnknown},
 })
 
 // pipeListener hands out the server ends of in-memory connections, whose
@@ -138,8 +140,9 @@ func isReset(err error) bool {
 }
 
 // TestServerOnLoopback: over real TCP every verdict is answered with its
-// line and the connection closed, and every refused line (an unknown
-// name, a bad line) is closed without a byte, each counted by its reply.
+// line and the connection closed, and a backend without a verdict yet and
+// every refused line (an unknown name, a bad line) are closed without a
+// byte, each counted by its reply.
 func TestServerOnLoopback(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -153,6 +156,7 @@ func TestServerOnLoopback(t *testing.T) {
 		{"down\n", "down ready #unhealthy\n"},
 		{"maint\n", "maint\n"},
 		{"drain\n", "drain\n"},
+		{"unjudged\n", ""},
 		{"nobody\n", ""},
 		{"\n", ""},
 		{"up\ndown\n", ""},
@@ -166,7 +170,7 @@ func TestServerOnLoopback(t *testing.T) {
 			t.Errorf("reply to %q = %q, want %q", c.input, got, c.want)
 		}
 	}
-	for reply, want := range map[string]int{"up": 2, "down": 1, "maint": 1, "drain": 1, "unknown": 1, "bad_request": 7} {
+	for reply, want := range map[string]int{"up": 2, "down": 1, "maint": 1, "drain": 1, "unjudged": 1, "unknown": 1, "bad_request": 7} {
 		if got := requests(t, reg, reply); got != want {
 			t.Errorf("requests with reply %s: %d, want %d", reply, got, want)
 		}
