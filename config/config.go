@@ -21,6 +21,7 @@ type Config struct {
 	Fanout           Fanout           `yaml:"fanout"`
 	PassiveHealth    PassiveHealth    `yaml:"passive_health"`
 	Maintenance      Maintenance      `yaml:"maintenance"`
+	Probing          Probing          `yaml:"probing"`
 	HTTPClientConfig HTTPClientConfig `yaml:"http_client_config"`
 	Backends         []Backend        `yaml:"backends"`
 
@@ -90,6 +91,7 @@ func Default() *Config {
 			MaxEjectedPercent: 50,
 		},
 		Maintenance:           defaultMaintenance(),
+		Probing:               DefaultProbing(),
 		HTTPClientConfig:      commoncfg.DefaultHTTPClientConfig,
 		MaxDiscoveredBackends: defaultMaxDiscoveredBackends,
 	}

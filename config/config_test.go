@@ -45,6 +45,7 @@ func TestDefaultIsTheDocumentedConfiguration(t *testing.T) {
 		Maintenance: Maintenance{Store: "file", MaxTTL: seconds(8760 * 3600), Etcd: Etcd{
 			Endpoints: []string{"http://127.0.0.1:2379"}, Prefix: "/probegate/default",
 			DialTimeout: seconds(5), RequestTimeout: seconds(5)}},
+		Probing:               Probing{Shared: SharedProbing{Enabled: false, VantagePoints: 2}},
 		HTTPClientConfig:      commoncfg.DefaultHTTPClientConfig,
 		MaxDiscoveredBackends: 10000,
 	}

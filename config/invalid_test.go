@@ -87,6 +87,8 @@ var invalidCases = []struct {
 	{"outlier-max-ejection", 4, "fanout.outlier_detection.max_ejection", "10s is shorter than fanout.outlier_detection.base_ejection (1m)"},
 	{"stragglers-factor", 4, "fanout.stragglers.factor", "1 would cut backends no slower than the median of their peers: want more than 1"},
 	{"hedge-after", 3, "fanout.hedge.after", `"soon" is neither auto nor a duration such as 50ms`},
+	{"probing-shared-file-store", 3, "probing.shared.enabled", "needs maintenance.store: etcd, where the replicas publish their verdicts"},
+	{"probing-vantage-points", 4, "probing.shared.vantage_points", "17 is not between 1 and 16"},
 	{"hedge-after-zero", 4, "fanout.hedge.after", "0s is not positive: want auto or a duration above 0s"},
 	{"hedge-after-timeout", 5, "fanout.hedge.after", "2s is not shorter than fanout.timeout (2s): no hedge would ever be sent"},
 	{"hedge-min-after-timeout", 5, "fanout.hedge.min_after", "3s is not shorter than fanout.timeout (2s): no hedge would ever be sent"},

@@ -51,6 +51,7 @@ func (c *Config) Validate() error {
 	v.fanout()
 	v.passiveHealth()
 	v.maintenance()
+	v.probing()
 	if err := c.HTTPClientConfig.Validate(); err != nil {
 		v.add("http_client_config", "%v", err)
 	}

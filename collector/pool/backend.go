@@ -3,6 +3,7 @@ package pool
 import (
 	"net/http"
 	"net/textproto"
+	"slices"
 	"sync"
 
 	"github.com/go-kit/log"
@@ -62,6 +63,9 @@ type Backend struct {
 	// outlier is outlier detection's window and ejection (outlier.go);
 	// an enforced ejection is an overlay like maintenance.
 	outlier outlier.State
+	// fleet is shared probing's part (fleet.go), nil while the backend
+	// is judged by its own probes alone.
+	fleet *fleetState
 }
 
 func (b *Backend) thresholds() health.Thresholds {
@@ -74,7 +78,7 @@ func (b *Backend) thresholds() health.Thresholds {
 func (b *Backend) Health() health.Health {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.health
+	return b.machineLocked()
 }
 
 // Served is what the backend is served as now: its machine's state under
@@ -98,11 +102,12 @@ func (b *Backend) RecordProbe(r health.Result) {
 	}
 	b.mu.Lock()
 	before := b.servedLocked()
-	from := b.health.State
+	from := b.machineLocked().State
 	b.health = b.health.Step(r, b.thresholds())
-	to := b.health.State
 	b.last = r
 	b.probed = true
+	newDissenter, ownChanged := b.stepOwnLocked(r, b.clock())
+	to := b.machineLocked().State
 	b.probes++
 	b.stats.Record(r)
 	switch r.Class {
@@ -118,12 +123,13 @@ func (b *Backend) RecordProbe(r health.Result) {
 	if to != from && !hidden {
 		b.noteProbeTransitionLocked(before, after, b.clock(), &r)
 	}
-	verified := b.health.Verified
+	verified := b.machineLocked().Verified
 	readmitted := b.outlierProbeLocked(r, b.clock())
 	b.mu.Unlock()
 	if readmitted {
 		b.transitioned()
 	}
+	b.pool.noteFleet(b, newDissenter, ownChanged)
 	switch {
 	case to != from && hidden:
 		b.logHiddenTransition(from, to, r)
@@ -174,7 +180,8 @@ func (b *Backend) snapshotLocked() BackendSnapshot {
 		ProbeEnabled:     b.Probe.Enabled,
 		ProbeKind:        b.Probe.EffectiveKind(),
 		ProbeMatchesBody: b.Probe.ExpectBodyRegexp != "",
-		Health:           b.health,
+		Health:           b.machineLocked(),
+		Fleet:            b.fleetSnapshotLocked(),
 		Served:           b.servedLocked(),
 		Probes:           b.probes,
 		Failures:         b.failures,
@@ -227,6 +234,11 @@ func (b *Backend) inheritLocked(prev *Backend) {
 	b.stats = prev.stats.Clone()
 	b.maintenance = prev.maintenance
 	b.outlier = prev.outlier.Clone()
+	if prev.fleet != nil {
+		f := *prev.fleet
+		f.vantagePoints, f.peers, f.scratch = slices.Clone(f.vantagePoints), slices.Clone(f.peers), slices.Clone(f.scratch)
+		b.fleet = &f
+	}
 }
 
 // Authenticates reports whether the backend's client configuration sends

@@ -57,7 +57,7 @@ func (p *Pool) eject(b *Backend, rules config.PassiveHealth) {
 		return
 	}
 	readmission := "probes"
-	if !b.readmittedByProbes(before) {
+	if !b.probesReadmit() {
 		readmission = "window"
 		if p.readmitDue.Lower(now.Add(window)) {
 			p.wakeRun()

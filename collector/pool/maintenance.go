@@ -234,7 +234,7 @@ func (p *Pool) inMaintenanceLocked(b *Backend) bool {
 func (b *Backend) servedBarMaintenance() health.Served {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return health.Serve(b.health, false, b.outlier.Enforced())
+	return health.Serve(b.machineLocked(), false, b.outlier.Enforced())
 }
 
 // expireMaintenance ends the maintenances that a clock ends, whose end has
@@ -290,7 +290,7 @@ func (p *Pool) backendLocked(name string) *Backend {
 // health under maintenance or an enforced outlier ejection. The caller
 // holds b.mu.
 func (b *Backend) servedLocked() health.Served {
-	return health.Serve(b.health, b.maintenance != nil, b.outlier.Enforced())
+	return health.Serve(b.machineLocked(), b.maintenance != nil, b.outlier.Enforced())
 }
 
 // enterMaintenance sets the backend's maintenance entry (a backend already
@@ -326,6 +326,7 @@ func (b *Backend) exitMaintenance(why string) {
 	readmission := "at once: not probed"
 	if b.Probe.Enabled {
 		b.health = b.health.AfterMaintenance()
+		b.afterMaintenanceLocked(b.clock())
 		readmission = fmt.Sprintf("after %d consecutive ok probes", b.Probe.Successes)
 	}
 	after := b.servedLocked()

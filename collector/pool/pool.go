@@ -95,6 +95,8 @@ type Pool struct {
 	// localFaults are the causes of local probe failures logged so far
 	// (localfault.go).
 	localFaults localFaults
+	// fleetObserver hears of shared probing's findings (fleet.go).
+	fleetObserver atomic.Pointer[FleetObserver]
 }
 
 // New returns an empty pool. A nil logger logs nothing and a nil now is

@@ -59,6 +59,9 @@ type BackendSnapshot struct {
 	History []history.Probe
 	// Outlier is the backend's outlier detection state.
 	Outlier outlier.Snapshot
+	// Fleet is what shared probing says of the backend; nil while it is
+	// judged by this replica's probes alone.
+	Fleet *FleetSnapshot
 }
 
 // TrafficSnapshot is a copy of what a backend keeps about real fan-out traffic.

@@ -19,7 +19,7 @@ func (b *Backend) recordTraffic(o traffic.Outcome, now time.Time, p config.Passi
 	if o.Erred {
 		b.trafficErrors[o.Reason]++
 	}
-	return b.passive.Record(now, o, p) && passive.Ejectable(b.health, b.maintenance != nil)
+	return b.passive.Record(now, o, p) && passive.Ejectable(b.machineLocked(), b.maintenance != nil)
 }
 
 // ejectPassively takes the backend out of service for failing real
@@ -28,8 +28,8 @@ func (b *Backend) recordTraffic(o traffic.Outcome, now time.Time, p config.Passi
 func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts passive.Counts, before health.Health, ejected bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	before = b.health
-	if !passive.Ejectable(b.health, b.maintenance != nil) {
+	before = b.machineLocked()
+	if !passive.Ejectable(b.machineLocked(), b.maintenance != nil) {
 		return passive.Counts{}, before, false
 	}
 	servedBefore := b.servedLocked()
@@ -44,16 +44,24 @@ func (b *Backend) ejectPassively(now time.Time, window time.Duration) (counts pa
 func (b *Backend) passivelyEjectable() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return passive.Ejectable(b.health, b.maintenance != nil)
+	return passive.Ejectable(b.machineLocked(), b.maintenance != nil)
 }
 
 // readmittedByProbes reports whether only probes can end a passive
 // ejection of a backend with this health: it is probed, and its probe path
-// has shown that it tells health apart. Any other backend will never see
+// has shown that it tells health apart (its vantage points probe a backend
+// this replica watches, not this replica). Any other backend will never see
 // the ok probes that readmission takes (its probe path refuses, or nothing
-// probes it), so the elapsed window readmits it.
+// probes it), so the elapsed window readmits it. The caller holds b.mu.
 func (b *Backend) readmittedByProbes(h health.Health) bool {
-	return b.Probe.Enabled && h.Verified
+	return b.Probe.Enabled && h.Verified && (b.fleet == nil || b.fleet.role != RoleWatcher)
+}
+
+// probesReadmit is readmittedByProbes of the backend's machine now.
+func (b *Backend) probesReadmit() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.readmittedByProbes(b.health)
 }
 
 // readmitElapsed ends the passive ejection of a backend that probes cannot

@@ -120,14 +120,15 @@ func probeInterval(b *pool.Backend) time.Duration {
 func (s *schedule) offset(t time.Time) time.Duration { return t.Sub(s.epoch) }
 
 // sync makes the schedule probe exactly the backends given that have
-// probing enabled. A backend already scheduled under the same object, or
+// probing enabled and that this replica probes itself (not those whose
+// vantage points probe them for it, under shared probing). A backend already scheduled under the same object, or
 // replaced by a reload that kept its identity, keeps its place; a new one
 // gets its first probe within min(interval, 1s) of now; a removed one is
 // never probed again (a probe in flight finishes but is not rescheduled).
 func (s *schedule) sync(backends []*pool.Backend, now time.Time) (added, removed int) {
 	seen := make(map[string]struct{}, len(backends))
 	for _, b := range backends {
-		if !b.Probe.Enabled {
+		if !b.Probe.Enabled || !b.ProbedHere() {
 			continue
 		}
 		seen[b.Name] = struct{}{}

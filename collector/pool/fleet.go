@@ -1,0 +1,349 @@
+package pool
+
+import (
+	"slices"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/probegate/probegate/collector/fleet"
+	"github.com/probegate/probegate/collector/health"
+)
+
+// This file is shared probing's part of a backend: the replicas of a pool
+// probe each backend from a few of them, its vantage points, and judge it
+// by the verdicts they publish (collector/fleet has the rules, and
+// collector/vantage runs them). The pool keeps, per backend, the role this
+// replica plays for it and the fleet's verdict; the backend is then served
+// by that verdict, under the overlays that stay each replica's own
+// (maintenance, outlier and passive ejections).
+
+// Role is what this replica does for one backend under shared probing.
+type Role uint8
+
+const (
+	// RoleLocal: the replica probes the backend and judges it by its own
+	// machine, as without shared probing. It is every backend's role when
+	// shared probing is off or the replica has fallen back to local
+	// probing, and that of a backend none of whose vantage points has a
+	// live verdict: a backend is never out of service for lack of one.
+	RoleLocal Role = iota
+	// RoleVantage: the replica is one of the backend's vantage points. It
+	// probes it, publishes its own machine's verdict, and serves it by the
+	// fleet's verdict, its own among the others.
+	RoleVantage
+	// RoleWatcher: the replica does not probe the backend, and serves it
+	// by the verdicts its vantage points publish.
+	RoleWatcher
+)
+
+// Fleet is what shared probing tells a backend: this replica's role, the
+// backend's vantage points, and the live verdicts of other replicas about
+// it (of its vantage points, and of a replica that has just lost it while
+// its view lives, which seeds a new vantage point). The slices are read
+// during the call only.
+type Fleet struct {
+	Role          Role
+	Self          string
+	VantagePoints []string
+	Peers         []fleet.Vantage
+}
+
+// fleetState is a backend's part of shared probing, nil while the backend
+// is judged locally and was never otherwise.
+type fleetState struct {
+	role          Role
+	self          string
+	vantagePoints []string
+	peers         []fleet.Vantage
+	// own is this replica's machine over its own probes while it is a
+	// vantage point, without passive health (which is its own traffic's
+	// and is never published), and ownSince when its state began.
+	own      health.Health
+	ownSince time.Time
+	// verdict is the fleet's: the machine served, before this replica's
+	// passive ejection, and judgement the last judgement with dissent.
+	verdict   health.Health
+	judgement fleet.Judgement
+	dissent   fleet.Dissent
+	// published is the own verdict last offered for publication, to tell
+	// a change that must be published from one that need not.
+	published fleet.Verdict
+	offered   bool
+	// scratch holds the verdicts of one judgement.
+	scratch []fleet.Vantage
+}
+
+// shared reports whether the fleet's verdict serves the backend.
+func (f *fleetState) shared() bool {
+	return f != nil && f.role != RoleLocal
+}
+
+// machineLocked is the machine the backend is served by: the fleet's
+// verdict under shared probing, with this replica's passive ejection over
+// it, and the backend's own machine otherwise. The caller holds b.mu.
+func (b *Backend) machineLocked() health.Health {
+	if !b.fleet.shared() {
+		return b.health
+	}
+	h := b.fleet.verdict
+	if b.health.Ejected {
+		h = h.Eject()
+	}
+	return h
+}
+
+// ProbedHere reports whether this replica probes the backend: it is not
+// a backend whose vantage points probe it for this replica.
+func (b *Backend) ProbedHere() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fleet == nil || b.fleet.role != RoleWatcher
+}
+
+// SetFleet hands the backend shared probing's word at now and judges it
+// again. It reports the vantage point named a lone dissenter by this
+// judgement for the first time (fleet.Judgement.NewDissenter), empty for
+// none, and whether the replica's own verdict changed since it was last
+// offered for publication (OwnVerdict).
+func (b *Backend) SetFleet(f Fleet, now time.Time) (newDissenter string, ownChanged bool) {
+	b.mu.Lock()
+	before := b.servedLocked()
+	from := b.machineLocked().State
+	if f.Role == RoleLocal {
+		if b.fleet.shared() {
+			// Local judgement goes on from what was served: the
+			// backend's machine becomes the fleet's verdict, so that
+			// falling back changes nothing by itself.
+			b.health = b.machineLocked()
+		}
+		b.fleet = nil
+	} else {
+		newDissenter = b.setFleetLocked(f, now)
+		ownChanged = b.ownChangedLocked()
+	}
+	after := b.servedLocked()
+	to := b.machineLocked().State
+	b.noteTransitionLocked(before, after, now)
+	b.mu.Unlock()
+	if to != from {
+		b.logFleetTransition(from, to)
+	}
+	if after.State() != before.State() {
+		b.transitioned()
+	}
+	return newDissenter, ownChanged
+}
+
+// setFleetLocked takes in f, whose role is not RoleLocal, and judges. The
+// caller holds b.mu.
+func (b *Backend) setFleetLocked(f Fleet, now time.Time) (newDissenter string) {
+	if b.fleet == nil {
+		b.fleet = &fleetState{}
+	}
+	s := b.fleet
+	if f.Role == RoleVantage && s.role != RoleVantage {
+		s.own, s.ownSince = b.ownStart(f.Peers)
+	}
+	s.role, s.self = f.Role, f.Self
+	s.vantagePoints = append(s.vantagePoints[:0], f.VantagePoints...)
+	s.peers = append(s.peers[:0], f.Peers...)
+	return b.judgeFleetLocked(now)
+}
+
+// ownStart is the machine this replica starts from when it becomes one of
+// the backend's vantage points: its own when it was probing the backend
+// (passive ejection aside, which is never published), and the one seeded
+// from the verdicts published about the backend when it was not, so that
+// the verified latch survives a reassignment. The caller holds b.mu.
+func (b *Backend) ownStart(peers []fleet.Vantage) (health.Health, time.Time) {
+	if b.fleet.shared() {
+		return fleet.Seed(peers, b.thresholds())
+	}
+	own := b.health
+	own.Ejected = false
+	return own, b.clock()
+}
+
+// judgeFleetLocked judges the backend by its vantage points' live
+// verdicts, this replica's own among them when it is one, at now. The
+// caller holds b.mu.
+func (b *Backend) judgeFleetLocked(now time.Time) (newDissenter string) {
+	s := b.fleet
+	s.scratch = s.scratch[:0]
+	for _, v := range s.peers {
+		if slices.Contains(s.vantagePoints, v.Replica) && v.Replica != s.self {
+			s.scratch = append(s.scratch, v)
+		}
+	}
+	if s.role == RoleVantage {
+		s.scratch = append(s.scratch, fleet.Vantage{Replica: s.self, Verdict: b.ownVerdictLocked()})
+	}
+	s.judgement, s.dissent = s.dissent.Step(s.vantagePoints, s.scratch, now, time.Duration(b.Probe.Interval))
+	s.verdict, _ = fleet.Seed(s.scratch, b.thresholds())
+	if s.judgement.NewDissenter {
+		return s.judgement.Dissenter
+	}
+	return ""
+}
+
+// ownVerdictLocked is this replica's own verdict as a vantage point. The
+// caller holds b.mu.
+func (b *Backend) ownVerdictLocked() fleet.Verdict {
+	var last *health.Result
+	if b.probed {
+		last = &b.last
+	}
+	return fleet.Of(b.fleet.own, last, b.fleet.ownSince)
+}
+
+// ownChangedLocked reports whether the own verdict differs, in anything
+// but its since, from the one last offered for publication, and marks it
+// offered. The caller holds b.mu.
+func (b *Backend) ownChangedLocked() bool {
+	s := b.fleet
+	if s == nil || s.role != RoleVantage {
+		return false
+	}
+	v := b.ownVerdictLocked()
+	since := v.Since
+	v.Since = s.published.Since
+	if s.offered && v == s.published {
+		return false
+	}
+	v.Since = since
+	s.published, s.offered = v, true
+	return true
+}
+
+// OwnVerdict is this replica's verdict about the backend, and false when
+// it is not one of the backend's vantage points.
+func (b *Backend) OwnVerdict() (fleet.Verdict, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fleet == nil || b.fleet.role != RoleVantage {
+		return fleet.Verdict{}, false
+	}
+	return b.ownVerdictLocked(), true
+}
+
+// stepOwnLocked feeds a probe result to the own machine of a vantage
+// point and judges the backend again; it does nothing in any other role.
+// It reports whether the own verdict changed (ownChangedLocked). The
+// caller holds b.mu.
+func (b *Backend) stepOwnLocked(r health.Result, now time.Time) (newDissenter string, ownChanged bool) {
+	s := b.fleet
+	if s == nil || s.role != RoleVantage {
+		return "", false
+	}
+	from := s.own.State
+	s.own = s.own.Step(r, b.thresholds())
+	if s.own.State != from {
+		s.ownSince = now
+	}
+	return b.judgeFleetLocked(now), b.ownChangedLocked()
+}
+
+// afterMaintenanceLocked is maintenance's end for the own machine of a
+// vantage point: what it publishes must earn readmission too. The caller
+// holds b.mu.
+func (b *Backend) afterMaintenanceLocked(now time.Time) {
+	if s := b.fleet; s != nil && s.role == RoleVantage {
+		s.own = s.own.AfterMaintenance()
+		s.ownSince = now
+		b.judgeFleetLocked(now)
+	}
+}
+
+// logFleetTransition logs a change of the verdict a backend is served by.
+func (b *Backend) logFleetTransition(from, to health.State) {
+	keyvals := []any{"backend", b.Name, "url", b.URL, "from", from, "to", to, "verdict", "shared"}
+	if to == health.StateUnhealthy {
+		level.Warn(b.logger).Log(append([]any{"msg", "Backend taken out of service by its vantage points"}, keyvals...)...)
+		return
+	}
+	level.Info(b.logger).Log(append([]any{"msg", "Backend state changed by its vantage points"}, keyvals...)...)
+}
+
+// FleetSnapshot is what a snapshot shows of shared probing for one
+// backend.
+type FleetSnapshot struct {
+	// Shared says the fleet's verdict serves the backend; false when
+	// this replica judges it by its own probes.
+	Shared bool
+	// VantagePoints are the backend's vantage points, highest ranked
+	// first, each with its live verdict.
+	VantagePoints []VantagePointSnapshot
+}
+
+// VantagePointSnapshot is one vantage point of a backend.
+type VantagePointSnapshot struct {
+	Replica string
+	// Live says the vantage point has a live verdict: State and Since
+	// are its.
+	Live  bool
+	State health.State
+	Since time.Time
+	// Dissenting says it has disagreed alone with the verdict for longer
+	// than fleet.DissentIntervals probe intervals.
+	Dissenting bool
+}
+
+// fleetSnapshotLocked is the backend's FleetSnapshot, nil when shared
+// probing never judged it. The caller holds b.mu.
+func (b *Backend) fleetSnapshotLocked() *FleetSnapshot {
+	s := b.fleet
+	if s == nil {
+		return nil
+	}
+	fs := &FleetSnapshot{Shared: s.shared(), VantagePoints: make([]VantagePointSnapshot, len(s.vantagePoints))}
+	for i, replica := range s.vantagePoints {
+		vp := VantagePointSnapshot{Replica: replica, Dissenting: replica == s.judgement.Dissenter}
+		if j := slices.IndexFunc(s.scratch, func(v fleet.Vantage) bool { return v.Replica == replica }); j >= 0 {
+			vp.Live, vp.State, vp.Since = true, s.scratch[j].Verdict.State, s.scratch[j].Verdict.Since
+		}
+		fs.VantagePoints[i] = vp
+	}
+	return fs
+}
+
+// FleetObserver hears what the pool's backends find under shared probing.
+// Its methods are called without any lock of the pool's held, and must
+// not block.
+type FleetObserver interface {
+	// OwnVerdictChanged: this replica's verdict about the named backend,
+	// one it is a vantage point of, changed and is to be published.
+	OwnVerdictChanged(backend string)
+	// NewDissenter: replica was named a lone dissenter about a backend.
+	NewDissenter(replica string)
+}
+
+// SetFleetObserver has o told of shared probing's findings. Call it before
+// any backend is judged by the fleet.
+func (p *Pool) SetFleetObserver(o FleetObserver) {
+	p.fleetObserver.Store(&o)
+}
+
+// noteFleet tells the observer what a judgement of b found.
+func (p *Pool) noteFleet(b *Backend, newDissenter string, ownChanged bool) {
+	if p == nil || (newDissenter == "" && !ownChanged) {
+		return
+	}
+	o := p.fleetObserver.Load()
+	if o == nil {
+		return
+	}
+	if ownChanged {
+		(*o).OwnVerdictChanged(b.Name)
+	}
+	if newDissenter != "" {
+		(*o).NewDissenter(newDissenter)
+	}
+}
+
+// ByName is the named backend, nil when the pool has none.
+func (p *Pool) ByName(name string) *Backend {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.byName[name]
+}
