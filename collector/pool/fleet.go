@@ -1,7 +1,9 @@
 package pool
 
 import (
+	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -102,11 +104,12 @@ func (b *Backend) ProbedHere() bool {
 }
 
 // SetFleet hands the backend shared probing's word at now and judges it
-// again. It reports the vantage point named a lone dissenter by this
-// judgement for the first time (fleet.Judgement.NewDissenter), empty for
-// none, and whether the replica's own verdict changed since it was last
-// offered for publication (OwnVerdict).
-func (b *Backend) SetFleet(f Fleet, now time.Time) (newDissenter string, ownChanged bool) {
+// again. The vantage point named a lone dissenter by this
+// judgement for the first time (fleet.Judgement.NewDissenter) is counted.
+// SetFleet reports whether the replica's own verdict changed since it was
+// last offered for publication (OwnVerdict); the observer is not told.
+func (b *Backend) SetFleet(f Fleet, now time.Time) (ownChanged bool) {
+	var newDissenter string
 	b.mu.Lock()
 	before := b.servedLocked()
 	from := b.machineLocked().State
@@ -132,7 +135,8 @@ func (b *Backend) SetFleet(f Fleet, now time.Time) (newDissenter string, ownChan
 	if after.State() != before.State() {
 		b.transitioned()
 	}
-	return newDissenter, ownChanged
+	b.pool.noteFleet(b, newDissenter, false)
+	return ownChanged
 }
 
 // setFleetLocked takes in f, whose role is not RoleLocal, and judges. The
@@ -307,37 +311,26 @@ func (b *Backend) fleetSnapshotLocked() *FleetSnapshot {
 	return fs
 }
 
-// FleetObserver hears what the pool's backends find under shared probing.
-// Its methods are called without any lock of the pool's held, and must
-// not block.
-type FleetObserver interface {
-	// OwnVerdictChanged: this replica's verdict about the named backend,
-	// one it is a vantage point of, changed and is to be published.
-	OwnVerdictChanged(backend string)
-	// NewDissenter: replica was named a lone dissenter about a backend.
-	NewDissenter(replica string)
+// SetFleetObserver has ownVerdictChanged called with the name of a
+// backend this replica is a vantage point of whenever its own verdict
+// about it changes and is to be published. It is called without any lock
+// of the pool's held, and must not block. Call it before any backend is
+// judged by the fleet.
+func (p *Pool) SetFleetObserver(ownVerdictChanged func(backend string)) {
+	p.fleetObserver.Store(&ownVerdictChanged)
 }
 
-// SetFleetObserver has o told of shared probing's findings. Call it before
-// any backend is judged by the fleet.
-func (p *Pool) SetFleetObserver(o FleetObserver) {
-	p.fleetObserver.Store(&o)
-}
-
-// noteFleet tells the observer what a judgement of b found.
+// noteFleet counts the dissenter a judgement of b named and tells the
+// observer of a change of the own verdict.
 func (p *Pool) noteFleet(b *Backend, newDissenter string, ownChanged bool) {
-	if p == nil || (newDissenter == "" && !ownChanged) {
+	if p == nil {
 		return
-	}
-	o := p.fleetObserver.Load()
-	if o == nil {
-		return
-	}
-	if ownChanged {
-		(*o).OwnVerdictChanged(b.Name)
 	}
 	if newDissenter != "" {
-		(*o).NewDissenter(newDissenter)
+		p.countDissent(newDissenter)
+	}
+	if o := p.fleetObserver.Load(); o != nil && ownChanged {
+		(*o)(b.Name)
 	}
 }
 
@@ -346,4 +339,46 @@ func (p *Pool) ByName(name string) *Backend {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.byName[name]
+}
+
+// The modes of shared probing (Snapshot.Probing).
+const (
+	// ProbingShared: the replica probes its share of the backends and
+	// serves every backend by its vantage points' verdicts.
+	ProbingShared = "shared"
+	// ProbingLocal: the replica probes every backend itself, having lost
+	// the store or every peer.
+	ProbingLocal = "local"
+)
+
+// fleetCounts are what the pool shows of shared probing as a whole.
+type fleetCounts struct {
+	mu       sync.Mutex
+	mode     string
+	dissents map[string]uint64
+}
+
+func (c *fleetCounts) snapshot() (string, map[string]uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mode, maps.Clone(c.dissents)
+}
+
+// SetProbing records shared probing's mode (ProbingShared or
+// ProbingLocal), which snapshots show.
+func (p *Pool) SetProbing(mode string) {
+	p.fleetCounts.mu.Lock()
+	defer p.fleetCounts.mu.Unlock()
+	p.fleetCounts.mode = mode
+}
+
+// countDissent counts one more time that replica was named a lone
+// dissenter (probegate_vantage_disagreements_total).
+func (p *Pool) countDissent(replica string) {
+	p.fleetCounts.mu.Lock()
+	defer p.fleetCounts.mu.Unlock()
+	if p.fleetCounts.dissents == nil {
+		p.fleetCounts.dissents = map[string]uint64{}
+	}
+	p.fleetCounts.dissents[replica]++
 }

@@ -96,7 +96,9 @@ type Pool struct {
 	// (localfault.go).
 	localFaults localFaults
 	// fleetObserver hears of shared probing's findings (fleet.go).
-	fleetObserver atomic.Pointer[FleetObserver]
+	fleetObserver atomic.Pointer[func(backend string)]
+	// fleetCounts are shared probing's mode and dissents (fleet.go).
+	fleetCounts fleetCounts
 }
 
 // New returns an empty pool. A nil logger logs nothing and a nil now is
@@ -323,6 +325,7 @@ func (p *Pool) snapshot(withHistory bool) Snapshot {
 		OutlierDetection: p.settings.Outlier.Enabled, OutlierEnforcing: p.settings.Outlier.Enforcing, Suppressed: p.suppressed(),
 		PassiveSuppressed: p.passiveSuppressed.Load(),
 		Fanout:            p.settings.Fanout, Maintenance: p.maintenanceInUseLocked()}
+	s.Probing, s.Dissents = p.fleetCounts.snapshot()
 	for i, b := range p.backends {
 		if withHistory {
 			s.Backends[i] = b.snapshotWithHistory()

@@ -50,4 +50,9 @@ type Snapshot struct {
 	// an entry exists): the series of a feature that is off are not
 	// exported.
 	Fanout, Maintenance bool
+	// Probing is shared probing's mode, ProbingShared or ProbingLocal,
+	// empty while shared probing is off; Dissents counts, per vantage
+	// point named a lone dissenter, the times it was named.
+	Probing  string
+	Dissents map[string]uint64
 }
