@@ -104,6 +104,8 @@ type server struct {
 	// agent answers HAProxy's agent-check on the agent listener; nil
 	// without it.
 	agent *agent.Server
+	// shared is probing.shared as the replica started with it.
+	shared config.SharedProbing
 	// reloads makes SIGHUP and POST /-/reload one reload at a time: a
 	// request that arrives while one runs shares its result, so a storm of
 	// reloads costs one. The reconciler orders them with discovery
@@ -162,6 +164,10 @@ func newServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 		return nil, fmt.Errorf("read the maintenance state: %w", err)
 	}
 	s.prober = probe.NewProber(s.pool, logger, s.metrics.ObserveProbe)
+	s.shared = cfg.Probing.Shared
+	if s.shared.Enabled {
+		s.shareProbing(reg, now)
+	}
 	stopDiscovery, err := s.startDiscovery(cfg, reg)
 	if err != nil {
 		return nil, fmt.Errorf("start service discovery: %w", err)
@@ -403,6 +409,9 @@ func (s *server) apply() error {
 	}
 	if err := s.maint.CheckReload(cfg.Maintenance); err != nil {
 		return err
+	}
+	if cfg.Probing.Shared != s.shared {
+		return fmt.Errorf("probing.shared changed from %+v to %+v: a restart applies it, since the replicas' assignment depends on it", s.shared, cfg.Probing.Shared)
 	}
 	logWarnings(s.logger, warnings)
 	if err := s.targets.Apply(cfg); err != nil {

@@ -315,3 +315,17 @@ func changed(last, v ReplicaView) bool {
 	last.Updated, v.Updated = time.Time{}, time.Time{}
 	return !reflect.DeepEqual(last, v)
 }
+
+// LiveNames returns the names of the replicas whose view was live at the
+// last read of the store, this one's included when its own was, sorted,
+// and whether that read is current: the members shared probing assigns
+// the backends over.
+func (r *Replicas) LiveNames() ([]string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, len(r.live))
+	for i, v := range r.live {
+		names[i] = v.Name
+	}
+	return names, r.fresh
+}

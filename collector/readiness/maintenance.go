@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-kit/log"
@@ -51,6 +52,9 @@ type Maintenance struct {
 	// reload may not change it.
 	settings config.Maintenance
 	opts     Options
+	// alongside runs beside the replica views while the store is open
+	// (ShareWith).
+	alongside func(ctx context.Context, verdicts store.Verdicts, members func() ([]string, bool))
 }
 
 // Open opens the configured store and applies its entries to p. A file
@@ -220,9 +224,23 @@ func (m *Maintenance) Run(ctx context.Context) {
 	} else {
 		close(done)
 	}
+	var shared sync.WaitGroup
+	if verdicts, ok := m.store.(store.Verdicts); ok && m.alongside != nil && m.replicas != nil {
+		shared.Go(func() { m.alongside(ctx, verdicts, m.replicas.LiveNames) })
+	}
 	m.manager.Run(ctx)
 	<-done
+	shared.Wait()
 	m.store.Close()
+}
+
+// ShareWith has run run beside the replica views, from Run until its ctx
+// ends, with the store's verdicts and the names of the live replicas: the
+// store is closed only after run returned. It runs only with a shared
+// store, of which the replicas publish their views; call it after
+// RegisterChecks and before Run.
+func (m *Maintenance) ShareWith(run func(ctx context.Context, verdicts store.Verdicts, members func() ([]string, bool))) {
+	m.alongside = run
 }
 
 // API is the admin API over this replica's maintenance, with o's

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/probegate/probegate/collector/maintenance/store"
+	"github.com/probegate/probegate/collector/vantage"
+	"github.com/probegate/probegate/config"
+)
+
+// shareProbing has this replica probe its share of the backends and judge
+// every backend by its vantage points' published verdicts, beside the
+// replica views in the shared store.
+func (s *server) shareProbing(reg prometheus.Registerer, now func() time.Time) {
+	coordinator := func(verdicts store.Verdicts, members func() ([]string, bool)) *vantage.Coordinator {
+		return vantage.New(vantage.Options{Pool: s.pool, Self: s.opts.replicaName(), VantagePoints: s.shared.VantagePoints,
+			Store: verdicts, Members: members, Resync: s.prober.Sync, Registerer: reg, Logger: s.logger, Now: now})
+	}
+	s.maint.ShareWith(func(ctx context.Context, verdicts store.Verdicts, members func() ([]string, bool)) {
+		coordinator(verdicts, members).Run(ctx)
+	})
+}
+
+// checkSharedProbing refuses shared probing without --replica.name: the
+// assignment of the backends goes by the replicas' names, which must
+// stay the same across restarts and differ between replicas.
+func (o *options) checkSharedProbing(cfg *config.Config) error {
+	if !cfg.Probing.Shared.Enabled || o.ReplicaName != "" {
+		return nil
+	}
+	return &config.Error{Problems: []config.Problem{cfg.ProblemAt("probing.shared.enabled",
+		"needs --replica.name: the backends are assigned by the replicas' names, which must be stable and distinct")}}
+}

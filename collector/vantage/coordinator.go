@@ -1,0 +1,314 @@
+package vantage
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/probegate/probegate/collector/fleet"
+	"github.com/probegate/probegate/collector/maintenance/store"
+	"github.com/probegate/probegate/collector/pool"
+)
+
+// tick is how often the coordinator looks at the views and publishes
+// what changed: as often as a replica may write (fleet.MaxWritesPerSecond).
+const tick = time.Second / fleet.MaxWritesPerSecond
+
+// rejudge is how often every backend is judged again although nothing
+// arrived: the views change without a word to the coordinator, and a
+// dissent is named only once it has lasted (fleet.DissentIntervals).
+const rejudge = time.Second
+
+// Options are what a Coordinator needs.
+type Options struct {
+	Pool *pool.Pool
+	// Self is this replica's name, the one its view is published under.
+	Self string
+	// VantagePoints is probing.shared.vantage_points.
+	VantagePoints int
+	Store         store.Verdicts
+	// Members returns the names of the replicas whose view was live at
+	// the last read of the store, this one's included when its own is,
+	// and whether that read is current.
+	Members func() (names []string, fresh bool)
+	// Resync has the prober take in which backends it probes.
+	Resync     func()
+	Registerer prometheus.Registerer
+	Logger     log.Logger
+	Now        func() time.Time
+}
+
+// Coordinator runs shared probing on one replica (see the package doc).
+type Coordinator struct {
+	o       Options
+	metrics *metrics
+	// arrived tells Run that verdicts arrived. It holds one signal.
+	arrived chan struct{}
+
+	// mu guards what the watch and the prober hand over.
+	mu        sync.Mutex
+	published published
+	// dirty are the backends whose published verdicts changed since
+	// they were last judged.
+	dirty   map[string]struct{}
+	watchOK bool
+	// pending are the backends whose own verdict is to be published.
+	pending map[string]struct{}
+
+	// The rest is Run's alone.
+	mode string
+	// lastSynced is when the views and the watch were last both current.
+	lastSynced  time.Time
+	memberNames []string
+	members     fleet.Members
+	roles       map[string]pool.Role
+	// written are the backends whose verdict this replica has put under
+	// its lease, lease; drops, those of them to delete, and when: a
+	// vantage point that lost a backend keeps its verdict up for one view
+	// lease, so that the one gaining it is seeded from it.
+	written   map[string]bool
+	drops     map[string]time.Time
+	lease     int64
+	lastWrite time.Time
+	lastBytes int
+	lastFull  time.Time
+	// scratch space of one judgement.
+	vantagePoints []string
+	peers         []fleet.Vantage
+}
+
+// New returns a coordinator; Run starts it.
+func New(o Options) *Coordinator {
+	if o.Logger == nil {
+		o.Logger = log.NewNopLogger()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Coordinator{o: o, metrics: newMetrics(o.Registerer), arrived: make(chan struct{}, 1),
+		published: published{}, dirty: map[string]struct{}{}, pending: map[string]struct{}{},
+		roles: map[string]pool.Role{}, written: map[string]bool{}, drops: map[string]time.Time{}}
+}
+
+// Run shares the probing until ctx ends. It starts in local mode: until
+// the store has been read, this replica knows no verdict but its own.
+func (c *Coordinator) Run(ctx context.Context) {
+	c.attach()
+	var watch sync.WaitGroup
+	watch.Go(func() { c.o.Store.WatchVerdicts(ctx, c.onUpdate) })
+	defer watch.Wait()
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for {
+		c.step(ctx, c.o.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		case <-c.arrived:
+		}
+	}
+}
+
+// attach has the pool tell the coordinator of changes of the own
+// verdicts.
+func (c *Coordinator) attach() {
+	c.o.Pool.SetFleetObserver(c.ownVerdictChanged)
+}
+
+// ownVerdictChanged queues the backend's own verdict for publication.
+func (c *Coordinator) ownVerdictChanged(backend string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending[backend] = struct{}{}
+}
+
+// onUpdate takes in one update of the store's watch.
+func (c *Coordinator) onUpdate(u store.VerdictUpdate) {
+	c.mu.Lock()
+	if u.Err != nil {
+		c.watchOK = false
+		c.mu.Unlock()
+		level.Debug(c.o.Logger).Log("msg", "Cannot follow the published verdicts", "err", u.Err)
+		return
+	}
+	c.watchOK = true
+	malformed := c.published.apply(u, c.dirty)
+	c.mu.Unlock()
+	c.metrics.malformed.Add(float64(malformed))
+	select {
+	case c.arrived <- struct{}{}:
+	default:
+	}
+}
+
+// step does what is due at now: the mode, the judgement, the publication.
+func (c *Coordinator) step(ctx context.Context, now time.Time) {
+	names, fresh := c.o.Members()
+	c.mu.Lock()
+	watchOK := c.watchOK
+	c.mu.Unlock()
+	if fresh && watchOK {
+		c.lastSynced = now
+	}
+	membersChanged := !slices.Equal(names, c.memberNames)
+	if membersChanged {
+		c.memberNames = slices.Clone(names)
+		c.members = fleet.NewMembers(names)
+	}
+	mode, why := c.modeAt(now)
+	modeChanged := mode != c.mode
+	if modeChanged {
+		c.setMode(mode, why)
+	}
+	if modeChanged || membersChanged || now.Sub(c.lastFull) >= rejudge {
+		c.judgeAll(now)
+	} else {
+		c.judgeDirty(now)
+	}
+	if c.mode == pool.ProbingShared {
+		c.publish(ctx, now)
+	}
+}
+
+// modeAt is the mode at now, and why it is local: the store has been out
+// of reach for longer than the view lease (a peer's verdicts may have
+// ended unseen, and this replica's own may have lapsed), or no peer is
+// live (nobody else probes anything).
+func (c *Coordinator) modeAt(now time.Time) (mode, why string) {
+	switch {
+	case c.lastSynced.IsZero():
+		return pool.ProbingLocal, "the store has not been read yet"
+	case now.Sub(c.lastSynced) > store.ReplicaTTL:
+		return pool.ProbingLocal, "the store has been out of reach for longer than the view lease"
+	case !c.members.Has(c.o.Self):
+		return pool.ProbingLocal, "this replica's own view is not live in the store"
+	case c.members.Len() < 2:
+		return pool.ProbingLocal, "no peer is live"
+	}
+	return pool.ProbingShared, ""
+}
+
+func (c *Coordinator) setMode(mode, why string) {
+	if c.mode != "" || mode != pool.ProbingLocal {
+		if mode == pool.ProbingLocal {
+			level.Warn(c.o.Logger).Log("msg", "Shared probing: probing every backend here", "why", why)
+		} else {
+			level.Info(c.o.Logger).Log("msg", "Shared probing: probing this replica's share", "replicas", c.members.Len(), "vantage_points", c.members.VantagePoints(c.o.VantagePoints))
+		}
+	}
+	c.mode = mode
+	c.o.Pool.SetProbing(mode)
+	c.metrics.setMode(mode)
+}
+
+// judgeAll judges every backend of the pool, and forgets those gone.
+func (c *Coordinator) judgeAll(now time.Time) {
+	c.lastFull = now
+	c.mu.Lock()
+	clear(c.dirty)
+	c.mu.Unlock()
+	backends := c.o.Pool.Backends()
+	resync, assigned := false, 0
+	present := make(map[string]struct{}, len(backends))
+	for _, b := range backends {
+		present[b.Name] = struct{}{}
+		if c.judge(b, now) {
+			resync = true
+		}
+		if c.roles[b.Name] != pool.RoleWatcher {
+			assigned++
+		}
+	}
+	for name := range c.roles {
+		if _, ok := present[name]; !ok {
+			delete(c.roles, name)
+			c.dropLater(name, now)
+		}
+	}
+	c.metrics.assigned.Set(float64(assigned))
+	if resync {
+		c.o.Resync()
+	}
+}
+
+// judgeDirty judges the backends whose published verdicts changed.
+func (c *Coordinator) judgeDirty(now time.Time) {
+	c.mu.Lock()
+	if len(c.dirty) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	names := make([]string, 0, len(c.dirty))
+	for name := range c.dirty {
+		names = append(names, name)
+	}
+	clear(c.dirty)
+	c.mu.Unlock()
+	resync := false
+	for _, name := range names {
+		if b := c.o.Pool.ByName(name); b != nil && c.judge(b, now) {
+			resync = true
+		}
+	}
+	if resync {
+		c.o.Resync()
+	}
+}
+
+// judge hands one backend its role and its vantage points' verdicts, and
+// reports whether whether this replica probes it changed.
+func (c *Coordinator) judge(b *pool.Backend, now time.Time) (probingChanged bool) {
+	f := pool.Fleet{Role: pool.RoleLocal}
+	if c.mode == pool.ProbingShared && b.Probe.Enabled {
+		c.vantagePoints = c.members.Assign(c.vantagePoints[:0], b.Name, c.o.VantagePoints)
+		c.mu.Lock()
+		c.peers = c.published.live(c.peers[:0], b.Name, c.o.Self, c.members)
+		c.mu.Unlock()
+		f = pool.Fleet{Role: c.roleOf(), Self: c.o.Self, VantagePoints: c.vantagePoints, Peers: c.peers}
+	}
+	if b.SetFleet(f, now) {
+		c.ownVerdictChanged(b.Name)
+	}
+	previous, known := c.roles[b.Name]
+	c.roles[b.Name] = f.Role
+	switch {
+	case f.Role == pool.RoleVantage:
+		delete(c.drops, b.Name)
+	case c.written[b.Name]:
+		c.dropLater(b.Name, now)
+	}
+	return !known || (previous == pool.RoleWatcher) != (f.Role == pool.RoleWatcher)
+}
+
+// roleOf is this replica's role for the backend whose vantage points and
+// live peers' verdicts are in the scratch space: a vantage point, or a
+// watcher of vantage points of which one has a live verdict, or else the
+// backend is probed here, for lack of any verdict.
+func (c *Coordinator) roleOf() pool.Role {
+	if slices.Contains(c.vantagePoints, c.o.Self) {
+		return pool.RoleVantage
+	}
+	for _, v := range c.peers {
+		if slices.Contains(c.vantagePoints, v.Replica) {
+			return pool.RoleWatcher
+		}
+	}
+	return pool.RoleLocal
+}
+
+// dropLater schedules the deletion of this replica's verdict about the
+// backend one view lease from now, unless one is scheduled already.
+func (c *Coordinator) dropLater(backend string, now time.Time) {
+	if !c.written[backend] {
+		return
+	}
+	if _, ok := c.drops[backend]; !ok {
+		c.drops[backend] = now.Add(store.ReplicaTTL)
+	}
+}
