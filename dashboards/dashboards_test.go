@@ -33,6 +33,7 @@ var want = map[string]wantDashboard{
 			"Readiness and draining", "Readiness budget", "Partial fan-out ratio",
 			"Fan-out requests", "Fan-out latency", "Fan-out backend errors by reason",
 			"Probe results by class", "Probe failures and refusals by reason", "Probe latency",
+			"Probing locally", "Backends each replica probes", "Vantage point disagreements",
 		},
 	},
 	"probegate-backend.json": {

@@ -358,6 +358,28 @@
             'Replica group {{ $labels.group }} is on its last replica in service.',
             'Group {{ $labels.group }} of probegate job {{ $labels.job }} has had a single replica in service for %(for)s, as {{ $value }} replica(s) see it: the next failure takes its data out of every fan-out answer. Bring its other replicas back (ProbegateBackendUnhealthy names the failing ones; a maintenance entry may hold one out), and keep readiness.per_group so that no maintenance or ejection takes the last one.' % { 'for': config.alertFor.ProbegateGroupAtRisk },
           ),
+          // Shared probing: each backend is probed by a few replicas, its
+          // vantage points, and every replica reports a vantage point that
+          // disagrees alone with the others on a backend. The dissenter is
+          // the replica label, not the target: one alert per dissenting
+          // replica, however many replicas report it, with the most
+          // backends any of them counts.
+          alert(
+            'ProbegateVantageDisagreement',
+            'warning',
+            acrossReplicas('max', 'probegate_vantage_dissents{%(sel)s} > 0' % vars),
+            'Probegate replica {{ $labels.replica }} disagrees alone with the other replicas probing some backends.',
+            'Probegate replica {{ $labels.replica }} of job {{ $labels.job }} has disagreed alone with the other vantage points on {{ $value }} backend(s) (the most any replica counts) for %(for)s: its probes find those backends unhealthy while every other replica probing them finds them healthy, or the other way round. A lone dissenter ejects nothing: those backends keep the verdict of the others, on every replica. The path from {{ $labels.replica }} to those backends is most likely broken (its host\'s network, a firewall or network policy, a route, DNS); /healthz on any replica marks them with "dissenting": true under vantage_points.' % { 'for': config.alertFor.ProbegateVantageDisagreement },
+          ),
+          // Per replica: each one falls back on its own, when its own way
+          // to the store or its own view of the peers fails.
+          alert(
+            'ProbegateLocalProbing',
+            'warning',
+            'probegate_probing_mode{%(sel)s, mode="local"} == 1\n' % vars,
+            'A probegate replica has left shared probing and probes every backend itself.',
+            'Probegate {{ $labels.instance }} has probed every backend itself, out of shared probing, for %(for)s: it has been out of sync with its store (etcd) for longer than the view lease, or it sees no live peer replica. Every replica in this state probes the whole pool, adding that many probes to the backends, and judges them alone again: a broken path from it takes backends out of service here. Check etcd and this replica\'s way to it (ProbegateMaintenanceStoreDown), and whether its peers run (probegate_replicas).' % { 'for': config.alertFor.ProbegateLocalProbing },
+          ),
           // The value is the time left, negative once the chain expired;
           // probegate exports the expiry only for backends probed over TLS.
           // Replicas behind different balancers may be shown different

@@ -64,6 +64,14 @@
       // A group on its last replica loses its data with the next failure;
       // ten minutes let a rolling restart of the replicas pass.
       ProbegateGroupAtRisk: '10m',
+      // A vantage point is named a lone dissenter only after three probe
+      // intervals; ten minutes more tell a broken path from a rollout or
+      // a backend that is only just changing state.
+      ProbegateVantageDisagreement: '10m',
+      // A replica falls back to probing everything whenever the store is
+      // away longer than the view lease: a store's leader election or a
+      // rolling restart of the replicas passes well within ten minutes.
+      ProbegateLocalProbing: '10m',
     },
 
     // A backend whose TLS certificate chain, as its last probe over TLS saw

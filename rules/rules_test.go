@@ -45,6 +45,8 @@ var promisedAlerts = map[string]struct{ backend, probePath, acrossReplicas bool 
 	"ProbegateReadinessPeerOverride":            {acrossReplicas: true},
 	"ProbegateGroupDown":                        {acrossReplicas: true},
 	"ProbegateGroupAtRisk":                      {acrossReplicas: true},
+	"ProbegateVantageDisagreement":              {acrossReplicas: true},
+	"ProbegateLocalProbing":                     {},
 }
 
 // replicaLabels are the mixin's default _config.replicaLabels: the labels

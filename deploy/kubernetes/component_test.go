@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/probegate/probegate/config"
 )
 
@@ -35,14 +37,18 @@ func renderWithComponent(t *testing.T, component string) *base {
 }
 
 // TestEtcdMaintenanceComponent: the component makes the replicas share
-// their maintenance through etcd (the store, the admin API, each replica
-// named after its pod) and changes nothing else of the base's
-// configuration; the base alone keeps the file store.
+// their maintenance and their probing through etcd (the store, shared
+// probing with two vantage points, the admin API, each replica named
+// after its pod) and changes nothing else of the base's configuration;
+// the base alone keeps the file store and probes every backend itself.
 func TestEtcdMaintenanceComponent(t *testing.T) {
 	plain := render(t)
 	baseCfg, _ := plain.shippedConfig(t)
 	if baseCfg.Maintenance.Store != config.StoreFile {
 		t.Errorf("the base's store is %q, want the file store", baseCfg.Maintenance.Store)
+	}
+	if enabled := sharedProbing(t, baseCfg)["enabled"]; enabled == true {
+		t.Error("the base alone shares its probing, which needs the etcd store")
 	}
 	withEtcd := renderWithComponent(t, "etcd-maintenance")
 	cfg, _ := withEtcd.shippedConfig(t)
@@ -50,11 +56,20 @@ func TestEtcdMaintenanceComponent(t *testing.T) {
 		t.Errorf("the component's configuration: store %q, endpoints %v, peer_relative %v; want etcd, some, true",
 			cfg.Maintenance.Store, cfg.Maintenance.Etcd.Endpoints, cfg.Readiness.PeerRelative)
 	}
+	// The configuration as probegate loaded it, not the file's text, so
+	// that a key the loader ignores or renames cannot pass.
+	shared := sharedProbing(t, cfg)
+	if shared["enabled"] != true || shared["vantage_points"] != float64(2) {
+		t.Errorf("the component's probing.shared is %v, want enabled: true, vantage_points: 2", shared)
+	}
 	// Everything but what the component is for stays the base's.
 	rest, baseRest := *cfg, *baseCfg
 	rest.Maintenance, rest.Readiness.PeerRelative = baseRest.Maintenance, false
-	if got, want := withoutBookkeeping(rest), withoutBookkeeping(baseRest); !reflect.DeepEqual(got, want) {
-		t.Errorf("the component's probegate.yml drifted from the base's beyond maintenance and peer_relative:\n%+v\nwant %+v", got, want)
+	got, want := loadedYAML(t, rest), loadedYAML(t, baseRest)
+	delete(got, "probing")
+	delete(want, "probing")
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the component's probegate.yml drifted from the base's beyond maintenance, peer_relative and probing:\n%+v\nwant %+v", got, want)
 	}
 
 	c := withEtcd.container(t)
@@ -78,12 +93,27 @@ func TestEtcdMaintenanceComponent(t *testing.T) {
 	}
 }
 
-// withoutBookkeeping is a configuration's values, for comparing two loaded
-// from different files.
-func withoutBookkeeping(c config.Config) string {
+// loadedYAML is a configuration's values as probegate marshals them back,
+// for comparing two loaded from different files and for reading a block
+// by its keys.
+func loadedYAML(t *testing.T, c config.Config) map[string]any {
+	t.Helper()
 	out, err := c.RedactedYAML()
 	if err != nil {
-		return err.Error()
+		t.Fatal(err)
 	}
-	return string(out)
+	var values map[string]any
+	if err := yaml.Unmarshal(out, &values); err != nil {
+		t.Fatalf("the loaded configuration does not read back: %v\n%s", err, out)
+	}
+	return values
+}
+
+// sharedProbing is the probing.shared block of a loaded configuration,
+// empty when it has none.
+func sharedProbing(t *testing.T, c *config.Config) map[string]any {
+	t.Helper()
+	probing, _ := loadedYAML(t, *c)["probing"].(map[string]any)
+	shared, _ := probing["shared"].(map[string]any)
+	return shared
 }

@@ -134,6 +134,34 @@ local lib = import 'lib.libsonnet';
             [lib.target('probegate_readiness_peer_override{%(sel)s}' % v, '{{instance}}')],
           ) + lib.thresholdColors('green', [[1, 'orange']]),
         ]),
+        lib.row(6, [
+          lib.stateTimeline(
+            'Probing locally',
+            'When each instance, with shared probing on, probed every backend itself instead of its share (probegate_probing_mode{mode="local"} is 1): its store was unsynced for longer than the view lease, or it saw no live peer (ProbegateLocalProbing). Empty with probing.shared off.',
+            'bool_yes_no',
+            [lib.target('probegate_probing_mode{%(sel)s, mode="local"}' % v, '{{instance}}')],
+          ) + lib.thresholdColors('green', [[1, 'orange']]),
+          lib.timeseries(
+            'Backends each replica probes',
+            'The backends each instance probes itself with shared probing on (probegate_shared_assigned_backends): its share, as a vantage point, in shared mode, and every backend configured (probegate_backends_configured) in local mode. Empty with probing.shared off.',
+            'short',
+            [
+              lib.target('probegate_shared_assigned_backends{%(sel)s}' % v, '{{instance}} probes'),
+              lib.target('probegate_backends_configured{%(sel)s} and probegate_shared_assigned_backends{%(sel)s}' % v, '{{instance}} configured'),
+            ],
+            min=0,
+          ),
+          lib.timeseries(
+            'Vantage point disagreements',
+            'Per dissenting replica (the replica label), the backends on which it disagrees alone with the other vantage points right now (probegate_vantage_dissents, the most any selected instance counts: ProbegateVantageDisagreement), and the disagreements newly counted (probegate_vantage_disagreements_total). A lone dissenter ejects nothing: its path to those backends is most likely broken. Empty with probing.shared off.',
+            'short',
+            [
+              lib.target('max by (replica) (probegate_vantage_dissents{%(sel)s})' % v, '{{replica}} dissents on'),
+              lib.target('max by (replica) (increase(probegate_vantage_disagreements_total{%(sel)s}[$__rate_interval]))' % v, '{{replica}} new disagreements'),
+            ],
+            min=0,
+          ),
+        ]),
         lib.row(8, [
           lib.timeseries(
             'Readiness budget',
