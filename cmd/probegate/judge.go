@@ -41,7 +41,7 @@ func (o *options) judge(listen []net.Addr) (*config.Config, []config.Problem, er
 	}
 	// A configuration with problems is checked on: its other problems
 	// are named in the same run.
-	err = config.JoinErrors(err, cfg.CheckHTTPClients(), budget.CheckStaticBudget(cfg), selfPredicate(listen).CheckBackends(cfg), o.checkSharedProbing(cfg), o.checkWebConfig())
+	err = config.JoinErrors(err, cfg.CheckHTTPClients(), budget.CheckStaticBudget(cfg), selfPredicate(listen).CheckBackends(cfg), o.checkWebConfig())
 	if err != nil {
 		return nil, nil, inFileOrder(err)
 	}

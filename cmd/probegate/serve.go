@@ -165,6 +165,9 @@ func newServer(opts *options, logger log.Logger, cfg *config.Config, listeners l
 	}
 	s.prober = probe.NewProber(s.pool, logger, s.metrics.ObserveProbe)
 	s.shared = cfg.Probing.Shared
+	if err := opts.checkSharedProbing(cfg); err != nil {
+		return nil, err
+	}
 	if s.shared.Enabled {
 		s.shareProbing(reg, now)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,13 +25,15 @@ func (s *server) shareProbing(reg prometheus.Registerer, now func() time.Time) {
 	})
 }
 
-// checkSharedProbing refuses shared probing without --replica.name: the
-// assignment of the backends goes by the replicas' names, which must
-// stay the same across restarts and differ between replicas.
+// checkSharedProbing refuses to start shared probing without
+// --replica.name: the backends are assigned by the replicas' names, which
+// must stay the same across restarts and differ between replicas. It is
+// the serving command's requirement, not the file's, so check-config,
+// which judges a file for any replica, does not make it.
 func (o *options) checkSharedProbing(cfg *config.Config) error {
 	if !cfg.Probing.Shared.Enabled || o.ReplicaName != "" {
 		return nil
 	}
-	return &config.Error{Problems: []config.Problem{cfg.ProblemAt("probing.shared.enabled",
-		"needs --replica.name: the backends are assigned by the replicas' names, which must be stable and distinct")}}
+	return fmt.Errorf("%v", cfg.ProblemAt("probing.shared.enabled",
+		"needs --replica.name: the backends are assigned by the replicas' names, which must be stable and distinct"))
 }
