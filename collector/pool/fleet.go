@@ -329,7 +329,10 @@ func (p *Pool) noteFleet(b *Backend, newDissenter string, ownChanged bool) {
 	if newDissenter != "" {
 		p.countDissent(newDissenter)
 	}
-	if o := p.fleetObserver.Load(); o != nil && ownChanged {
+	if !ownChanged {
+		return
+	}
+	if o := p.fleetObserver.Load(); o != nil {
 		(*o)(b.Name)
 	}
 }
