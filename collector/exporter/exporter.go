@@ -57,7 +57,7 @@ type exporter struct {
 
 	// The names of the per-backend labels, pointed to by every scrape's
 	// label pairs.
-	backendLabel, urlLabel, probePathLabel, groupLabel *string
+	backendLabel, urlLabel, probePathLabel, groupLabel, replicaLabel *string
 }
 
 // familyID names one metric family of the exporter.
@@ -94,6 +94,8 @@ const (
 	familyPassiveSuppressed
 	familyGroupInService
 	familyGroupReplicas
+	familyVantageDisagreements
+	familyVantageDissents
 	numFamilies
 )
 
@@ -122,6 +124,7 @@ func newExporter(backends *pool.Pool) *exporter {
 		urlLabel:       new("url"),
 		probePathLabel: new("probe_path"),
 		groupLabel:     new("group"),
+		replicaLabel:   new("replica"),
 	}
 	counter, gauge, histogram := dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_HISTOGRAM
 	perState, perFailure, perFanout := len(e.states), len(e.failureReasons), len(e.fanoutReasons)
@@ -182,6 +185,10 @@ func newExporter(backends *pool.Pool) *exporter {
 		"Replicas of the replica group in service, not counting fail-open; exported while the fan-out is enabled and some backend has a group, a backend without one a group of its own.", "group")
 	e.define(familyGroupReplicas, "group_replicas", gauge, 0,
 		"Backends in the replica group; exported while the fan-out is enabled and some backend has a group, a backend without one a group of its own.", "group")
+	e.define(familyVantageDisagreements, "vantage_disagreements_total", counter, 0,
+		"Times a vantage point was named a lone dissenter: it disagreed alone with the fleet's verdict on a backend for longer than 3 probe intervals, ejecting nothing.", "replica")
+	e.define(familyVantageDissents, "vantage_dissents", gauge, 0,
+		"Backends on which a vantage point currently disagrees alone with the fleet's verdict.", "replica")
 
 	for f := range numFamilies {
 		e.familyOrder = append(e.familyOrder, f)
@@ -322,7 +329,22 @@ func (e *exporter) build(snap pool.Snapshot) *exportScrape {
 	if snap.Fanout {
 		e.addGroups(s, snap.Groups)
 	}
+	e.addDissenters(s, snap.Dissenters())
 	return s
+}
+
+// addDissenters adds the series of the vantage points named lone
+// dissenters, in name order: none while shared probing is off, and two a
+// replica while it is on. Their only label is the replica, never the
+// backend, so that they cost nothing per backend; /healthz names the
+// backends.
+func (e *exporter) addDissenters(s *exportScrape, dissenters []pool.Dissenter) {
+	for i := range dissenters {
+		d := &dissenters[i]
+		replica := s.labels(s.pair(e.replicaLabel, &d.Replica))
+		s.add(familyVantageDisagreements, float64(d.Named), replica)
+		s.add(familyVantageDissents, float64(d.Backends), replica)
+	}
 }
 
 // addGroups adds the series of the replica groups, in name order. The

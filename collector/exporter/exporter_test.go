@@ -602,10 +602,11 @@ func TestGathererServesValidExposition(t *testing.T) {
 			t.Errorf("url label %q, want the invalid byte replaced", l.GetValue())
 		}
 	}
-	// Outlier detection is off: its three families export nothing, and
-	// no backend has a group: neither do the groups' two.
-	if got, want := len(families), int(numFamilies)-4-3-2; got != want {
-		t.Errorf("%d families before any probe, want %d (all but the last probe's timestamp and duration, the last transition's timestamp, the certificate expiry, outlier detection's and the groups')", got, want)
+	// Outlier detection is off: its three families export nothing, no
+	// backend has a group: neither do the groups' two, and shared probing
+	// is off: nor do the vantage points' two.
+	if got, want := len(families), int(numFamilies)-4-3-2-2; got != want {
+		t.Errorf("%d families before any probe, want %d (all but the last probe's timestamp and duration, the last transition's timestamp, the certificate expiry, outlier detection's, the groups' and the vantage points')", got, want)
 	}
 }
 

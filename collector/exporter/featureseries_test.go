@@ -29,9 +29,9 @@ const maxSeriesPerBackend = 25
 // and count.
 const leanBackendSeries = 1 + 4 + 1 + 4 + 3 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 3
 
-// TestExporterExportsNothingOfFeaturesOff: with fan-out, passive health and
-// maintenance off, none of their series exist, not even at zero, and a
-// backend costs at most the budget's series.
+// TestExporterExportsNothingOfFeaturesOff: with fan-out, passive health,
+// maintenance and shared probing off, none of their series exist, not even
+// at zero, and a backend costs at most the budget's series.
 func TestExporterExportsNothingOfFeaturesOff(t *testing.T) {
 	cfg := testConfig(namedBackends("a", "b")...)
 	p := leanPool(t, cfg)
@@ -43,7 +43,7 @@ func TestExporterExportsNothingOfFeaturesOff(t *testing.T) {
 	for _, absent := range []string{
 		"probegate_fanout_backend_errors_total", "probegate_passive_ejections_total",
 		`state="maintenance"`, `to="maintenance"`, `to="unknown"`,
-		`reason="body_mismatch"`, `reason="grpc_not_serving"`, "probegate_group_",
+		`reason="body_mismatch"`, `reason="grpc_not_serving"`, "probegate_group_", "probegate_vantage_",
 	} {
 		if strings.Contains(text, absent) {
 			t.Errorf("%s exported with its feature off:\n%s", absent, text)

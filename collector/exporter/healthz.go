@@ -28,6 +28,20 @@ type healthzReport struct {
 	// MaintenanceStore is the maintenance store's health, with a store
 	// several replicas share; absent otherwise.
 	MaintenanceStore *HealthzStore `json:"maintenance_store,omitempty"`
+	// Probing is shared probing's mode, shared or local, and Dissenters
+	// the vantage points named lone dissenters; both absent while shared
+	// probing is off.
+	Probing    string             `json:"probing,omitempty"`
+	Dissenters []healthzDissenter `json:"dissenters,omitzero"`
+}
+
+// healthzDissenter is a vantage point named a lone dissenter: on how many
+// backends it disagrees alone with the fleet's verdict now, and how many
+// times it was named since this replica started.
+type healthzDissenter struct {
+	Replica       string `json:"replica"`
+	Backends      int    `json:"backends"`
+	Disagreements uint64 `json:"disagreements"`
 }
 
 type healthzBackend struct {
@@ -50,6 +64,12 @@ type healthzBackend struct {
 	// Ejection is set while outlier detection holds the backend out, or
 	// a dry run would.
 	Ejection *healthzEjection `json:"ejection,omitempty"`
+	// Verdict says whether the backend is served by its vantage points'
+	// verdicts (shared) or by this replica's own probes (local), and
+	// VantagePoints are those replicas; both absent while shared probing
+	// does not judge the backend.
+	Verdict       string                  `json:"verdict,omitempty"`
+	VantagePoints []pool.VantagePointView `json:"vantage_points,omitzero"`
 }
 
 // healthzEjection is an outlier ejection: why, since and until when, and
@@ -190,7 +210,16 @@ func newHealthzReport(s pool.Snapshot, round *fanout.RoundSummary) healthzReport
 			DesiredHealthy:     s.Budget.DesiredHealthy,
 			DisruptionsAllowed: s.Budget.DisruptionsAllowed,
 		},
-		Groups: make([]healthzGroup, len(s.Groups)),
+		Groups:  make([]healthzGroup, len(s.Groups)),
+		Probing: s.Probing,
+	}
+	// Dissenters is nil while shared probing is off, and the list, empty
+	// or not, while it is on.
+	if dissenters := s.Dissenters(); dissenters != nil {
+		report.Dissenters = make([]healthzDissenter, len(dissenters))
+		for i, d := range dissenters {
+			report.Dissenters[i] = healthzDissenter{Replica: d.Replica, Backends: d.Backends, Disagreements: d.Named}
+		}
 	}
 	for i, g := range s.Groups {
 		report.Groups[i] = healthzGroup{Name: g.Name, Replicas: g.Expected, InService: g.CurrentHealthy, BudgetOK: g.Holds()}
@@ -208,6 +237,8 @@ func newHealthzReport(s pool.Snapshot, round *fanout.RoundSummary) healthzReport
 			ConsecutiveGood:  b.Health.Good,
 			DowntimeSeconds:  b.DowntimeAt(s.Time).Seconds(),
 			Maintenance:      b.Maintenance,
+			Verdict:          b.Fleet.Verdict(),
+			VantagePoints:    b.Fleet.Views(formatHealthzTime),
 		}
 		if o := b.Outlier; o.Ejected {
 			report.Backends[i].Ejection = &healthzEjection{Reason: o.Reason.String(), Since: formatHealthzTime(o.Since),

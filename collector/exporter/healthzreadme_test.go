@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/internal/markdown"
 )
 
@@ -32,7 +33,8 @@ func jsonFields(t reflect.Type, into map[string]bool) {
 
 // TestReadmeHealthzFieldsAreServed: every field the README's endpoint
 // table gives for /healthz is one /healthz serves, and every field of a
-// backend, the pool, the budget and the store is given.
+// backend, the pool, the budget, the store, a vantage point and a
+// dissenter is given.
 func TestReadmeHealthzFieldsAreServed(t *testing.T) {
 	data, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -62,7 +64,8 @@ func TestReadmeHealthzFieldsAreServed(t *testing.T) {
 		}
 	}
 	for _, group := range []reflect.Type{reflect.TypeFor[healthzReport](), reflect.TypeFor[healthzBackend](), reflect.TypeFor[healthzLastProbe](),
-		reflect.TypeFor[healthzPool](), reflect.TypeFor[healthzReadiness](), reflect.TypeFor[HealthzStore](), reflect.TypeFor[healthzGroup]()} {
+		reflect.TypeFor[healthzPool](), reflect.TypeFor[healthzReadiness](), reflect.TypeFor[HealthzStore](), reflect.TypeFor[healthzGroup](),
+		reflect.TypeFor[healthzDissenter](), reflect.TypeFor[pool.VantagePointView]()} {
 		for i := range group.NumField() {
 			if name, _, _ := strings.Cut(group.Field(i).Tag.Get("json"), ","); name != "" && !named[name] {
 				t.Errorf("README.md does not give /healthz's field %s (%s)", name, group.Name())

@@ -111,7 +111,8 @@ func (a *API) listBackends() List {
 	for i, b := range snap.Backends {
 		present[b.Name] = true
 		view.Backends[i] = BackendView{Name: b.Name, URL: b.URL, Group: b.Group, State: b.Served.State().String(),
-			InService: b.Served.InService(), Maintenance: b.Maintenance}
+			InService: b.Served.InService(), Maintenance: b.Maintenance,
+			Verdict: b.Fleet.Verdict(), VantagePoints: b.Fleet.Views(formatAPITime)}
 	}
 	for _, m := range a.pool.Maintenances() {
 		if !present[m.Backend] {
@@ -119,6 +120,12 @@ func (a *API) listBackends() List {
 		}
 	}
 	return view
+}
+
+// formatAPITime is t as encoding/json writes the other times of the
+// admin API's answers, in UTC.
+func formatAPITime(t time.Time) string {
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) {

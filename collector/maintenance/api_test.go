@@ -15,6 +15,7 @@ import (
 	"github.com/probegate/probegate/collector/admin"
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/entries"
+	"github.com/probegate/probegate/collector/fleet"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
@@ -454,5 +455,36 @@ func TestMaintenancePathIsServed(t *testing.T) {
 	}
 	if w := f.do(request{method: "DELETE", target: MaintenancePath("b")}); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"was_in_maintenance":true`) {
 		t.Errorf("DELETE %s: %d %s", MaintenancePath("b"), w.Code, w.Body)
+	}
+}
+
+// TestAPIListsVantagePoints: under shared probing GET /api/v1/backends
+// gives a backend the fleet judges its verdict and vantage points, as
+// /healthz does, one without a live verdict unknown and without since;
+// a backend the fleet never judged has neither field.
+func TestAPIListsVantagePoints(t *testing.T) {
+	f := newAPIFixture(t, 1, APIOptions{Guard: admin.Guard{EnableAdminAPI: true}})
+	since := time.Date(2026, 3, 4, 5, 0, 0, 0, time.FixedZone("CET", 3600))
+	f.pool.ByName("b").SetFleet(pool.Fleet{Role: pool.RoleWatcher, Self: "r1", VantagePoints: []string{"r2", "r3"},
+		Peers: []fleet.Vantage{{Replica: "r2", Verdict: fleet.Verdict{State: health.StateHealthy, Verified: true, Reachable: true, Since: since}}}}, f.clock.Now())
+	w := f.do(request{method: "GET", target: "/api/v1/backends"})
+	var list struct {
+		Backends []map[string]json.RawMessage `json:"backends"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil || w.Code != http.StatusOK || len(list.Backends) != 3 {
+		t.Fatalf("list: %d %v %s", w.Code, err, w.Body)
+	}
+	for _, field := range []string{"verdict", "vantage_points"} {
+		if _, ok := list.Backends[0][field]; ok {
+			t.Errorf("backend a, never judged by the fleet, has %s: %s", field, w.Body)
+		}
+	}
+	for field, want := range map[string]string{
+		"verdict":        `"shared"`,
+		"vantage_points": `[{"replica":"r2","state":"healthy","since":"2026-03-04T04:00:00Z"},{"replica":"r3","state":"unknown"}]`,
+	} {
+		if got := string(list.Backends[1][field]); got != want {
+			t.Errorf("backend b's %s is %s, want %s", field, got, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/probegate/probegate/collector/budget"
 	"github.com/probegate/probegate/collector/entries"
+	"github.com/probegate/probegate/collector/pool"
 )
 
 // The wire types of the admin API: the server encodes them and
@@ -20,6 +21,12 @@ type BackendView struct {
 	State       string         `json:"state"`
 	InService   bool           `json:"in_service"`
 	Maintenance *entries.Entry `json:"maintenance"`
+	// Verdict says whether the backend is served by its vantage points'
+	// verdicts (shared) or by this replica's own probes (local), and
+	// VantagePoints are those replicas, highest ranked first; both are
+	// absent while shared probing does not judge the backend.
+	Verdict       string                  `json:"verdict,omitempty"`
+	VantagePoints []pool.VantagePointView `json:"vantage_points,omitzero"`
 }
 
 // List is the answer of GET /api/v1/backends.

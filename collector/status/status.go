@@ -136,6 +136,9 @@ type view struct {
 	NoAdminAPI []string
 	// Groups are the replica groups' rows, when some backend has a group.
 	Groups groupsView
+	// Probing is shared probing's mode and dissenters, nil while it is
+	// off.
+	Probing *probingView
 }
 
 type storeView struct {
@@ -172,6 +175,9 @@ type backendRow struct {
 	// Ejection says why outlier detection ejected the backend and until
 	// when, or what a dry run would have done; empty otherwise.
 	Ejection string
+	// Fleet is the verdict the backend is served by and its vantage
+	// points, nil while shared probing does not judge it.
+	Fleet *fleetView
 }
 
 type probeView struct {
@@ -237,6 +243,7 @@ func newView(o Options, refresh time.Duration, pageNumber int) view {
 			Probes:   b.Probes, Refusals: b.Refusals,
 			Maintenance: "—",
 			History:     newHistoryView(histories[i]),
+			Fleet:       newFleetView(b.Fleet, now),
 		}
 		if m := b.Maintenance; m != nil {
 			row.Maintenance = m.Reason + " (by " + m.By + ")"
@@ -274,6 +281,7 @@ func newView(o Options, refresh time.Duration, pageNumber int) view {
 	}
 	v.Store, v.Replicas = storeOf(o), replicasOf(o, now)
 	v.Groups = newGroupsView(s.Groups)
+	v.Probing = newProbingView(&s)
 	if !o.AdminAPI {
 		for _, m := range o.Pool.Maintenances() {
 			v.NoAdminAPI = append(v.NoAdminAPI, m.Backend)
