@@ -63,8 +63,8 @@ type Backend struct {
 	// outlier is outlier detection's window and ejection (outlier.go);
 	// an enforced ejection is an overlay like maintenance.
 	outlier outlier.State
-	// fleet is shared probing's part (fleet.go), nil while the backend
-	// is judged by its own probes alone.
+	// fleet is shared probing's part (fleet.go), nil while shared
+	// probing is off.
 	fleet *fleetState
 }
 

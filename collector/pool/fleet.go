@@ -51,8 +51,8 @@ type Fleet struct {
 	Peers         []fleet.Vantage
 }
 
-// fleetState is a backend's part of shared probing, nil while the backend
-// is judged locally and was never otherwise.
+// fleetState is a backend's part of shared probing, nil while shared
+// probing is off.
 type fleetState struct {
 	role          Role
 	self          string
@@ -114,13 +114,7 @@ func (b *Backend) SetFleet(f Fleet, now time.Time) (ownChanged bool) {
 	before := b.servedLocked()
 	from := b.machineLocked().State
 	if f.Role == RoleLocal {
-		if b.fleet.shared() {
-			// Local judgement goes on from what was served: the
-			// backend's machine becomes the fleet's verdict, so that
-			// falling back changes nothing by itself.
-			b.health = b.machineLocked()
-		}
-		b.fleet = nil
+		b.setLocalLocked(f)
 	} else {
 		newDissenter = b.setFleetLocked(f, now)
 		ownChanged = b.ownChangedLocked()
@@ -153,6 +147,30 @@ func (b *Backend) setFleetLocked(f Fleet, now time.Time) (newDissenter string) {
 	s.vantagePoints = append(s.vantagePoints[:0], f.VantagePoints...)
 	s.peers = append(s.peers[:0], f.Peers...)
 	return b.judgeFleetLocked(now)
+}
+
+// setLocalLocked has the backend judged by this replica's probes alone,
+// under shared probing: in local mode, or for lack of a live verdict. The
+// caller holds b.mu.
+func (b *Backend) setLocalLocked(f Fleet) {
+	if b.fleet.shared() {
+		// Local judgement goes on from what was served: the backend's
+		// machine becomes the fleet's verdict, so that falling back
+		// changes nothing by itself.
+		b.health = b.machineLocked()
+	}
+	if b.fleet == nil {
+		b.fleet = &fleetState{}
+	}
+	s := b.fleet
+	s.role, s.self = RoleLocal, f.Self
+	s.vantagePoints = append(s.vantagePoints[:0], f.VantagePoints...)
+	s.peers = append(s.peers[:0], f.Peers...)
+	s.scratch = s.scratch[:0]
+	s.judgement, s.dissent = fleet.Judgement{}, fleet.Dissent{}
+	// Whatever it published as a vantage point is to be published again
+	// when it is one again.
+	s.offered = false
 }
 
 // ownStart is the machine this replica starts from when it becomes one of
@@ -293,8 +311,8 @@ type VantagePointSnapshot struct {
 	Dissenting bool
 }
 
-// fleetSnapshotLocked is the backend's FleetSnapshot, nil when shared
-// probing never judged it. The caller holds b.mu.
+// fleetSnapshotLocked is the backend's FleetSnapshot, nil while shared
+// probing is off. The caller holds b.mu.
 func (b *Backend) fleetSnapshotLocked() *FleetSnapshot {
 	s := b.fleet
 	if s == nil {

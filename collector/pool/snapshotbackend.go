@@ -59,8 +59,8 @@ type BackendSnapshot struct {
 	History []history.Probe
 	// Outlier is the backend's outlier detection state.
 	Outlier outlier.Snapshot
-	// Fleet is what shared probing says of the backend; nil while it is
-	// judged by this replica's probes alone.
+	// Fleet is what shared probing says of the backend; nil while
+	// shared probing is off.
 	Fleet *FleetSnapshot
 }
 

@@ -253,6 +253,9 @@ func TestLocalFallbackWhenTheStoreIsLost(t *testing.T) {
 			if !r.pools[name].ByName(backend).ProbedHere() || s.Served.State() != health.ServedHealthy {
 				t.Errorf("%s on %s: probed here %v, served %v; want probed here and healthy", backend, name, r.pools[name].ByName(backend).ProbedHere(), s.Served.State())
 			}
+			if s.Fleet.Verdict() != "local" {
+				t.Errorf("%s on %s: verdict %q in local mode, want local", backend, name, s.Fleet.Verdict())
+			}
 		}
 	}
 	r.fresh = true
