@@ -403,3 +403,13 @@ func (p *Pool) countDissent(replica string) {
 	}
 	p.fleetCounts.dissents[replica]++
 }
+
+// ForgetDissenters drops the counts of the dissenters for which gone
+// reports true: replicas that left the fleet long ago, whose series would
+// otherwise stay for the life of the process, one pair per pod name a
+// rollout ever gave.
+func (p *Pool) ForgetDissenters(gone func(replica string) bool) {
+	p.fleetCounts.mu.Lock()
+	defer p.fleetCounts.mu.Unlock()
+	maps.DeleteFunc(p.fleetCounts.dissents, func(replica string, _ uint64) bool { return gone(replica) })
+}

@@ -2,6 +2,7 @@ package vantage
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -18,6 +19,12 @@ import (
 // tick is how often the coordinator looks at the views and publishes
 // what changed: as often as a replica may write (fleet.MaxWritesPerSecond).
 const tick = time.Second / fleet.MaxWritesPerSecond
+
+// forgetAfter is how long a replica that left the fleet is remembered as
+// a dissenter: long enough for the alerts on it to resolve by the rules'
+// own reading, short enough that the replicas a rollout replaced do not
+// keep their series for the life of the process.
+const forgetAfter = 15 * time.Minute
 
 // rejudge is how often every backend is judged again although nothing
 // arrived: the views change without a word to the coordinator, and a
@@ -77,6 +84,8 @@ type Coordinator struct {
 	lastWrite time.Time
 	lastBytes int
 	lastFull  time.Time
+	// lastMember is when each replica was last seen live.
+	lastMember map[string]time.Time
 	// scratch space of one judgement.
 	vantagePoints []string
 	peers         []fleet.Vantage
@@ -92,7 +101,7 @@ func New(o Options) *Coordinator {
 	}
 	return &Coordinator{o: o, metrics: newMetrics(o.Registerer), arrived: make(chan struct{}, 1),
 		published: published{}, dirty: map[string]struct{}{}, pending: map[string]struct{}{},
-		roles: map[string]pool.Role{}, written: map[string]bool{}, drops: map[string]time.Time{}}
+		roles: map[string]pool.Role{}, written: map[string]bool{}, drops: map[string]time.Time{}, lastMember: map[string]time.Time{}}
 }
 
 // Run shares the probing until ctx ends. It starts in local mode: until
@@ -156,6 +165,7 @@ func (c *Coordinator) step(ctx context.Context, now time.Time) {
 	if fresh && watchOK {
 		c.lastSynced = now
 	}
+	c.forgetLeavers(names, now)
 	membersChanged := !slices.Equal(names, c.memberNames)
 	if membersChanged {
 		c.memberNames = slices.Clone(names)
@@ -174,6 +184,20 @@ func (c *Coordinator) step(ctx context.Context, now time.Time) {
 	if c.mode == pool.ProbingShared {
 		c.publish(ctx, now)
 	}
+}
+
+// forgetLeavers has the pool forget the dissents of the replicas not
+// live for forgetAfter.
+func (c *Coordinator) forgetLeavers(live []string, now time.Time) {
+	for _, name := range live {
+		c.lastMember[name] = now
+	}
+	gone := func(replica string) bool {
+		seen, ok := c.lastMember[replica]
+		return !ok || now.Sub(seen) > forgetAfter
+	}
+	c.o.Pool.ForgetDissenters(gone)
+	maps.DeleteFunc(c.lastMember, func(_ string, seen time.Time) bool { return now.Sub(seen) > forgetAfter })
 }
 
 // modeAt is the mode at now, and why it is local: the store has been out

@@ -227,6 +227,17 @@ func TestLoneDissenterEjectsNothingAndIsNamed(t *testing.T) {
 	if n := r.pools["r1"].Snapshot().Dissents["r2"]; int(n) != mine {
 		t.Errorf("r2 counted %d times after more intervals, want %d: a dissent is counted once", n, mine)
 	}
+	// A dissenter that left the fleet is forgotten after a while, so
+	// that the replicas a rollout replaced do not keep their series.
+	r.live = []string{"r1", "r3"}
+	r.rounds(int(forgetAfter / time.Second))
+	if _, ok := r.pools["r1"].Snapshot().Dissents["r2"]; !ok {
+		t.Errorf("r2 forgotten %v after it left, want remembered as long as that", forgetAfter)
+	}
+	r.rounds(2)
+	if n, ok := r.pools["r1"].Snapshot().Dissents["r2"]; ok {
+		t.Errorf("r2 still counted (%d) more than %v after it left", n, forgetAfter)
+	}
 }
 
 // TestLocalFallbackWhenTheStoreIsLost: while the views cannot be read for
