@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,51 +16,21 @@ import (
 // verdictRecorder runs a store's WatchVerdicts and hands on its updates
 // one by one.
 type verdictRecorder struct {
-	updates chan VerdictUpdate
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	*recorder[VerdictUpdate]
 }
 
-func startVerdictWatch(t *testing.T, s *etcdStore) *verdictRecorder {
-	ctx, cancel := context.WithCancel(t.Context())
-	w := &verdictRecorder{updates: make(chan VerdictUpdate, 256), cancel: cancel}
-	w.wg.Go(func() {
-		s.WatchVerdicts(ctx, func(u VerdictUpdate) {
-			select {
-			case w.updates <- u:
-			case <-ctx.Done():
-			}
-		})
-	})
-	t.Cleanup(w.stop)
-	return w
-}
-
-// next is the next update, which may be an Err.
-func (w *verdictRecorder) next(t *testing.T) VerdictUpdate {
-	t.Helper()
-	select {
-	case u := <-w.updates:
-		return u
-	case <-time.After(15 * time.Second):
-		t.Fatal("no update from the watch of the verdicts within 15s")
-		return VerdictUpdate{}
-	}
+func startVerdictWatch(t *testing.T, s *etcdStore) verdictRecorder {
+	return verdictRecorder{startRecorder(t, 15*time.Second, s.WatchVerdicts)}
 }
 
 // nextOK is the next update, which must not be an Err.
-func (w *verdictRecorder) nextOK(t *testing.T) VerdictUpdate {
+func (w verdictRecorder) nextOK(t *testing.T) VerdictUpdate {
 	t.Helper()
 	u := w.next(t)
 	if u.Err != nil {
 		t.Fatalf("the watch of the verdicts failed: %v", u.Err)
 	}
 	return u
-}
-
-func (w *verdictRecorder) stop() {
-	w.cancel()
-	w.wg.Wait()
 }
 
 // verdictsOf maps replica/backend to the value, "nil" for none.
