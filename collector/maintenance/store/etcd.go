@@ -43,6 +43,10 @@ type etcdStore struct {
 	// commit commits a transaction of Swap: Txn.Commit, which a test
 	// replaces to lose the answer of one that landed.
 	commit func(clientv3.Txn) (*clientv3.TxnResponse, error)
+
+	// verdictReads bounds WatchVerdicts' reads: verdictReadLimits, which
+	// a test makes small.
+	verdictReads verdictLimits
 }
 
 // openEtcd prepares the client of the etcd cluster of cfg and connects in
@@ -60,6 +64,7 @@ func openEtcd(cfg config.Etcd) (*etcdStore, error) {
 		keys:           newEtcdKeys(cfg.Prefix),
 		requestTimeout: time.Duration(cfg.RequestTimeout),
 		commit:         clientv3.Txn.Commit,
+		verdictReads:   verdictReadLimits(),
 	}, nil
 }
 
@@ -341,21 +346,36 @@ func hopeless(err error) bool {
 // (the member lost its leader, or the revision it resumes from was
 // compacted) starts again from a fresh read.
 func (s *etcdStore) Watch(ctx context.Context, changed func(State, error)) {
-	for ctx.Err() == nil {
-		var snap etcdSnapshot
-		err := s.retry(ctx, func(ctx context.Context) (err error) {
-			snap, err = s.read(ctx)
-			return err
+	var snap etcdSnapshot
+	s.readThenFollow(ctx,
+		func(ctx context.Context) error {
+			return s.retry(ctx, func(ctx context.Context) (err error) {
+				snap, err = s.read(ctx)
+				return err
+			})
+		},
+		func(err error) { changed(State{}, fmt.Errorf("etcd: read %s: %w", s.keys.entries, err)) },
+		func() {
+			changed(snap.state())
+			s.follow(ctx, snap, changed)
 		})
-		if err != nil {
+}
+
+// readThenFollow is the loop of a watch, until ctx ends: read (which
+// retries on its own); failed with its error when that fails, a second
+// before the next read; else follow, which hands on what was read and
+// follows the changes from there until its watch ends, and a fresh read
+// a moment later.
+func (s *etcdStore) readThenFollow(ctx context.Context, read func(context.Context) error, failed func(error), follow func()) {
+	for ctx.Err() == nil {
+		if err := read(ctx); err != nil {
 			if ctx.Err() == nil {
-				changed(State{}, fmt.Errorf("etcd: read %s: %w", s.keys.entries, err))
+				failed(err)
 			}
 			sleepCtx(ctx, time.Second)
 			continue
 		}
-		changed(snap.state())
-		s.follow(ctx, snap, changed)
+		follow()
 		sleepCtx(ctx, 100*time.Millisecond)
 	}
 }

@@ -529,12 +529,54 @@ func TestEtcdStore(t *testing.T) {
 	})
 }
 
-// watchRecorder runs a store's Watch and hands on its states one by one.
-type watchRecorder struct {
-	states chan State
+// recorder runs a watch on a goroutine of its own and hands on what the
+// watch hands on, one by one, until it is stopped (at the test's end at
+// the latest).
+type recorder[T any] struct {
+	items  chan T
+	within time.Duration
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	errs   int
+}
+
+// startRecorder runs watch, whose items next waits for within long.
+func startRecorder[T any](t *testing.T, within time.Duration, watch func(ctx context.Context, hand func(T))) *recorder[T] {
+	ctx, cancel := context.WithCancel(t.Context())
+	r := &recorder[T]{items: make(chan T, 256), within: within, cancel: cancel}
+	r.wg.Go(func() {
+		watch(ctx, func(item T) {
+			select {
+			case r.items <- item:
+			case <-ctx.Done():
+			}
+		})
+	})
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *recorder[T]) next(t *testing.T) T {
+	t.Helper()
+	select {
+	case item := <-r.items:
+		return item
+	case <-time.After(r.within):
+		var none T
+		t.Fatalf("nothing from the watch within %v", r.within)
+		return none
+	}
+}
+
+func (r *recorder[T]) stop() {
+	r.cancel()
+	r.wg.Wait()
+}
+
+// watchRecorder runs a store's Watch and hands on its states one by one;
+// errs counts its errors.
+type watchRecorder struct {
+	*recorder[State]
+	errs int
 }
 
 func startWatch(t *testing.T, s Store) *watchRecorder { return startWatchWith(t, s, nil) }
@@ -542,9 +584,8 @@ func startWatch(t *testing.T, s Store) *watchRecorder { return startWatchWith(t,
 // startWatchWith is startWatch; first, when set, runs with the first state
 // before the watch carries on, in the watch's goroutine.
 func startWatchWith(t *testing.T, s Store, first func(State)) *watchRecorder {
-	ctx, cancel := context.WithCancel(t.Context())
-	w := &watchRecorder{states: make(chan State, 16), cancel: cancel}
-	w.wg.Go(func() {
+	w := &watchRecorder{}
+	w.recorder = startRecorder(t, 5*time.Second, func(ctx context.Context, hand func(State)) {
 		s.Watch(ctx, func(st State, err error) {
 			if err != nil {
 				w.errs++
@@ -554,30 +595,10 @@ func startWatchWith(t *testing.T, s Store, first func(State)) *watchRecorder {
 				first(st)
 				first = nil
 			}
-			select {
-			case w.states <- st:
-			case <-ctx.Done():
-			}
+			hand(st)
 		})
 	})
-	t.Cleanup(w.stop)
 	return w
-}
-
-func (w *watchRecorder) next(t *testing.T) State {
-	t.Helper()
-	select {
-	case st := <-w.states:
-		return st
-	case <-time.After(5 * time.Second):
-		t.Fatal("no state from the watch within 5s")
-		return State{}
-	}
-}
-
-func (w *watchRecorder) stop() {
-	w.cancel()
-	w.wg.Wait()
 }
 
 // TestEtcdStartsOfflineWithAPassword: with a username and a password,

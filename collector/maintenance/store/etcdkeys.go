@@ -19,18 +19,41 @@ import (
 //     leader's clock, and every replica's watch sees the entry end.
 //   - <prefix>/replicas/<name>, each replica's view, under the lease of
 //     that replica.
+//   - <prefix>/verdicts/<replica>/<backend>, the verdict a replica
+//     publishes of a backend it probes, under the lease of that
+//     replica's view, so that the verdicts of a replica that is gone go
+//     with its view.
 type etcdKeys struct {
-	entries, leases, replicas string
+	entries, leases, replicas, verdicts string
 }
 
 func newEtcdKeys(prefix string) etcdKeys {
-	return etcdKeys{entries: prefix + "/maintenance", leases: prefix + "/leases/", replicas: prefix + "/replicas/"}
+	return etcdKeys{entries: prefix + "/maintenance", leases: prefix + "/leases/", replicas: prefix + "/replicas/",
+		verdicts: prefix + "/verdicts/"}
 }
 
 func (k etcdKeys) lease(backend string) string   { return k.leases + backend }
 func (k etcdKeys) replica(name string) string    { return k.replicas + name }
 func (k etcdKeys) watched() (from, to string)    { return k.leases, k.entries + "\x00" }
 func (k etcdKeys) replicaName(key []byte) string { return strings.TrimPrefix(string(key), k.replicas) }
+func (k etcdKeys) verdict(replica, backend string) string {
+	return k.verdicts + replica + "/" + backend
+}
+
+// verdictOf parses a verdict key into its replica and its backend, both
+// non-empty. A backend name has no '/' (the configuration refuses one), a
+// replica name may: the backend is what follows the last '/'.
+func (k etcdKeys) verdictOf(key []byte) (replica, backend string, ok bool) {
+	rest, ok := strings.CutPrefix(string(key), k.verdicts)
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i <= 0 || i == len(rest)-1 {
+		return "", "", false
+	}
+	return rest[:i], rest[i+1:], true
+}
 
 // etcdSnapshot is what the entries depend on at one revision: the
 // entries document as stored and the lease keys with their leases.

@@ -1,7 +1,8 @@
 // Package store keeps the maintenance entries of a pool: the Store every
 // write goes through, the file store of a single replica (with the lock
 // of its directory), and the etcd store that replicas share, which also
-// holds the views they publish of themselves. It knows nothing of the
+// holds the views they publish of themselves and the verdicts of the
+// backends they probe together (Verdicts). It knows nothing of the
 // budget rule or the API: collector/maintenance decides what to write.
 //
 // A new store is one file here with a type that implements Store, its
