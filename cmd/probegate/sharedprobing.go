@@ -16,11 +16,11 @@ import (
 // every backend by its vantage points' published verdicts, beside the
 // replica views in the shared store.
 func (s *server) shareProbing(reg prometheus.Registerer, now func() time.Time) {
-	coordinator := func(verdicts store.Verdicts, members func() ([]string, bool)) *vantage.Coordinator {
+	coordinator := func(verdicts store.Verdicts, members func() ([]string, time.Time)) *vantage.Coordinator {
 		return vantage.New(vantage.Options{Pool: s.pool, Self: s.opts.replicaName(), VantagePoints: s.shared.VantagePoints,
 			Store: verdicts, Members: members, Resync: s.prober.Sync, Registerer: reg, Logger: s.logger, Now: now})
 	}
-	s.maint.ShareWith(func(ctx context.Context, verdicts store.Verdicts, members func() ([]string, bool)) {
+	s.maint.ShareWith(func(ctx context.Context, verdicts store.Verdicts, members func() ([]string, time.Time)) {
 		coordinator(verdicts, members).Run(ctx)
 	})
 }

@@ -59,6 +59,8 @@ type Replicas struct {
 	// it lapsed (lapsedViews).
 	stale []ReplicaView
 	fresh bool // the last read of the peers succeeded
+	// readAt is when a read of the views last succeeded.
+	readAt time.Time
 	// noted maps each view ignored at the last read to why, so that
 	// one is logged and counted once, not at every read; tooMany is the
 	// number of views left out at the last read.
@@ -200,7 +202,7 @@ func (r *Replicas) apply(stored []store.StoredView, tooMany int, err error) (fol
 	live, ignored := checkViews(stored)
 	r.note(ignored, tooMany)
 	r.stale = lapsedViews(r.live, r.stale, live, r.now())
-	r.live, r.fresh = live, true
+	r.live, r.fresh, r.readAt = live, true, r.now()
 	counts := map[string]int{}
 	for _, v := range live {
 		counts[stateOf(v)]++
@@ -317,15 +319,15 @@ func changed(last, v ReplicaView) bool {
 }
 
 // LiveNames returns the names of the replicas whose view was live at the
-// last read of the store, this one's included when its own was, sorted,
-// and whether that read is current: the members shared probing assigns
-// the backends over.
-func (r *Replicas) LiveNames() ([]string, bool) {
+// last successful read of the store, this one's included when its own
+// was, sorted, and when that read was (zero before the first): the
+// members shared probing assigns the backends over.
+func (r *Replicas) LiveNames() ([]string, time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	names := make([]string, len(r.live))
 	for i, v := range r.live {
 		names[i] = v.Name
 	}
-	return names, r.fresh
+	return names, r.readAt
 }

@@ -184,7 +184,11 @@ func (b *Backend) ownStart(peers []fleet.Vantage) (health.Health, time.Time) {
 	}
 	own := b.health
 	own.Ejected = false
-	return own, b.clock()
+	since := b.downtime.Since
+	if since.IsZero() {
+		since = b.clock()
+	}
+	return own, since
 }
 
 // judgeFleetLocked judges the backend by its vantage points' live

@@ -54,7 +54,7 @@ type Maintenance struct {
 	opts     Options
 	// alongside runs beside the replica views while the store is open
 	// (ShareWith).
-	alongside func(ctx context.Context, verdicts store.Verdicts, members func() ([]string, bool))
+	alongside func(ctx context.Context, verdicts store.Verdicts, members func() ([]string, time.Time))
 }
 
 // Open opens the configured store and applies its entries to p. A file
@@ -239,7 +239,7 @@ func (m *Maintenance) Run(ctx context.Context) {
 // store is closed only after run returned. It runs only with a shared
 // store, of which the replicas publish their views; call it after
 // RegisterChecks and before Run.
-func (m *Maintenance) ShareWith(run func(ctx context.Context, verdicts store.Verdicts, members func() ([]string, bool))) {
+func (m *Maintenance) ShareWith(run func(ctx context.Context, verdicts store.Verdicts, members func() ([]string, time.Time))) {
 	m.alongside = run
 }
 

@@ -40,9 +40,9 @@ type Options struct {
 	VantagePoints int
 	Store         store.Verdicts
 	// Members returns the names of the replicas whose view was live at
-	// the last read of the store, this one's included when its own is,
-	// and whether that read is current.
-	Members func() (names []string, fresh bool)
+	// the last successful read of the store, this one's included when its
+	// own is, and when that read was (zero before the first).
+	Members func() (names []string, readAt time.Time)
 	// Resync has the prober take in which backends it probes.
 	Resync     func()
 	Registerer prometheus.Registerer
@@ -64,12 +64,16 @@ type Coordinator struct {
 	// they were last judged.
 	dirty   map[string]struct{}
 	watchOK bool
+	// watchLost is when the watch last failed after working.
+	watchLost time.Time
 	// pending are the backends whose own verdict is to be published.
 	pending map[string]struct{}
 
 	// The rest is Run's alone.
 	mode string
-	// lastSynced is when the views and the watch were last both current.
+	// lastSynced is when the views and the watch were last both current:
+	// the last successful read of the views, unless the watch has failed
+	// since.
 	lastSynced  time.Time
 	memberNames []string
 	members     fleet.Members
@@ -141,6 +145,9 @@ func (c *Coordinator) ownVerdictChanged(backend string) {
 func (c *Coordinator) onUpdate(u store.VerdictUpdate) {
 	c.mu.Lock()
 	if u.Err != nil {
+		if c.watchOK {
+			c.watchLost = c.o.Now()
+		}
 		c.watchOK = false
 		c.mu.Unlock()
 		level.Debug(c.o.Logger).Log("msg", "Cannot follow the published verdicts", "err", u.Err)
@@ -158,12 +165,17 @@ func (c *Coordinator) onUpdate(u store.VerdictUpdate) {
 
 // step does what is due at now: the mode, the judgement, the publication.
 func (c *Coordinator) step(ctx context.Context, now time.Time) {
-	names, fresh := c.o.Members()
+	names, readAt := c.o.Members()
 	c.mu.Lock()
-	watchOK := c.watchOK
+	watchOK, watchLost := c.watchOK, c.watchLost
 	c.mu.Unlock()
-	if fresh && watchOK {
-		c.lastSynced = now
+	switch {
+	case watchOK:
+		c.lastSynced = readAt
+	case readAt.After(watchLost):
+		c.lastSynced = watchLost
+	default:
+		c.lastSynced = readAt
 	}
 	c.forgetLeavers(names, now)
 	membersChanged := !slices.Equal(names, c.memberNames)

@@ -2,6 +2,7 @@ package vantage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/probegate/probegate/collector/health"
+	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/internal/testconfig"
 )
@@ -28,6 +30,7 @@ type fleetRig struct {
 	// current; outcome is the result replica's probe of backend gets.
 	live    []string
 	fresh   bool
+	readAt  time.Time
 	outcome func(replica, backend string) health.Result
 	now     time.Time
 	probes  int
@@ -56,7 +59,7 @@ func newFleetRig(t *testing.T, replicas, backends, vantagePoints int) *fleetRig 
 			t.Fatal(err)
 		}
 		c := New(Options{Pool: p, Self: name, VantagePoints: vantagePoints, Store: r.store.of(name),
-			Members: func() ([]string, bool) { return slices.Clone(r.live), r.fresh }, Resync: func() {},
+			Members: r.members, Resync: func() {},
 			Now: func() time.Time { return r.now }})
 		c.attach()
 		c.o.Store.WatchVerdicts(context.Background(), c.onUpdate)
@@ -64,6 +67,15 @@ func newFleetRig(t *testing.T, replicas, backends, vantagePoints int) *fleetRig 
 	}
 	r.live = slices.Clone(r.names)
 	return r
+}
+
+// members is what Options.Members returns: the live names, read now
+// while the reads are fresh.
+func (r *fleetRig) members() ([]string, time.Time) {
+	if r.fresh {
+		r.readAt = r.now
+	}
+	return slices.Clone(r.live), r.readAt
 }
 
 // round is one probe interval: every live replica probes what it probes
@@ -327,5 +339,31 @@ func TestReassignmentKeepsTheLatch(t *testing.T) {
 		if s.Served.State() != health.ServedUnhealthy || !s.Health.Verified {
 			t.Errorf("%s on %s after the reassignment: %v, verified %v; want unhealthy and verified", backend, name, s.Served.State(), s.Health.Verified)
 		}
+	}
+}
+
+// TestLocalFallbackWhenTheWatchIsLost: views still read, but verdicts no
+// longer followed for longer than the view lease, is local probing too;
+// a watch that works again brings shared probing back.
+func TestLocalFallbackWhenTheWatchIsLost(t *testing.T) {
+	r := newFleetRig(t, 3, 6, 2)
+	r.rounds(3)
+	for _, name := range r.names {
+		r.coords[name].onUpdate(store.VerdictUpdate{Err: errors.New("watch cancelled")})
+	}
+	r.rounds(9)
+	if snap := r.pools["r1"].Snapshot(); snap.Probing != pool.ProbingShared {
+		t.Errorf("probing = %q within the view lease of losing the watch, want shared still", snap.Probing)
+	}
+	r.rounds(2)
+	if snap := r.pools["r1"].Snapshot(); snap.Probing != pool.ProbingLocal {
+		t.Errorf("probing = %q after the watch was lost for longer than the view lease, want local", snap.Probing)
+	}
+	for _, name := range r.names {
+		r.coords[name].onUpdate(store.VerdictUpdate{Reset: true})
+	}
+	r.rounds(2)
+	if snap := r.pools["r1"].Snapshot(); snap.Probing != pool.ProbingShared {
+		t.Errorf("probing = %q once the watch works again, want shared", snap.Probing)
 	}
 }
