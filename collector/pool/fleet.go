@@ -142,6 +142,9 @@ func (b *Backend) setFleetLocked(f Fleet, now time.Time) (newDissenter string) {
 	s := b.fleet
 	if f.Role == RoleVantage && s.role != RoleVantage {
 		s.own, s.ownSince = b.ownStart(f.Peers)
+		// A vantage point again publishes again: what it published
+		// before may have been deleted meanwhile.
+		s.offered = false
 	}
 	s.role, s.self = f.Role, f.Self
 	s.vantagePoints = append(s.vantagePoints[:0], f.VantagePoints...)

@@ -69,8 +69,12 @@ type Coordinator struct {
 	// pending are the backends whose own verdict is to be published.
 	pending map[string]struct{}
 
-	// The rest is Run's alone.
-	mode string
+	// state guards the rest, which the judging and the publisher share.
+	// It is never held during a call to the store, which may take its
+	// request timeout: the mode must fall back on time however long a
+	// write waits.
+	state sync.Mutex
+	mode  string
 	// lastSynced is when the views and the watch were last both current:
 	// the last successful read of the views, unless the watch has failed
 	// since.
@@ -112,18 +116,33 @@ func New(o Options) *Coordinator {
 // the store has been read, this replica knows no verdict but its own.
 func (c *Coordinator) Run(ctx context.Context) {
 	c.attach()
-	var watch sync.WaitGroup
-	watch.Go(func() { c.o.Store.WatchVerdicts(ctx, c.onUpdate) })
-	defer watch.Wait()
+	var background sync.WaitGroup
+	background.Go(func() { c.o.Store.WatchVerdicts(ctx, c.onUpdate) })
+	background.Go(func() { c.publishEvery(ctx) })
+	defer background.Wait()
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
 	for {
-		c.step(ctx, c.o.Now())
+		c.judgeAt(c.o.Now())
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 		case <-c.arrived:
+		}
+	}
+}
+
+// publishEvery publishes what is due each tick until ctx ends.
+func (c *Coordinator) publishEvery(ctx context.Context) {
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			c.publish(ctx, c.o.Now())
 		}
 	}
 }
@@ -163,9 +182,18 @@ func (c *Coordinator) onUpdate(u store.VerdictUpdate) {
 	}
 }
 
-// step does what is due at now: the mode, the judgement, the publication.
+// step does what is due at now, the judgement and then the publication,
+// in one call: Run does the two on goroutines of their own.
 func (c *Coordinator) step(ctx context.Context, now time.Time) {
+	c.judgeAt(now)
+	c.publish(ctx, now)
+}
+
+// judgeAt decides the mode at now and judges the backends due.
+func (c *Coordinator) judgeAt(now time.Time) {
 	names, readAt := c.o.Members()
+	c.state.Lock()
+	defer c.state.Unlock()
 	c.mu.Lock()
 	watchOK, watchLost := c.watchOK, c.watchLost
 	c.mu.Unlock()
@@ -192,9 +220,6 @@ func (c *Coordinator) step(ctx context.Context, now time.Time) {
 		c.judgeAll(now)
 	} else {
 		c.judgeDirty(now)
-	}
-	if c.mode == pool.ProbingShared {
-		c.publish(ctx, now)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	commoncfg "github.com/prometheus/common/config"
 
+	"github.com/probegate/probegate/collector/fleet"
 	"github.com/probegate/probegate/collector/health"
 	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
@@ -367,3 +368,47 @@ func TestLocalFallbackWhenTheWatchIsLost(t *testing.T) {
 		t.Errorf("probing = %q once the watch works again, want shared", snap.Probing)
 	}
 }
+
+// TestRegainedBackendIsPublishedAgain: a replica that loses a backend to
+// a replica joining deletes its verdict a view lease later; when it gains
+// the backend back, it publishes its verdict again, although the verdict
+// did not change.
+func TestRegainedBackendIsPublishedAgain(t *testing.T) {
+	r := newFleetRig(t, 4, 24, 2)
+	r.live = []string{"r1", "r2", "r3"}
+	r.rounds(3)
+	backend := ""
+	for _, b := range r.backends {
+		if slices.Contains(r.coords["r1"].members.Assign(nil, b, 2), "r1") &&
+			!slices.Contains(fleetMembers("r1", "r2", "r3", "r4").Assign(nil, b, 2), "r1") {
+			backend = b
+			break
+		}
+	}
+	if backend == "" {
+		t.Fatal("no backend that r1 loses to r4 among 24")
+	}
+	key := r.coords["r1"].o.Store.VerdictKey("r1", backend)
+	stored := func() bool {
+		r.store.mu.Lock()
+		defer r.store.mu.Unlock()
+		_, ok := r.store.keys[key]
+		return ok
+	}
+	if !stored() {
+		t.Fatalf("r1's verdict of %s is not stored", backend)
+	}
+	r.live = []string{"r1", "r2", "r3", "r4"}
+	r.rounds(12)
+	if stored() {
+		t.Fatalf("r1's verdict of %s is still stored a view lease after r4 took the backend", backend)
+	}
+	r.live = []string{"r1", "r2", "r3"}
+	r.store.expire("r4")
+	r.rounds(2)
+	if !stored() {
+		t.Errorf("r1's verdict of %s is not stored after it regained the backend", backend)
+	}
+}
+
+func fleetMembers(names ...string) fleet.Members { return fleet.NewMembers(names) }

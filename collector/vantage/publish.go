@@ -17,6 +17,11 @@ import (
 // not fit in it waits for the next. Each backend's latest verdict is
 // written once however often it changed meanwhile.
 func (c *Coordinator) publish(ctx context.Context, now time.Time) {
+	c.state.Lock()
+	defer c.state.Unlock()
+	if c.mode != pool.ProbingShared {
+		return
+	}
 	c.mu.Lock()
 	pending := len(c.pending)
 	c.mu.Unlock()
@@ -43,7 +48,9 @@ func (c *Coordinator) publish(ctx context.Context, now time.Time) {
 	}
 	write := writes[0]
 	c.requeue(ops[len(write):], backends[len(write):])
+	c.state.Unlock()
 	lease, err := c.o.Store.PublishVerdicts(ctx, write)
+	c.state.Lock()
 	if err != nil {
 		c.requeue(write, backends[:len(write)])
 		c.metrics.writes.WithLabelValues("error").Inc()
