@@ -20,6 +20,15 @@ import (
 // what changed: as often as a replica may write (fleet.MaxWritesPerSecond).
 const tick = time.Second / fleet.MaxWritesPerSecond
 
+// unsyncedLimit is how long the store may be out of reach before the
+// replica falls back to local probing. It is counted from the last
+// successful read of the views, which are read every second, so the
+// store's loss is up to a second older than that read, and the mode is
+// decided every tick: two seconds short of the view lease, the fall-back
+// comes within the view lease of the loss. By then a peer's verdict may
+// have ended unseen, and this replica's own may have lapsed.
+const unsyncedLimit = store.ReplicaTTL - 2*time.Second
+
 // forgetAfter is how long a replica that left the fleet is remembered as
 // a dissenter: long enough for the alerts on it to resolve by the rules'
 // own reading, short enough that the replicas a rollout replaced do not
@@ -245,8 +254,8 @@ func (c *Coordinator) modeAt(now time.Time) (mode, why string) {
 	switch {
 	case c.lastSynced.IsZero():
 		return pool.ProbingLocal, "the store has not been read yet"
-	case now.Sub(c.lastSynced) > store.ReplicaTTL:
-		return pool.ProbingLocal, "the store has been out of reach for longer than the view lease"
+	case now.Sub(c.lastSynced) > unsyncedLimit:
+		return pool.ProbingLocal, "the store has been out of reach for about a view lease"
 	case !c.members.Has(c.o.Self):
 		return pool.ProbingLocal, "this replica's own view is not live in the store"
 	case c.members.Len() < 2:

@@ -261,7 +261,7 @@ func TestLocalFallbackWhenTheStoreIsLost(t *testing.T) {
 	r := newFleetRig(t, 3, 12, 2)
 	r.rounds(3)
 	r.fresh = false
-	r.rounds(10)
+	r.rounds(int(unsyncedLimit / time.Second))
 	for _, backend := range r.backends {
 		if by := r.probedBy(backend); len(by) != 2 {
 			t.Errorf("%s is probed by %v within the view lease, want its two vantage points still", backend, by)
@@ -270,7 +270,7 @@ func TestLocalFallbackWhenTheStoreIsLost(t *testing.T) {
 	r.rounds(2)
 	for _, name := range r.names {
 		if snap := r.pools[name].Snapshot(); snap.Probing != pool.ProbingLocal {
-			t.Errorf("%s probing = %q after the store was out of reach for longer than the view lease, want local", name, snap.Probing)
+			t.Errorf("%s probing = %q after the store was out of reach for about a view lease, want local", name, snap.Probing)
 		}
 		for _, backend := range r.backends {
 			s, _ := r.pools[name].SnapshotOf(backend)
@@ -352,7 +352,7 @@ func TestLocalFallbackWhenTheWatchIsLost(t *testing.T) {
 	for _, name := range r.names {
 		r.coords[name].onUpdate(store.VerdictUpdate{Err: errors.New("watch cancelled")})
 	}
-	r.rounds(9)
+	r.rounds(int(unsyncedLimit/time.Second) - 1)
 	if snap := r.pools["r1"].Snapshot(); snap.Probing != pool.ProbingShared {
 		t.Errorf("probing = %q within the view lease of losing the watch, want shared still", snap.Probing)
 	}
