@@ -213,9 +213,11 @@ bench-groups:
 # bench-fleet: shared probing's pure logic: which backends a replica
 # probes out of 10,000 over 5 replicas (rendezvous hashing), and the etcd
 # write volume of its verdicts at 10,000 backends with 1% changing state a
-# second (budget 1 MiB/s a replica).
+# second (budget 1 MiB/s a replica); and the coordinator's judgement of
+# 10,000 backends, which it makes once a second.
 bench-fleet:
 	$(GO) test -run '^$$' -bench . -benchmem ./collector/fleet/
+	$(GO) test -run '^$$' -bench JudgeAll -benchtime 20x -benchmem ./collector/vantage/
 
 # bench-replicas: maintenance write latency (p50, p99) and the lag until
 # every replica shows a change (p99; promised under 200 ms), over three

@@ -107,8 +107,11 @@ func (b *Backend) ProbedHere() bool {
 // again. The vantage point named a lone dissenter by this
 // judgement for the first time (fleet.Judgement.NewDissenter) is counted.
 // SetFleet reports whether the replica's own verdict changed since it was
-// last offered for publication (OwnVerdict); the observer is not told.
-func (b *Backend) SetFleet(f Fleet, now time.Time) (ownChanged bool) {
+// last offered for publication (OwnVerdict; the observer is not told),
+// and whether what the backend is served as changed: the caller, who
+// judges many backends in a row, then calls Pool.NoteStateChanges once
+// after them, rather than the pool counting itself once per backend.
+func (b *Backend) SetFleet(f Fleet, now time.Time) (ownChanged, servedChanged bool) {
 	var newDissenter string
 	b.mu.Lock()
 	before := b.servedLocked()
@@ -126,11 +129,14 @@ func (b *Backend) SetFleet(f Fleet, now time.Time) (ownChanged bool) {
 	if to != from {
 		b.logFleetTransition(from, to)
 	}
-	if after.State() != before.State() {
-		b.transitioned()
-	}
 	b.pool.noteFleet(b, newDissenter, false)
-	return ownChanged
+	return ownChanged, after.State() != before.State()
+}
+
+// NoteStateChanges re-evaluates what depends on the whole pool's states
+// (fail-open) after backends changed state by SetFleet.
+func (p *Pool) NoteStateChanges() {
+	p.noteFailOpen()
 }
 
 // setFleetLocked takes in f, whose role is not RoleLocal, and judges. The

@@ -103,6 +103,9 @@ type Coordinator struct {
 	lastFull  time.Time
 	// lastMember is when each replica was last seen live.
 	lastMember map[string]time.Time
+	// servedChanged says that a backend judged since the pool last heard
+	// of it changed what it is served as.
+	servedChanged bool
 	// scratch space of one judgement.
 	vantagePoints []string
 	peers         []fleet.Vantage
@@ -230,6 +233,10 @@ func (c *Coordinator) judgeAt(now time.Time) {
 	} else {
 		c.judgeDirty(now)
 	}
+	if c.servedChanged {
+		c.servedChanged = false
+		c.o.Pool.NoteStateChanges()
+	}
 }
 
 // forgetLeavers has the pool forget the dissents of the replicas not
@@ -342,9 +349,11 @@ func (c *Coordinator) judge(b *pool.Backend, now time.Time) (probingChanged bool
 		c.mu.Unlock()
 		f = pool.Fleet{Role: c.roleOf(), Self: c.o.Self, VantagePoints: c.vantagePoints, Peers: c.peers}
 	}
-	if b.SetFleet(f, now) {
+	ownChanged, servedChanged := b.SetFleet(f, now)
+	if ownChanged {
 		c.ownVerdictChanged(b.Name)
 	}
+	c.servedChanged = c.servedChanged || servedChanged
 	previous, known := c.roles[b.Name]
 	c.roles[b.Name] = f.Role
 	switch {
