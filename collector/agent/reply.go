@@ -70,7 +70,7 @@ func ReplyFor(b pool.BackendSnapshot) Reply {
 	case b.Served.Ejected():
 		return Reply{VerdictDrain, lineDrain}
 	case !b.Served.InService():
-		return Reply{VerdictDown, lineDown + downReason(b.LastProbe) + "\n"}
+		return Reply{VerdictDown, lineDown + downReason(b) + "\n"}
 	case b.ProbeEnabled && b.Served.Machine == health.StateUnknown:
 		return Reply{VerdictUnjudged, ""}
 	}
@@ -79,11 +79,25 @@ func ReplyFor(b pool.BackendSnapshot) Reply {
 
 // downReason is the description HAProxy shows beside a server the probes
 // hold out: the state, and the last probe's failure reason when it
-// failed.
-func downReason(last *health.Result) string {
+// failed. Under a shared verdict the reason is the first vantage point's
+// that says unhealthy after a failure, so that every replica gives the
+// same line, whatever its own last probe was.
+func downReason(b pool.BackendSnapshot) string {
 	state := health.StateUnhealthy.String()
-	if last == nil || last.Class != health.ClassFailed {
+	failure := health.ReasonNone
+	switch {
+	case b.Fleet != nil && b.Fleet.Shared:
+		for _, vp := range b.Fleet.VantagePoints {
+			if vp.Live && vp.State == health.StateUnhealthy && vp.Failure != health.ReasonNone {
+				failure = vp.Failure
+				break
+			}
+		}
+	case b.LastProbe != nil && b.LastProbe.Class == health.ClassFailed:
+		failure = b.LastProbe.Reason
+	}
+	if failure == health.ReasonNone {
 		return state
 	}
-	return state + ": " + last.Reason.String()
+	return state + ": " + failure.String()
 }

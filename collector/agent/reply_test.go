@@ -36,6 +36,11 @@ func TestReplyFor(t *testing.T) {
 			Reply{VerdictDown, "down ready #unhealthy\n"}},
 		{"unhealthy, no probe kept", pool.BackendSnapshot{Served: health.Served{Machine: health.StateUnhealthy}},
 			Reply{VerdictDown, "down ready #unhealthy\n"}},
+		{"unhealthy by its vantage points: theirs is the reason, not this replica's last probe", pool.BackendSnapshot{Served: health.Served{Machine: health.StateUnhealthy}, LastProbe: failed,
+			Fleet: &pool.FleetSnapshot{Shared: true, VantagePoints: []pool.VantagePointSnapshot{
+				{Replica: "r2", Live: true, State: health.StateUnhealthy},
+				{Replica: "r3", Live: true, State: health.StateUnhealthy, Failure: health.ReasonTimeout}}}},
+			Reply{VerdictDown, "down ready #unhealthy: timeout\n"}},
 		{"maintenance over a healthy machine", pool.BackendSnapshot{Served: health.Served{Machine: health.StateHealthy, Overlay: health.OverlayMaintenance},
 			Maintenance: &entries.Entry{Backend: "b", Reason: "kernel"}},
 			Reply{VerdictMaint, "maint\n"}},

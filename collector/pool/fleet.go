@@ -319,6 +319,9 @@ type VantagePointSnapshot struct {
 	Live  bool
 	State health.State
 	Since time.Time
+	// Failure is the reason of its last result when that failed,
+	// health.ReasonNone otherwise.
+	Failure health.Reason
 	// Dissenting says it has disagreed alone with the verdict for longer
 	// than fleet.DissentIntervals probe intervals.
 	Dissenting bool
@@ -335,7 +338,11 @@ func (b *Backend) fleetSnapshotLocked() *FleetSnapshot {
 	for i, replica := range s.vantagePoints {
 		vp := VantagePointSnapshot{Replica: replica, Dissenting: replica == s.judgement.Dissenter}
 		if j := slices.IndexFunc(s.scratch, func(v fleet.Vantage) bool { return v.Replica == replica }); j >= 0 {
-			vp.Live, vp.State, vp.Since = true, s.scratch[j].Verdict.State, s.scratch[j].Verdict.Since
+			v := s.scratch[j].Verdict
+			vp.Live, vp.State, vp.Since = true, v.State, v.Since
+			if v.Probed && v.Class == health.ClassFailed {
+				vp.Failure = v.Reason
+			}
 		}
 		fs.VantagePoints[i] = vp
 	}
