@@ -182,7 +182,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	units := roundUnits(selection)
 	configuredQuorum := max(s.fanout.MinContributors.Of(units), 1)
 	quorum := demand.quorum(configuredQuorum, units)
-	groups := f.newRoundGroups(selection, f.pool.Len())
+	groups := f.newRoundGroups(selection)
 	rd := f.ask(r, groups, target, header, body, s, mem, demand.stragglerRule(s, quorum))
 
 	// The merge is in the groups' order, whichever replica answered.
@@ -195,7 +195,7 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var relay *backendAnswer
-	for _, a := range rd.ordered() {
+	for a := range rd.ordered {
 		if a.answer.relayable {
 			relay = &a.answer
 			break
@@ -262,13 +262,14 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// charge hands the finished round to the pool (Pool.RecordRound), which
-// decides whether its failures are correlated and charges, or not, each
-// backend; a correlated round is counted here.
-func (f *Fanout) charge(answers []backendAnswer) {
-	samples := make([]pool.RoundSample, len(answers))
-	for i, a := range answers {
-		samples[i] = pool.RoundSample{Backend: a.backend, Outcome: a.outcome, Latency: a.latency}
+// charge hands the finished round's answers, by group, to the pool
+// (Pool.RecordRound), which decides whether its failures are correlated
+// and charges, or not, each backend; a correlated round is counted here.
+func (f *Fanout) charge(rd *round) {
+	samples := make([]pool.RoundSample, 0, rd.n)
+	for at := range rd.ordered {
+		a := &at.answer
+		samples = append(samples, pool.RoundSample{Backend: a.backend, Outcome: a.outcome, Latency: a.latency})
 		// A local outcome measured probegate, not the backend.
 		if f.metrics != nil && !(a.outcome.Erred && a.outcome.Reason == traffic.Local) {
 			f.metrics.observeDuration(a.backend.Name, a.latency)

@@ -109,8 +109,13 @@ type round struct {
 
 // newRoundGroups makes the round's groups from the pool's selection,
 // fetching the lasting state of every group of more than one backend.
-func (f *Fanout) newRoundGroups(selection []pool.SelectedGroup, poolSize int) []roundGroup {
+func (f *Fanout) newRoundGroups(selection []pool.SelectedGroup) []roundGroup {
 	states := f.replicas.Load()
+	// The selection holds every backend of the pool, once.
+	poolSize := 0
+	for _, sg := range selection {
+		poolSize += len(sg.Selected) + len(sg.Skipped)
+	}
 	groups := make([]roundGroup, len(selection))
 	for i, sg := range selection {
 		g := &groups[i]
@@ -176,7 +181,7 @@ func (f *Fanout) ask(r *http.Request, groups []roundGroup, target string, header
 		cut = straggler.NewRound(*rule, asked)
 	}
 	rd.wait(asked, cut)
-	f.charge(rd.answers())
+	f.charge(rd)
 	return rd
 }
 
@@ -372,6 +377,11 @@ func (rd *round) win(i, k int) {
 	g := &rd.groups[i]
 	g.settled, g.winner = true, k
 	rd.stopHedge(g)
+	if g.running == 0 {
+		// Nothing else of the group is running: always so for a group
+		// of one backend.
+		return
+	}
 	now := rd.f.now()
 	for j := range rd.n {
 		if a := &rd.attempts[j]; a.group == i && j != k && !a.finished {
@@ -506,24 +516,31 @@ func (rd *round) drain() {
 	}
 }
 
-// ordered are the round's requests by group, in the order sent within
-// each.
-func (rd *round) ordered() []*attempt {
-	out := make([]*attempt, rd.n)
-	for k := range rd.n {
-		out[k] = &rd.attempts[k]
+// ordered yields the round's requests by group, in the order sent within
+// each. They were sent in that order unless a group failed over or
+// hedged; only then are they sorted, into a slice of their own, so that a
+// round of a pool without groups, read so three times, allocates nothing
+// for it.
+func (rd *round) ordered(yield func(*attempt) bool) {
+	sent := rd.attempts[:rd.n]
+	if slices.IsSortedFunc(sent, func(a, b attempt) int { return a.group - b.group }) {
+		for k := range sent {
+			if !yield(&sent[k]) {
+				return
+			}
+		}
+		return
 	}
-	slices.SortStableFunc(out, func(a, b *attempt) int { return a.group - b.group })
-	return out
-}
-
-// answers are the answers of every request the round sent, by group.
-func (rd *round) answers() []backendAnswer {
-	out := make([]backendAnswer, 0, rd.n)
-	for _, a := range rd.ordered() {
-		out = append(out, a.answer)
+	sorted := make([]*attempt, len(sent))
+	for k := range sent {
+		sorted[k] = &sent[k]
 	}
-	return out
+	slices.SortStableFunc(sorted, func(a, b *attempt) int { return a.group - b.group })
+	for _, a := range sorted {
+		if !yield(a) {
+			return
+		}
+	}
 }
 
 // newRand is the fan-out's source of randomness for choosing replicas:

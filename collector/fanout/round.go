@@ -60,14 +60,20 @@ type RoundBackend struct {
 // by group in the order asked, then those in service a sibling answered
 // for, then the skipped ones. grouped names each backend's group.
 func roundBackends(rd *round, grouped bool) []RoundBackend {
-	var out []RoundBackend
+	// Every backend of the round's groups has one entry: a round asks no
+	// replica twice.
+	size := 0
+	for i := range rd.groups {
+		size += len(rd.groups[i].replicas) + len(rd.groups[i].skipped)
+	}
+	out := make([]RoundBackend, 0, size)
 	groupOf := func(g *roundGroup) string {
 		if grouped {
 			return g.name
 		}
 		return ""
 	}
-	for _, a := range rd.ordered() {
+	for a := range rd.ordered {
 		g := &rd.groups[a.group]
 		rb := RoundBackend{Name: g.replicas[a.replica].Name, Group: groupOf(g), Status: a.answer.status}
 		switch {

@@ -343,7 +343,7 @@ func histogramSum(t *testing.T, o prometheus.Observer) float64 {
 func TestCutKeepsAContributionThatArrivedWithTheCut(t *testing.T) {
 	r, _ := delayedRig(t, options{fanout: stragglersOn()}, 5*time.Millisecond, 50*time.Millisecond, 2*time.Second)
 	selection, _, _ := r.pool.GroupSelection()
-	groups := r.fanout.newRoundGroups(selection, r.pool.Len())
+	groups := r.fanout.newRoundGroups(selection)
 	rd := &round{f: r.fanout, s: r.fanout.settings.Load(), ctx: context.Background(), groups: groups,
 		attempts: make([]attempt, len(groups)), n: len(groups), done: make(chan int, len(groups))}
 	cancelled := make([]bool, len(groups))
@@ -359,7 +359,10 @@ func TestCutKeepsAContributionThatArrivedWithTheCut(t *testing.T) {
 	rd.done <- 2
 	rd.cutStragglers()
 	rd.drain()
-	answers := rd.answers()
+	var answers []backendAnswer
+	for a := range rd.ordered {
+		answers = append(answers, a.answer)
+	}
 	selected := r.pool.Backends()
 	if answers[1].outcome.Reason == traffic.Straggler || !answers[1].contributed || answers[1].latency != 50*time.Millisecond || groups[1].winner != 1 {
 		t.Errorf("b1's answer, whole before the cut, became %+v", answers[1])

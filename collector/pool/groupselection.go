@@ -22,27 +22,20 @@ func (p *Pool) GroupSelection() (groups []SelectedGroup, grouped, failOpen bool)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	selected, failOpen := p.selectLocked()
-	grouped = p.groupedLocked()
-	var of []int
-	if grouped {
-		var names []string
-		names, of = groupOrder(p.backends)
-		groups = make([]SelectedGroup, len(names))
-		for j, name := range names {
-			groups[j].Name = name
-		}
-	} else {
-		groups = make([]SelectedGroup, len(p.backends))
-		for i, b := range p.backends {
-			groups[i].Name = b.Group()
-		}
+	if !p.groupedLocked() {
+		return p.ungroupedSelectionLocked(selected), false, failOpen
+	}
+	names, of := groupOrder(p.backends)
+	groups = make([]SelectedGroup, len(names))
+	for j, name := range names {
+		groups[j].Name = name
 	}
 	// Every round asks for this, so the groups' replicas share one array,
 	// cut into each group's Selected and Skipped (counted first): a
 	// handful of allocations whatever the number of groups.
 	count := make([]int, 2*len(groups))
 	for i := range p.backends {
-		j := 2 * groupOf(of, i)
+		j := 2 * of[i]
 		if !selected[i] {
 			j++
 		}
@@ -57,24 +50,33 @@ func (p *Pool) GroupSelection() (groups []SelectedGroup, grouped, failOpen bool)
 		g.Skipped, next = members[next:next:next+m], next+m
 	}
 	for i, b := range p.backends {
-		g := &groups[groupOf(of, i)]
+		g := &groups[of[i]]
 		if selected[i] {
 			g.Selected = append(g.Selected, b)
 		} else {
 			g.Skipped = append(g.Skipped, b)
 		}
 	}
-	return groups, grouped, failOpen
+	return groups, true, failOpen
 }
 
-// groupOf is the number of backend i's group: of[i] from groupOrder, or
-// i itself when no backend has a group (of is nil), each backend then a
-// group of its own in configuration order.
-func groupOf(of []int, i int) int {
-	if of == nil {
-		return i
+// ungroupedSelectionLocked is GroupSelection of a pool where no backend
+// has a group: every backend a group of its own, in configuration order.
+// A group's one replica is a window of one on the pool's backends, which
+// Apply replaces and never changes in place, so that a round of such a
+// pool allocates only its groups. The caller holds mu.
+func (p *Pool) ungroupedSelectionLocked(selected []bool) []SelectedGroup {
+	groups := make([]SelectedGroup, len(p.backends))
+	for i, b := range p.backends {
+		g := &groups[i]
+		g.Name = b.Group()
+		if one := p.backends[i : i+1 : i+1]; selected[i] {
+			g.Selected = one
+		} else {
+			g.Skipped = one
+		}
 	}
-	return of[i]
+	return groups
 }
 
 // selectLocked tells which of the pool's backends a fan-out round may

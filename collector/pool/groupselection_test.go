@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -62,5 +63,39 @@ func TestGroupSelectionWithoutGroupsIsSelection(t *testing.T) {
 	bySelection = names(selected)
 	if !slices.Equal(byGroups, bySelection) || len(skipped) != 1 || skipped[0].Name != "b2" {
 		t.Errorf("groups select %v, Selection %v skipping %v; want the same, b2 in maintenance skipped", byGroups, bySelection, names(skipped))
+	}
+}
+
+// TestUngroupedSelectionOutlivesItsPool: without groups a group's replica
+// is a window on the pool's backends, so a round's selection must stay
+// what it was when the pool is reloaded meanwhile, and a round appending
+// to a group must not write into the pool.
+func TestUngroupedSelectionOutlivesItsPool(t *testing.T) {
+	p := newPool(t, groupedTargets("", "", ""), Settings{})
+	groups, _, _ := p.GroupSelection()
+	_ = append(groups[0].Selected, groups[2].Selected[0])
+	if got := names(p.Backends()); !slices.Equal(got, []string{"b0", "b1", "b2"}) {
+		t.Fatalf("appending to group b0 made the pool %v", got)
+	}
+	reloaded := namedTargets("c0", "c1", "c2")
+	if err := p.Apply(reloaded, Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range groups {
+		if want := fmt.Sprintf("b%d", i); g.Name != want || len(g.Selected) != 1 || g.Selected[0].Name != want {
+			t.Errorf("after a reload, group %d is %s selecting %v; want %s selecting itself", i, g.Name, names(g.Selected), want)
+		}
+	}
+}
+
+// TestUngroupedSelectionAllocatesAsSelection: every fan-out round asks
+// for the selection, so that of a pool without groups allocates no more
+// than Selection, which the rounds asked for before there were groups.
+func TestUngroupedSelectionAllocatesAsSelection(t *testing.T) {
+	p := newPool(t, groupedTargets("", "", ""), Settings{})
+	byGroups := testing.AllocsPerRun(100, func() { p.GroupSelection() })
+	bySelection := testing.AllocsPerRun(100, func() { p.Selection() })
+	if byGroups > bySelection {
+		t.Errorf("GroupSelection of a pool without groups allocates %v times, Selection %v", byGroups, bySelection)
 	}
 }
