@@ -39,7 +39,13 @@ type tcpProxy struct {
 // stops when the test ends.
 func startProxy(t testing.TB, target string) *tcpProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", freeAddr(t))
+	return startProxyOn(t, freeAddr(t), target)
+}
+
+// startProxyOn is startProxy listening on listen, host:port.
+func startProxyOn(t testing.TB, listen, target string) *tcpProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +154,10 @@ type replica struct {
 	proxies []*tcpProxy
 	// extra are flags added at the next start, such as a clock offset.
 	extra []string
+	// via is the command prefix the binary runs through (`ip netns exec`
+	// for a replica in a network namespace of its own), and placed the
+	// flags that put its listeners there; both stay across restarts.
+	via, placed []string
 
 	proc *probegateProcess
 	// base is the main listener's URL: /healthz, /ready, /metrics,
@@ -185,8 +195,9 @@ func newReplica(t testing.TB, c *etcdCluster, name, prefix, readiness, extra str
 func (r *replica) launch() {
 	r.t.Helper()
 	args := append([]string{"--config.file=" + r.config, "--web.enable-admin-api",
-		"--replica.name=" + r.name, "--storage.path=" + r.storage}, r.extra...)
-	r.proc = launchProbegate(r.t, r.addr, args...)
+		"--replica.name=" + r.name, "--storage.path=" + r.storage}, r.placed...)
+	args = append(args, r.extra...)
+	r.proc = launchProbegateVia(r.t, r.via, r.addr, args...)
 	r.base = r.proc.base
 	r.admin = r.proc.admin
 }

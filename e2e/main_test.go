@@ -166,9 +166,19 @@ func (p *probegateProcess) awaitServing(t testing.TB, retryBind bool) bool {
 // --web.enable-lifecycle, or the demo).
 func launchProbegate(t testing.TB, addr string, args ...string) *probegateProcess {
 	t.Helper()
+	return launchProbegateVia(t, nil, addr, args...)
+}
+
+// launchProbegateVia is launchProbegate with the binary run through the
+// command prefix via, such as `ip netns exec <name>` (which execs the
+// binary in the same process, so that killing the process kills probegate).
+func launchProbegateVia(t testing.TB, via []string, addr string, args ...string) *probegateProcess {
+	t.Helper()
 	p := &probegateProcess{base: "http://" + addr}
 	args = withAdminListener(t, p, args)
-	p.cmd = exec.Command(binary(t), append(args, "--web.listen-address="+addr)...)
+	argv := append(slices.Clip(via), binary(t))
+	argv = append(append(argv, args...), "--web.listen-address="+addr)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.output, p.done = startProcess(t, "probegate", p.cmd)
 	return p
 }
