@@ -117,25 +117,11 @@ func TestAgentLendsTheVerdictToHAProxy(t *testing.T) {
 	p := startProbegate(t, "--config.file="+cfgFile, "--storage.path="+filepath.Join(dir, "data"),
 		"--web.enable-admin-api", "--web.agent-listen-address="+agentAddr)
 
-	front, stats := freeAddr(t), freeAddr(t)
-	_, agentPort, _ := net.SplitHostPort(agentAddr)
-	text := fmt.Appendf(nil, agentHAProxyConfig, front, stats)
-	var agentServers, checkedServers strings.Builder
+	urls := make([]string, len(backends))
 	for i, b := range backends {
-		addr := strings.TrimPrefix(b.URL, "http://")
-		fmt.Fprintf(&agentServers, "    server %s %s agent-check agent-addr 127.0.0.1 agent-port %s agent-send \"%s\\n\" agent-inter %dms\n",
-			names[i], addr, agentPort, names[i], agentInter.Milliseconds())
-		fmt.Fprintf(&checkedServers, "    server %s %s check\n", names[i], addr)
+		urls[i] = b.URL
 	}
-	text = []byte(strings.Replace(strings.Replace(string(text),
-		"backend agent\n    balance roundrobin\n", "backend agent\n    balance roundrobin\n"+agentServers.String(), 1),
-		"    default-server inter 250ms fall 2 rise 1\n", "    default-server inter 250ms fall 2 rise 1\n"+checkedServers.String(), 1))
-	haproxyCfg := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(haproxyCfg, text, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	startProcess(t, "haproxy", exec.Command(haproxyBin, "-f", haproxyCfg, "-db"))
-	statsURL := "http://" + stats + "/stats"
+	front, statsURL := startAgentHAProxy(t, haproxyBin, names, urls, agentAddr)
 
 	// Once probegate has judged every backend (the wrong-path one
 	// probe_unsupported) and HAProxy has asked since, every server is up
@@ -273,6 +259,36 @@ func TestAgentLendsTheVerdictToHAProxy(t *testing.T) {
 	if reply := agentExchange(t, agentAddr, "b4\n"); reply != "up ready\n" {
 		t.Errorf("during the drain window the agent answered %q, want up ready", reply)
 	}
+}
+
+// startAgentHAProxy runs HAProxy (agentHAProxyConfig) with the servers
+// named names at urls, judged by the agent at agentAddr alone in the
+// backend "agent" and by HAProxy's own check of /healthz in the backend
+// "httpchk", and returns its frontend's address and its statistics' URL.
+func startAgentHAProxy(t *testing.T, haproxyBin string, names, urls []string, agentAddr string) (front, statsURL string) {
+	t.Helper()
+	front, stats := freeAddr(t), freeAddr(t)
+	agentHost, agentPort, err := net.SplitHostPort(agentAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Appendf(nil, agentHAProxyConfig, front, stats)
+	var agentServers, checkedServers strings.Builder
+	for i, u := range urls {
+		addr := strings.TrimPrefix(u, "http://")
+		fmt.Fprintf(&agentServers, "    server %s %s agent-check agent-addr %s agent-port %s agent-send \"%s\\n\" agent-inter %dms\n",
+			names[i], addr, agentHost, agentPort, names[i], agentInter.Milliseconds())
+		fmt.Fprintf(&checkedServers, "    server %s %s check\n", names[i], addr)
+	}
+	text = []byte(strings.Replace(strings.Replace(string(text),
+		"backend agent\n    balance roundrobin\n", "backend agent\n    balance roundrobin\n"+agentServers.String(), 1),
+		"    default-server inter 250ms fall 2 rise 1\n", "    default-server inter 250ms fall 2 rise 1\n"+checkedServers.String(), 1))
+	haproxyCfg := filepath.Join(t.TempDir(), "haproxy.cfg")
+	if err := os.WriteFile(haproxyCfg, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startProcess(t, "haproxy", exec.Command(haproxyBin, "-f", haproxyCfg, "-db"))
+	return front, "http://" + stats + "/stats"
 }
 
 // checkWrkLostNothing fails the test unless wrk's report shows requests
