@@ -25,22 +25,28 @@ type healthzBackend struct {
 
 func getHealthz(t testing.TB, base string) map[string]healthzBackend {
 	t.Helper()
-	resp, err := http.Get(base + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var body struct {
 		Backends []healthzBackend `json:"backends"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatalf("/healthz: %v", err)
-	}
+	getJSON(t, base+"/healthz", &body)
 	out := map[string]healthzBackend{}
 	for _, b := range body.Backends {
 		out[b.Name] = b
 	}
 	return out
+}
+
+// getJSON decodes the JSON document at url into out.
+func getJSON(t testing.TB, url string, out any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
 }
 
 func getBody(t testing.TB, url string) string {

@@ -7,8 +7,10 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -205,12 +207,16 @@ func (ns *netns) newReplica(t testing.TB, c *etcdCluster, name, prefix, readines
 }
 
 // probedBackend is a loopback backend that counts the requests of its
-// probe path, /healthz, and answers them with a status the test sets
-// (200 at first); every other request is answered 200.
+// probe path, /healthz, notes when each came, and answers them with a
+// status the test sets (200 at first); every other request is answered
+// 200.
 type probedBackend struct {
 	*httptest.Server
 	probes atomic.Int64
 	status atomic.Int32
+
+	mu       sync.Mutex
+	probedAt []time.Time
 }
 
 func newProbedBackend(t testing.TB) *probedBackend {
@@ -220,11 +226,35 @@ func newProbedBackend(t testing.TB) *probedBackend {
 	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			b.probes.Add(1)
+			b.mu.Lock()
+			b.probedAt = append(b.probedAt, time.Now())
+			b.mu.Unlock()
 			w.WriteHeader(int(b.status.Load()))
 		}
 	}))
 	t.Cleanup(b.Close)
 	return b
+}
+
+// secondProber is when, after since, the backend began to be probed by
+// two replicas: the first probe that came less than 0.6 interval after
+// the one before it, provided the probe after next did too. One prober's
+// probes come an interval apart on a grid; two probers' interleave, and
+// of each two gaps in a row one is at most half an interval. The second
+// short gap tells them from one prober whose probe was late, after which
+// the next came on time. It is false when that has not happened yet.
+func (b *probedBackend) secondProber(since time.Time, interval time.Duration) (time.Time, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	start, _ := slices.BinarySearchFunc(b.probedAt, since, func(at, since time.Time) int { return at.Compare(since) })
+	probes := b.probedAt[start:]
+	short := func(j int) bool { return probes[j].Sub(probes[j-1]) < interval*6/10 }
+	for j := 1; j+2 < len(probes); j++ {
+		if short(j) && short(j+2) {
+			return probes[j], true
+		}
+	}
+	return time.Time{}, false
 }
 
 // newProbedBackends starts n probedBackends.
@@ -237,21 +267,26 @@ func newProbedBackends(t testing.TB, n int) []*probedBackend {
 	return backends
 }
 
-// probeCount is the number of probes the backends have answered so far.
-func probeCount(backends []*probedBackend) int64 {
-	var sum int64
-	for _, b := range backends {
-		sum += b.probes.Load()
+// probesDuring counts the probes reaching each backend during window.
+func probesDuring(backends []*probedBackend, window time.Duration) []int64 {
+	counts := make([]int64, len(backends))
+	for i, b := range backends {
+		counts[i] = b.probes.Load()
 	}
-	return sum
+	time.Sleep(window)
+	for i, b := range backends {
+		counts[i] = b.probes.Load() - counts[i]
+	}
+	return counts
 }
 
-// probesPerInterval counts the probes reaching the backends during window
-// and returns them per probe interval.
-func probesPerInterval(backends []*probedBackend, interval, window time.Duration) float64 {
-	before := probeCount(backends)
-	time.Sleep(window)
-	return float64(probeCount(backends)-before) * float64(interval) / float64(window)
+// sumInts is the sum of counts.
+func sumInts(counts []int64) int64 {
+	var sum int64
+	for _, n := range counts {
+		sum += n
+	}
+	return sum
 }
 
 // backendURLsOf are the backends' URLs.
@@ -314,10 +349,9 @@ func TestNetnsRigCutsPaths(t *testing.T) {
 	// Both probe the 30 reachable backends; only the host replica probes
 	// the 10 cut ones: per backend, those get half as many probes. The
 	// bound leaves room for a probe more or less at the window's edges.
-	cutBefore, restBefore := probeCount(backends[:10]), probeCount(backends[10:])
-	time.Sleep(8 * rigInterval)
-	perCut := float64(probeCount(backends[:10])-cutBefore) / 10
-	perRest := float64(probeCount(backends[10:])-restBefore) / 30
+	counts := probesDuring(backends, 8*rigInterval)
+	perCut := float64(sumInts(counts[:10])) / 10
+	perRest := float64(sumInts(counts[10:])) / 30
 	t.Logf("per backend in %v: %.1f probes of a cut one, %.1f of a reachable one", 8*rigInterval, perCut, perRest)
 	if perRest < 12 || perCut > 0.7*perRest {
 		t.Errorf("per backend in %v: %.1f probes of a cut one, %.1f of a reachable one; want about 8 and 16: a probe of the cut replica reached a cut backend, or the replicas did not probe",
