@@ -13,12 +13,13 @@ LDFLAGS  := -X github.com/prometheus/common/version.Version=$(VERSION) \
 JSONNET  := $(GO) tool jsonnet
 # The Debian packages the tests use: promtool and the Prometheus server,
 # HAProxy, wrk, kubectl (Debian's kubernetes-client, for `kubectl kustomize`),
-# systemd-analyze (systemd) and Chromium for the status page. Installed once
-# when missing, with sudo when not root; a missing tool is an error, never a
-# skipped test.
+# systemd-analyze (systemd), Chromium for the status page, etcd, and ip
+# (iproute2) for the shared probing tests' network namespaces. Installed
+# once when missing, with sudo when not root; a missing tool is an error,
+# never a skipped test.
 DEB_TOOLS := promtool:prometheus prometheus:prometheus haproxy:haproxy wrk:wrk \
              kubectl:kubernetes-client systemd-analyze:systemd chromium:chromium \
-             etcd:etcd-server
+             etcd:etcd-server ip:iproute2
 
 .PHONY: all build run test unit lint deps check-example rules dashboards prometheusrule mixin-check rules-test e2e bench bench-state bench-probe bench-metrics bench-ready bench-metrics-flood bench-fanout bench-stragglers bench-groups bench-fleet bench-replicas bench-churn bench-record fuzz clean release
 
