@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/probegate/probegate/collector/maintenance/store"
+	"github.com/probegate/probegate/collector/readiness"
 	"github.com/probegate/probegate/collector/vantage"
 	"github.com/probegate/probegate/config"
 )
@@ -16,12 +16,10 @@ import (
 // every backend by its vantage points' published verdicts, beside the
 // replica views in the shared store.
 func (s *server) shareProbing(reg prometheus.Registerer, now func() time.Time) {
-	coordinator := func(verdicts store.Verdicts, members func() ([]string, time.Time)) *vantage.Coordinator {
-		return vantage.New(vantage.Options{Pool: s.pool, Self: s.opts.replicaName(), VantagePoints: s.shared.VantagePoints,
-			Store: verdicts, Members: members, Resync: s.prober.Sync, Registerer: reg, Logger: s.logger, Now: now})
-	}
-	s.maint.ShareWith(func(ctx context.Context, verdicts store.Verdicts, members func() ([]string, time.Time)) {
-		coordinator(verdicts, members).Run(ctx)
+	s.maint.ShareWith(func(ctx context.Context, shared readiness.SharedStore) {
+		vantage.New(vantage.Options{Pool: s.pool, Self: s.opts.replicaName(), VantagePoints: s.shared.VantagePoints,
+			Store: shared.Verdicts, Members: shared.Members, ReadMembersSoon: shared.ReadSoon, Resync: s.prober.Sync,
+			Registerer: reg, Logger: s.logger, Now: now}).Run(ctx)
 	})
 }
 

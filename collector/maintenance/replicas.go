@@ -73,6 +73,9 @@ type Replicas struct {
 	selfName        string
 	onPeerListeners func([]ReplicaListeners)
 	peerListeners   []ReplicaListeners
+
+	// readSoon asks Run to read the views before its next tick (ReadSoon).
+	readSoon chan struct{}
 }
 
 // NewReplicas returns the replica views over registry; self describes this
@@ -90,7 +93,7 @@ func NewReplicas(registry Registry, self func(ctx context.Context) ReplicaView, 
 			Name: "probegate_replica_views_ignored_total",
 			Help: "Stored replica views ignored, each counted once, by reason (no_lease, name_mismatch, too_large, too_many, malformed).",
 		}, []string{"reason"}),
-		noted: map[string]string{}}
+		noted: map[string]string{}, readSoon: make(chan struct{}, 1)}
 	for _, s := range replicaStates {
 		r.gauge.WithLabelValues(s)
 	}
@@ -169,7 +172,19 @@ func (r *Replicas) Run(ctx context.Context) {
 			cancel()
 			return
 		case <-ticker.C:
+		case <-r.readSoon:
 		}
+	}
+}
+
+// ReadSoon has Run read the views at once rather than at its next tick:
+// for a caller that saw a sign that a view ended (shared probing sees a
+// replica's verdicts deleted with its lease), so that the replica's share
+// moves without waiting for the read. It never blocks.
+func (r *Replicas) ReadSoon() {
+	select {
+	case r.readSoon <- struct{}{}:
+	default:
 	}
 }
 

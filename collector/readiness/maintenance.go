@@ -54,7 +54,7 @@ type Maintenance struct {
 	opts     Options
 	// alongside runs beside the replica views while the store is open
 	// (ShareWith).
-	alongside func(ctx context.Context, verdicts store.Verdicts, members func() ([]string, time.Time))
+	alongside func(ctx context.Context, shared SharedStore)
 }
 
 // Open opens the configured store and applies its entries to p. A file
@@ -226,7 +226,9 @@ func (m *Maintenance) Run(ctx context.Context) {
 	}
 	var shared sync.WaitGroup
 	if verdicts, ok := m.store.(store.Verdicts); ok && m.alongside != nil && m.replicas != nil {
-		shared.Go(func() { m.alongside(ctx, verdicts, m.replicas.LiveNames) })
+		shared.Go(func() {
+			m.alongside(ctx, SharedStore{Verdicts: verdicts, Members: m.replicas.LiveNames, ReadSoon: m.replicas.ReadSoon})
+		})
 	}
 	m.manager.Run(ctx)
 	<-done
@@ -234,12 +236,20 @@ func (m *Maintenance) Run(ctx context.Context) {
 	m.store.Close()
 }
 
+// SharedStore is what shared probing takes from the shared store: the
+// verdicts, and the replica views' live names (maintenance.Replicas's
+// LiveNames and ReadSoon).
+type SharedStore struct {
+	Verdicts store.Verdicts
+	Members  func() ([]string, time.Time)
+	ReadSoon func()
+}
+
 // ShareWith has run run beside the replica views, from Run until its ctx
-// ends, with the store's verdicts and the names of the live replicas: the
-// store is closed only after run returned. It runs only with a shared
-// store, of which the replicas publish their views; call it after
-// RegisterChecks and before Run.
-func (m *Maintenance) ShareWith(run func(ctx context.Context, verdicts store.Verdicts, members func() ([]string, time.Time))) {
+// ends, with the shared store: the store is closed only after run
+// returned. It runs only with a shared store, of which the replicas
+// publish their views; call it after RegisterChecks and before Run.
+func (m *Maintenance) ShareWith(run func(ctx context.Context, shared SharedStore)) {
 	m.alongside = run
 }
 

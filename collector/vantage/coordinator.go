@@ -52,6 +52,10 @@ type Options struct {
 	// the last successful read of the store, this one's included when its
 	// own is, and when that read was (zero before the first).
 	Members func() (names []string, readAt time.Time)
+	// ReadMembersSoon, when set, has the views read at once: a replica's
+	// verdicts all deleted together is the sign of its lease ending, and
+	// its share moves as soon as its view is seen gone.
+	ReadMembersSoon func()
 	// Resync has the prober take in which backends it probes.
 	Resync     func()
 	Registerer prometheus.Registerer
@@ -185,9 +189,12 @@ func (c *Coordinator) onUpdate(u store.VerdictUpdate) {
 		return
 	}
 	c.watchOK = true
-	malformed := c.published.apply(u, c.dirty)
+	malformed, emptied := c.published.apply(u, c.dirty)
 	c.mu.Unlock()
 	c.metrics.malformed.Add(float64(malformed))
+	if emptied && c.o.ReadMembersSoon != nil {
+		c.o.ReadMembersSoon()
+	}
 	select {
 	case c.arrived <- struct{}{}:
 	default:

@@ -412,3 +412,23 @@ func TestRegainedBackendIsPublishedAgain(t *testing.T) {
 }
 
 func fleetMembers(names ...string) fleet.Members { return fleet.NewMembers(names) }
+
+// TestEndedLeaseHasTheViewsReadAtOnce: a replica whose verdicts are all
+// deleted together, as etcd deletes a lease's keys when it ends, has the
+// views read at once, so that its share moves without waiting for the
+// next read; a replica deleting one verdict of several does not.
+func TestEndedLeaseHasTheViewsReadAtOnce(t *testing.T) {
+	r := newFleetRig(t, 3, 12, 2)
+	reads := 0
+	r.coords["r1"].o.ReadMembersSoon = func() { reads++ }
+	r.rounds(3)
+	some := r.coords["r1"].members.Mine("r2", r.backends, 2)
+	r.store.of("r2").PublishVerdicts(context.Background(), []fleet.Op{{Key: r.coords["r2"].o.Store.VerdictKey("r2", some[0]), Delete: true}})
+	if reads != 0 {
+		t.Errorf("one verdict of r2 deleted: the views were read %d times at once, want none", reads)
+	}
+	r.store.expire("r2")
+	if reads != 1 {
+		t.Errorf("r2's lease ended: the views were read %d times at once, want once", reads)
+	}
+}

@@ -14,20 +14,24 @@ import (
 // verdicts here.
 type published map[string][]fleet.Vantage
 
-// apply folds one update of the watch in, and returns the backends whose
-// verdicts changed (every one known before and after on a Reset) and how
-// many values did not decode.
-func (p published) apply(u store.VerdictUpdate, changed map[string]struct{}) (malformed int) {
+// apply folds one update of the watch in, marks in changed the backends
+// whose verdicts changed (every one known before and after on a Reset),
+// and returns how many values did not decode and whether a replica that
+// had verdicts has none left after a deletion: the sign of its lease
+// ending, or of its leaving.
+func (p published) apply(u store.VerdictUpdate, changed map[string]struct{}) (malformed int, emptied bool) {
 	if u.Reset {
 		for backend := range p {
 			changed[backend] = struct{}{}
 		}
 		clear(p)
 	}
+	deleted := map[string]struct{}{}
 	for _, sv := range u.Verdicts {
 		changed[sv.Backend] = struct{}{}
 		if sv.Value == nil {
 			p.remove(sv.Backend, sv.Replica)
+			deleted[sv.Replica] = struct{}{}
 			continue
 		}
 		v, err := fleet.Decode(sv.Value)
@@ -38,7 +42,22 @@ func (p published) apply(u store.VerdictUpdate, changed map[string]struct{}) (ma
 		}
 		p.put(sv.Backend, fleet.Vantage{Replica: sv.Replica, Verdict: v})
 	}
-	return malformed
+	for replica := range deleted {
+		if !p.has(replica) {
+			emptied = true
+		}
+	}
+	return malformed, emptied
+}
+
+// has reports whether replica has a verdict about any backend.
+func (p published) has(replica string) bool {
+	for _, vs := range p {
+		if slices.ContainsFunc(vs, func(v fleet.Vantage) bool { return v.Replica == replica }) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p published) put(backend string, v fleet.Vantage) {
