@@ -50,7 +50,7 @@ type Judgement struct {
 // pass to the next one.
 func (d Dissent) Step(vantagePoints []string, published []Vantage, now time.Time, interval time.Duration) (Judgement, Dissent) {
 	counted := func(replica string) bool { return slices.Contains(vantagePoints, replica) }
-	j := Judgement{Decision: tally(published, counted)}
+	j := Judgement{Decision: tally(published, counted, len(vantagePoints))}
 	lone := loneDissenter(j.Decision, published, counted)
 	switch {
 	case lone == "":

@@ -13,11 +13,18 @@ type Decision struct {
 	// own machine, as without shared probing. A backend is never out of
 	// service for lack of a verdict.
 	Local bool
-	// OutOfService says that more than half of the live verdicts of the
-	// backend's vantage points are unhealthy: with two, both.
+	// OutOfService says that more than half of the backend's vantage
+	// points say unhealthy in a live verdict: with two, both. A vantage
+	// point without a live verdict (just assigned, or its replica's
+	// lease just ended) says nothing, and counts as not saying unhealthy:
+	// one vantage point alone never takes a backend out while another is
+	// assigned to it, so that a replica whose path is broken ejects
+	// nothing in the moments its partner is being replaced.
 	OutOfService bool
 	// Live is how many of the backend's vantage points have a live
-	// verdict, and Unhealthy how many of those say unhealthy.
+	// verdict that judges (any state but unknown: a vantage point that
+	// has not judged the backend yet abstains), and Unhealthy how many
+	// of those say unhealthy.
 	Live, Unhealthy int
 }
 
@@ -29,15 +36,19 @@ type Decision struct {
 // published, as it stands, rather than waiting to read its write back.
 // A replica's verdict counts once however often it is passed.
 func Decide(vantagePoints []string, published []Vantage) Decision {
-	return tally(published, func(replica string) bool { return slices.Contains(vantagePoints, replica) })
+	return tally(published, func(replica string) bool { return slices.Contains(vantagePoints, replica) }, len(vantagePoints))
 }
 
 // tally is the one count of a quorum, over the verdicts of published
-// whose replica is counted, each replica's first only.
-func tally(published []Vantage, counted func(replica string) bool) Decision {
+// whose replica is counted, each replica's first only, out of expected
+// vantage points (or of the live verdicts, when more are counted).
+func tally(published []Vantage, counted func(replica string) bool, expected int) Decision {
 	var d Decision
 	for i, v := range published {
 		if !counts(published, i, counted) {
+			continue
+		}
+		if v.Verdict.State == health.StateUnknown {
 			continue
 		}
 		d.Live++
@@ -46,7 +57,7 @@ func tally(published []Vantage, counted func(replica string) bool) Decision {
 		}
 	}
 	d.Local = d.Live == 0
-	d.OutOfService = 2*d.Unhealthy > d.Live
+	d.OutOfService = 2*d.Unhealthy > max(d.Live, expected)
 	return d
 }
 

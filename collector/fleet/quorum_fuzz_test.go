@@ -49,7 +49,7 @@ func FuzzJudge(f *testing.F) {
 			live, out := 0, 0
 			for _, v := range published {
 				for _, name := range vantage {
-					if v.Replica == name {
+					if v.Replica == name && v.Verdict.State != unknown {
 						live++
 						if v.Verdict.State == unhealthy {
 							out++
@@ -57,7 +57,7 @@ func FuzzJudge(f *testing.F) {
 					}
 				}
 			}
-			if j.Live != live || j.Unhealthy != out || j.OutOfService != (2*out > live) || j.Local != (live == 0) {
+			if j.Live != live || j.Unhealthy != out || j.OutOfService != (2*out > len(vantage)) || j.Local != (live == 0) {
 				t.Fatalf("vantage %q, published %+v: %+v; %d live, %d unhealthy", vantage, published, j.Decision, live, out)
 			}
 			if j.Dissenter == "" {
@@ -93,12 +93,12 @@ func FuzzJudge(f *testing.F) {
 				dissentSince = map[string]time.Time{d.Replica: now}
 			}
 
-			h, _ := Seed(published, thresholds)
+			h, _ := Seed(published, 0, thresholds)
 			verified := false
 			for _, v := range published {
 				verified = verified || v.Verdict.Verified
 			}
-			if h.Verified != verified || h.InService() == tally(published, func(string) bool { return true }).OutOfService {
+			if h.Verified != verified || h.InService() == tally(published, func(string) bool { return true }, 0).OutOfService {
 				t.Fatalf("Seed(%+v) = %+v", published, h)
 			}
 		}

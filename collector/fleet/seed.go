@@ -17,8 +17,8 @@ import (
 //     turns a verified backend whose probe path starts refusing back into
 //     a probe_unsupported one kept in service;
 //   - the fleet's word: out of service when more than half of the
-//     verdicts say unhealthy, the rule of Decide over every verdict
-//     published, so that the new vantage point must see the backend
+//     verdicts say unhealthy, and more than half of the backend's
+//     vantagePoints, the rule of Decide over every verdict published, so that the new vantage point must see the backend
 //     recover (the machine's successes) before it counts for readmission,
 //     rather than readmit it by merely arriving. Otherwise the state is
 //     healthy when the latch is set and some verdict says healthy, else
@@ -32,22 +32,23 @@ import (
 // machine's own would stand there (not ok, and unanswered when
 // unreachable, failures times). Passive ejection is each replica's own and
 // never carries over.
-func Seed(published []Vantage, t health.Thresholds) (health.Health, time.Time) {
+func Seed(published []Vantage, vantagePoints int, t health.Thresholds) (health.Health, time.Time) {
 	every := func(string) bool { return true }
-	decision := tally(published, every)
-	if decision.Local {
-		return health.Health{}, time.Time{}
-	}
+	decision := tally(published, every, vantagePoints)
 	var h health.Health
-	unreachable := true
+	seen, unreachable := false, true
 	states := [health.NumStates]bool{}
 	for i, v := range published {
 		if !counts(published, i, every) {
 			continue
 		}
+		seen = true
 		h.Verified = h.Verified || v.Verdict.Verified
 		unreachable = unreachable && !v.Verdict.Reachable
 		states[v.Verdict.State] = true
+	}
+	if !seen {
+		return health.Health{}, time.Time{}
 	}
 	switch {
 	case decision.OutOfService:

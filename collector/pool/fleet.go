@@ -114,6 +114,10 @@ func (b *Backend) ProbedHere() bool {
 func (b *Backend) SetFleet(f Fleet, now time.Time) (ownChanged, servedChanged bool) {
 	var newDissenter string
 	b.mu.Lock()
+	// A passive ejection that probes here were to end can no longer be
+	// ended so once the backend's vantage points probe it for this
+	// replica: the readmission scan must look at it again.
+	rescan := b.health.Ejected && f.Role == RoleWatcher && (b.fleet == nil || b.fleet.role != RoleWatcher)
 	before := b.servedLocked()
 	from := b.machineLocked().State
 	if f.Role == RoleLocal {
@@ -130,6 +134,9 @@ func (b *Backend) SetFleet(f Fleet, now time.Time) (ownChanged, servedChanged bo
 		b.logFleetTransition(from, to)
 	}
 	b.pool.noteFleet(b, newDissenter, false)
+	if rescan && b.pool != nil && b.pool.readmitDue.Lower(now) {
+		b.pool.wakeRun()
+	}
 	return ownChanged, after.State() != before.State()
 }
 
@@ -147,7 +154,7 @@ func (b *Backend) setFleetLocked(f Fleet, now time.Time) (newDissenter string) {
 	}
 	s := b.fleet
 	if f.Role == RoleVantage && s.role != RoleVantage {
-		s.own, s.ownSince = b.ownStart(f.Peers)
+		s.own, s.ownSince = b.ownStart(f.Peers, len(f.VantagePoints))
 		// A vantage point again publishes again: what it published
 		// before may have been deleted meanwhile.
 		s.offered = false
@@ -183,16 +190,22 @@ func (b *Backend) setLocalLocked(f Fleet) {
 }
 
 // ownStart is the machine this replica starts from when it becomes one of
-// the backend's vantage points: its own when it was probing the backend
-// (passive ejection aside, which is never published), and the one seeded
-// from the verdicts published about the backend when it was not, so that
-// the verified latch survives a reassignment. The caller holds b.mu.
-func (b *Backend) ownStart(peers []fleet.Vantage) (health.Health, time.Time) {
-	if b.fleet.shared() {
-		return fleet.Seed(peers, b.thresholds())
+// vantagePoints of the backend: the one seeded from the verdicts published
+// about the backend, so that the verified latch survives a reassignment,
+// unless this replica was probing the backend itself and knows at least
+// as much: its own machine, when it holds the latch or nobody does. A
+// replica that restarted probes locally first, with a machine that has
+// not seen the probe path tell health apart yet, and must not unlatch a
+// backend its peers had verified. A passive ejection is this replica's
+// traffic's, never published: its own machine starts readmitted
+// (health.Health.Readmit), as the probes alone would have it. The caller
+// holds b.mu.
+func (b *Backend) ownStart(peers []fleet.Vantage, vantagePoints int) (health.Health, time.Time) {
+	seed, seedSince := fleet.Seed(peers, b.quorumLocked(vantagePoints), b.thresholds())
+	if b.fleet.shared() || (seed.Verified && !b.health.Verified) {
+		return seed, seedSince
 	}
-	own := b.health
-	own.Ejected = false
+	own := b.health.Readmit()
 	since := b.downtime.Since
 	if since.IsZero() {
 		since = b.clock()
@@ -215,11 +228,26 @@ func (b *Backend) judgeFleetLocked(now time.Time) (newDissenter string) {
 		s.scratch = append(s.scratch, fleet.Vantage{Replica: s.self, Verdict: b.ownVerdictLocked()})
 	}
 	s.judgement, s.dissent = s.dissent.Step(s.vantagePoints, s.scratch, now, time.Duration(b.Probe.Interval))
-	s.verdict, _ = fleet.Seed(s.scratch, b.thresholds())
+	s.verdict, _ = fleet.Seed(s.scratch, b.quorumLocked(len(s.vantagePoints)), b.thresholds())
 	if s.judgement.NewDissenter {
 		return s.judgement.Dissenter
 	}
 	return ""
+}
+
+// quorumLocked is how many vantage points the fleet's verdict counts
+// against, of vantagePoints: all of them to take the backend out, so that
+// one vantage point alone never does while its partner has no judging
+// verdict (it was just replaced, or has not probed yet); and, once the
+// backend is out, only those that judge, so that it stays out while most
+// of them say unhealthy rather than coming back because a new vantage
+// point has not judged yet (fleet.Decide's rule is the first). The caller
+// holds b.mu.
+func (b *Backend) quorumLocked(vantagePoints int) int {
+	if b.fleet.shared() && b.fleet.verdict.State == health.StateUnhealthy {
+		return 0
+	}
+	return vantagePoints
 }
 
 // ownVerdictLocked is this replica's own verdict as a vantage point. The
@@ -280,14 +308,18 @@ func (b *Backend) stepOwnLocked(r health.Result, now time.Time) (newDissenter st
 }
 
 // afterMaintenanceLocked is maintenance's end for the own machine of a
-// vantage point: what it publishes must earn readmission too. The caller
-// holds b.mu.
-func (b *Backend) afterMaintenanceLocked(now time.Time) {
+// vantage point: what it publishes must earn readmission too, and is
+// published at once, so that the replicas that do not probe the backend
+// do not readmit it on the verdict from before. It reports whether the
+// own verdict changed. The caller holds b.mu.
+func (b *Backend) afterMaintenanceLocked(now time.Time) (ownChanged bool) {
 	if s := b.fleet; s != nil && s.role == RoleVantage {
 		s.own = s.own.AfterMaintenance()
 		s.ownSince = now
 		b.judgeFleetLocked(now)
+		return b.ownChangedLocked()
 	}
+	return false
 }
 
 // logFleetTransition logs a change of the verdict a backend is served by.

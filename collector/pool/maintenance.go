@@ -324,14 +324,16 @@ func (b *Backend) exitMaintenance(why string) {
 	before := b.servedLocked()
 	b.maintenance = nil
 	readmission := "at once: not probed"
+	ownChanged := false
 	if b.Probe.Enabled {
 		b.health = b.health.AfterMaintenance()
-		b.afterMaintenanceLocked(b.clock())
+		ownChanged = b.afterMaintenanceLocked(b.clock())
 		readmission = fmt.Sprintf("after %d consecutive ok probes", b.Probe.Successes)
 	}
 	after := b.servedLocked()
 	b.noteTransitionLocked(before, after, b.clock())
 	b.mu.Unlock()
+	b.pool.noteFleet(b, "", ownChanged)
 	level.Info(b.logger).Log("msg", "Backend left maintenance", "backend", b.Name, "url", b.URL,
 		"from", health.ServedMaintenance, "to", after.State(), "why", why, "readmission", readmission)
 }

@@ -94,7 +94,7 @@ type Coordinator struct {
 	lastSynced  time.Time
 	memberNames []string
 	members     fleet.Members
-	roles       map[string]pool.Role
+	roles       map[string]assignment
 	// written are the backends whose verdict this replica has put under
 	// its lease, lease; drops, those of them to delete, and when: a
 	// vantage point that lost a backend keeps its verdict up for one view
@@ -124,8 +124,8 @@ func New(o Options) *Coordinator {
 		o.Now = time.Now
 	}
 	return &Coordinator{o: o, metrics: newMetrics(o.Registerer), arrived: make(chan struct{}, 1),
-		published: published{}, dirty: map[string]struct{}{}, pending: map[string]struct{}{},
-		roles: map[string]pool.Role{}, written: map[string]bool{}, drops: map[string]time.Time{}, lastMember: map[string]time.Time{}}
+		published: newPublished(), dirty: map[string]struct{}{}, pending: map[string]struct{}{},
+		roles: map[string]assignment{}, written: map[string]bool{}, drops: map[string]time.Time{}, lastMember: map[string]time.Time{}}
 }
 
 // Run shares the probing until ctx ends. It starts in local mode: until
@@ -189,9 +189,9 @@ func (c *Coordinator) onUpdate(u store.VerdictUpdate) {
 		return
 	}
 	c.watchOK = true
-	malformed, emptied := c.published.apply(u, c.dirty)
+	dropped, emptied := c.published.apply(u, c.dirty)
 	c.mu.Unlock()
-	c.metrics.malformed.Add(float64(malformed))
+	c.metrics.malformed.Add(float64(dropped))
 	if emptied && c.o.ReadMembersSoon != nil {
 		c.o.ReadMembersSoon()
 	}
@@ -286,6 +286,14 @@ func (c *Coordinator) setMode(mode, why string) {
 			level.Info(c.o.Logger).Log("msg", "Shared probing: probing this replica's share", "replicas", c.members.Len(), "vantage_points", c.members.VantagePoints(c.o.VantagePoints))
 		}
 	}
+	if mode == pool.ProbingLocal {
+		// Verdicts this replica no longer keeps up must not outlive the
+		// mode: a replica joining would be seeded from them. Where the
+		// store cannot be reached they end with the lease instead.
+		for backend := range c.written {
+			c.drops[backend] = time.Time{}
+		}
+	}
 	c.mode = mode
 	c.o.Pool.SetProbing(mode)
 	c.metrics.setMode(mode)
@@ -305,7 +313,7 @@ func (c *Coordinator) judgeAll(now time.Time) {
 		if c.judge(b, now) {
 			resync = true
 		}
-		if c.roles[b.Name] != pool.RoleWatcher {
+		if c.roles[b.Name].role != pool.RoleWatcher {
 			assigned++
 		}
 	}
@@ -362,14 +370,23 @@ func (c *Coordinator) judge(b *pool.Backend, now time.Time) (probingChanged bool
 	}
 	c.servedChanged = c.servedChanged || servedChanged
 	previous, known := c.roles[b.Name]
-	c.roles[b.Name] = f.Role
+	c.roles[b.Name] = assignment{backend: b, role: f.Role}
 	switch {
 	case f.Role == pool.RoleVantage:
 		delete(c.drops, b.Name)
 	case c.written[b.Name]:
 		c.dropLater(b.Name, now)
 	}
-	return !known || (previous == pool.RoleWatcher) != (f.Role == pool.RoleWatcher)
+	// A reload may have replaced the backend's object, which the prober
+	// then took in as probed here: it must sync to the role again.
+	return !known || previous.backend != b || (previous.role == pool.RoleWatcher) != (f.Role == pool.RoleWatcher)
+}
+
+// assignment is this replica's role for one backend, and the backend
+// object it was given to.
+type assignment struct {
+	backend *pool.Backend
+	role    pool.Role
 }
 
 // roleOf is this replica's role for the backend whose vantage points and

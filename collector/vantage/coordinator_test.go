@@ -349,6 +349,7 @@ func TestReassignmentKeepsTheLatch(t *testing.T) {
 func TestLocalFallbackWhenTheWatchIsLost(t *testing.T) {
 	r := newFleetRig(t, 3, 6, 2)
 	r.rounds(3)
+	r.store.silent = true
 	for _, name := range r.names {
 		r.coords[name].onUpdate(store.VerdictUpdate{Err: errors.New("watch cancelled")})
 	}
@@ -360,6 +361,7 @@ func TestLocalFallbackWhenTheWatchIsLost(t *testing.T) {
 	if snap := r.pools["r1"].Snapshot(); snap.Probing != pool.ProbingLocal {
 		t.Errorf("probing = %q after the watch was lost for longer than the view lease, want local", snap.Probing)
 	}
+	r.store.silent = false
 	for _, name := range r.names {
 		r.coords[name].onUpdate(store.VerdictUpdate{Reset: true})
 	}

@@ -20,6 +20,8 @@ type fakeStore struct {
 	watchers []func(store.VerdictUpdate)
 	nextID   int64
 	writes   int
+	// silent stops handing writes on to the watchers, as a broken watch.
+	silent bool
 }
 
 func newFakeStore() *fakeStore {
@@ -68,11 +70,20 @@ func (r *replicaStore) PublishVerdicts(_ context.Context, ops []fleet.Op) (int64
 		u.Verdicts = append(u.Verdicts, sv)
 	}
 	watchers := slices.Clone(s.watchers)
+	if s.silent {
+		watchers = nil
+	}
 	s.mu.Unlock()
 	for _, w := range watchers {
 		w(u)
 	}
 	return lease, nil
+}
+
+func (r *replicaStore) ViewLease() int64 {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	return r.s.leases[r.replica]
 }
 
 // WatchVerdicts registers update and hands it what is stored; it returns

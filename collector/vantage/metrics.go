@@ -38,7 +38,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		malformed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "probegate_shared_verdicts_malformed_total",
-			Help: "Published verdicts ignored because they do not decode.",
+			Help: "Published verdicts ignored: they do not decode, or one more would exceed what is held (64 replicas about a backend, 200,000 verdicts in all).",
 		}),
 	}
 	for _, result := range []string{"ok", "error"} {

@@ -15,12 +15,16 @@ import (
 // publish writes, when the pace allows (fleet.NextWrite), the own
 // verdicts that changed and the deletions due, as one write: what does
 // not fit in it waits for the next. Each backend's latest verdict is
-// written once however often it changed meanwhile.
+// written once however often it changed meanwhile. In local mode there is
+// no own verdict to write, only the deletions of those written before.
 func (c *Coordinator) publish(ctx context.Context, now time.Time) {
 	c.state.Lock()
 	defer c.state.Unlock()
-	if c.mode != pool.ProbingShared {
-		return
+	if lease := c.o.Store.ViewLease(); lease != 0 && lease != c.lease {
+		// The view moved to a new lease, which happens without a write
+		// of ours: every verdict under the old one ends with it.
+		c.republish(c.lease != 0)
+		c.lease = lease
 	}
 	c.mu.Lock()
 	pending := len(c.pending)
@@ -112,7 +116,7 @@ func (c *Coordinator) operations(now time.Time) ([]fleet.Op, []string) {
 		backends = append(backends, name)
 	}
 	for name, at := range c.drops {
-		if !now.Before(at) && c.roles[name] != pool.RoleVantage {
+		if !now.Before(at) && c.roles[name].role != pool.RoleVantage {
 			ops = append(ops, fleet.Op{Key: c.o.Store.VerdictKey(c.o.Self, name), Delete: true})
 			backends = append(backends, name)
 		}
@@ -142,8 +146,8 @@ func (c *Coordinator) republish(lost bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for name, role := range c.roles {
-		if role == pool.RoleVantage {
+	for name, a := range c.roles {
+		if a.role == pool.RoleVantage {
 			c.pending[name] = struct{}{}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
@@ -39,6 +40,9 @@ type etcdStore struct {
 	// first publication and after the lease was lost.
 	leaseMu sync.Mutex
 	lease   clientv3.LeaseID
+	// viewLease mirrors lease for readers that must not wait for leaseMu,
+	// which Publish holds across its calls to etcd (ViewLease).
+	viewLease atomic.Int64
 
 	// commit commits a transaction of Swap: Txn.Commit, which a test
 	// replaces to lose the answer of one that landed.
@@ -422,8 +426,15 @@ func (s *etcdStore) Publish(ctx context.Context, name string, view []byte) error
 	s.leaseMu.Lock()
 	defer s.leaseMu.Unlock()
 	if s.lease != 0 {
-		if _, err := client.KeepAliveOnce(ctx, s.lease); err != nil {
-			s.lease = 0
+		// Only a lease etcd no longer knows is replaced: a keep-alive
+		// that timed out (a leader election, a slow member) leaves the
+		// lease, and every verdict under it, in place for the next try.
+		_, err := client.KeepAliveOnce(ctx, s.lease)
+		switch {
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			s.setLeaseLocked(0)
+		case err != nil:
+			return fmt.Errorf("etcd: refresh the replica lease: %w", err)
 		}
 	}
 	if s.lease == 0 {
@@ -431,13 +442,25 @@ func (s *etcdStore) Publish(ctx context.Context, name string, view []byte) error
 		if err != nil {
 			return fmt.Errorf("etcd: grant the replica lease: %w", err)
 		}
-		s.lease = grant.ID
+		s.setLeaseLocked(grant.ID)
 	}
 	if _, err := client.Put(ctx, s.keys.replica(name), string(view), clientv3.WithLease(s.lease)); err != nil {
 		return fmt.Errorf("etcd: publish replica %s: %w", name, err)
 	}
 	return nil
 }
+
+// setLeaseLocked sets the lease of this replica's view. The caller holds
+// leaseMu.
+func (s *etcdStore) setLeaseLocked(lease clientv3.LeaseID) {
+	s.lease = lease
+	s.viewLease.Store(int64(lease))
+}
+
+// ViewLease is the id of the lease of this replica's view now, 0 for
+// none: a change means the verdicts written under the lease before are
+// gone, or going with it.
+func (s *etcdStore) ViewLease() int64 { return s.viewLease.Load() }
 
 // Withdraw removes this replica's view at once, for a clean shutdown.
 func (s *etcdStore) Withdraw(ctx context.Context, name string) error {
@@ -451,7 +474,7 @@ func (s *etcdStore) Withdraw(ctx context.Context, name string) error {
 	defer s.leaseMu.Unlock()
 	if s.lease != 0 {
 		client.Revoke(ctx, s.lease)
-		s.lease = 0
+		s.setLeaseLocked(0)
 	}
 	_, err = client.Delete(ctx, s.keys.replica(name))
 	return err

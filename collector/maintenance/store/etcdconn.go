@@ -69,6 +69,13 @@ var errNotConnected = errors.New("not connected to etcd yet")
 
 // get returns the client once connected, waiting until ctx ends at most.
 func (c *etcdConn) get(ctx context.Context) (*clientv3.Client, error) {
+	// A client already connected is returned whatever ctx: the operation
+	// then fails on ctx itself, as it would a moment later.
+	select {
+	case <-c.connected:
+		return c.client, nil
+	default:
+	}
 	select {
 	case <-c.connected:
 		return c.client, nil

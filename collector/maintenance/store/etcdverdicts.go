@@ -91,7 +91,7 @@ func (s *etcdStore) PublishVerdicts(ctx context.Context, ops []fleet.Op) (int64,
 	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		s.leaseMu.Lock()
 		if s.lease == lease {
-			s.lease = 0
+			s.setLeaseLocked(0)
 		}
 		s.leaseMu.Unlock()
 		return 0, fmt.Errorf("etcd: publish verdicts under lease %x: %w: %w", lease, ErrNoViewLease, err)

@@ -225,6 +225,29 @@ func TestEtcdVerdicts(t *testing.T) {
 		}
 	})
 
+	t.Run("a refresh of the view that fails keeps its lease and the verdicts under it", func(t *testing.T) {
+		a := newEtcdFixture(t, endpoint, "/v/keeplease")
+		a.publish(t, "a")
+		lease := a.publishVerdicts(t, put(a.store.VerdictKey("a", "x"), "x1"))
+		if got := a.store.ViewLease(); got != lease {
+			t.Fatalf("ViewLease = %x, want the view's %x", got, lease)
+		}
+		// A keep-alive cut short (a timeout, a leader election) says
+		// nothing of the lease: it is kept for the next refresh.
+		expired, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+		defer cancel()
+		if err := a.store.Publish(expired, "a", []byte("{}")); err == nil {
+			t.Fatal("Publish with an expired context succeeded")
+		}
+		if got := a.store.ViewLease(); got != lease {
+			t.Errorf("after a failed refresh ViewLease = %x, want the lease kept, %x", got, lease)
+		}
+		a.publish(t, "a")
+		if got := a.store.ViewLease(); got != lease {
+			t.Errorf("after the next refresh ViewLease = %x, want still %x", got, lease)
+		}
+	})
+
 	t.Run("a write that does not fit is refused whole, naming what is wrong", func(t *testing.T) {
 		a := newEtcdFixture(t, endpoint, "/v/refused")
 		a.publish(t, "a")

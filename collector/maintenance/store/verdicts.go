@@ -19,6 +19,11 @@ type Verdicts interface {
 	// under the old one is gone or going. Without a view lease it
 	// writes nothing and its error wraps ErrNoViewLease.
 	PublishVerdicts(ctx context.Context, ops []fleet.Op) (int64, error)
+	// ViewLease is the id of this replica's view lease now, 0 for none,
+	// without waiting for a publication in progress: a change means
+	// that every verdict written under the lease before is gone, or
+	// going with it.
+	ViewLease() int64
 	// WatchVerdicts hands on every replica's verdicts, first all of
 	// them at one revision (Reset), then each change, until ctx ends.
 	WatchVerdicts(ctx context.Context, update func(VerdictUpdate))
