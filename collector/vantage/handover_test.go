@@ -12,7 +12,6 @@ import (
 
 	"github.com/probegate/probegate/collector/fleet"
 	"github.com/probegate/probegate/collector/health"
-	"github.com/probegate/probegate/collector/maintenance/store"
 	"github.com/probegate/probegate/collector/pool"
 	"github.com/probegate/probegate/internal/testconfig"
 )
@@ -21,22 +20,8 @@ import (
 // lease for the view, and the keys under the old one end with it. The
 // view stays live throughout.
 func (s *fakeStore) regrant(replica string) {
-	s.mu.Lock()
-	s.nextID++
-	s.leases[replica] = s.nextID
-	var u store.VerdictUpdate
-	for key := range s.keys {
-		if strings.HasPrefix(key, fakePrefix+replica+"/") {
-			delete(s.keys, key)
-			_, backend, _ := strings.Cut(strings.TrimPrefix(key, fakePrefix), "/")
-			u.Verdicts = append(u.Verdicts, store.StoredVerdict{Replica: replica, Backend: backend})
-		}
-	}
-	watchers := slices.Clone(s.watchers)
-	s.mu.Unlock()
-	for _, w := range watchers {
-		w(u)
-	}
+	s.expire(replica)
+	s.of(replica)
 }
 
 func (s *fakeStore) count(replica string) int {
