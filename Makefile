@@ -211,8 +211,8 @@ bench-stragglers:
 bench-groups:
 	$(GO) test -run '^$$' -bench '^BenchmarkFanoutReplicaGroups$$' -benchtime 1x -timeout 5m ./collector/fanout/
 
-# bench-fleet: shared probing's pure logic: which backends a replica
-# probes out of 10,000 over 5 replicas (rendezvous hashing), and the etcd
+# bench-fleet: shared probing's pure logic: the vantage points of one
+# backend among 5 replicas (rendezvous hashing), and the etcd
 # write volume of its verdicts at 10,000 backends with 1% changing state a
 # second (budget 1 MiB/s a replica); and the coordinator's judgement of
 # 10,000 backends, which it makes once a second.

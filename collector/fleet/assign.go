@@ -84,48 +84,6 @@ func (m Members) Assign(dst []string, backend string, k int) []string {
 	return dst
 }
 
-// IsVantagePoint reports whether replica is one of backend's
-// VantagePoints(k). A replica that is not a member is none.
-func (m Members) IsVantagePoint(replica, backend string, k int) bool {
-	self, found := slices.BinarySearch(m.names, replica)
-	return found && m.within(xxhash.Sum64String(backend), self, m.VantagePoints(k))
-}
-
-// Mine is the backends of which self is a vantage point, in the order
-// given: self's share, which is all it probes. A self that is not a
-// member (its own view is not live) has none: its caller probes locally.
-func (m Members) Mine(self string, backends []string, k int) []string {
-	s, found := slices.BinarySearch(m.names, self)
-	if !found {
-		return nil
-	}
-	k = m.VantagePoints(k)
-	// The share is about k/n of the backends; a little more room saves
-	// growing the slice for an unlucky share.
-	mine := make([]string, 0, len(backends)*k/len(m.names)+len(backends)/16+1)
-	for _, backend := range backends {
-		if m.within(xxhash.Sum64String(backend), s, k) {
-			mine = append(mine, backend)
-		}
-	}
-	return mine
-}
-
-// within reports whether member self is among the first k members for
-// the backend whose hash is backendHash: whether fewer than k outrank it.
-func (m Members) within(backendHash uint64, self, k int) bool {
-	selfWeight := weight(backendHash, m.hashes[self])
-	ahead := 0
-	for i, replicaHash := range m.hashes {
-		if i != self && outranks(weight(backendHash, replicaHash), i, selfWeight, self) {
-			if ahead++; ahead == k {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // outranks reports whether member i of weight wi ranks before member j of
 // weight wj: the heavier first, and of equal weights the first by name.
 func outranks(wi uint64, i int, wj uint64, j int) bool {

@@ -2,7 +2,7 @@
 // one pool probe each backend from a few vantage points instead of each
 // probing every backend, and agree on one verdict for the fleet:
 //
-//   - which live replicas probe a backend (Members, Assign, Mine), by
+//   - which live replicas probe a backend (Members, Assign), by
 //     rendezvous hashing, so that every replica computes the same
 //     assignment from the same replica views and a replica joining or
 //     leaving moves only its own share;

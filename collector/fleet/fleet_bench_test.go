@@ -5,21 +5,6 @@ import (
 	"time"
 )
 
-// BenchmarkMine measures one replica's share of 10,000 backends among 5
-// replicas, with 2 vantage points each: what a replica computes on every
-// change of the replica views.
-func BenchmarkMine(b *testing.B) {
-	backends := names("prometheus-shard-%04d-b", 10000)
-	m := NewMembers(names("probegate-6d8f9c7b54-%05d", 5))
-	self := m.names[2]
-	b.ReportAllocs()
-	for b.Loop() {
-		if len(m.Mine(self, backends, 2)) == 0 {
-			b.Fatal("an empty share")
-		}
-	}
-}
-
 // BenchmarkAssign measures the vantage points of one backend among 5
 // replicas, into a reused slice: what the pool asks per backend it judges.
 func BenchmarkAssign(b *testing.B) {

@@ -36,7 +36,7 @@ func BenchmarkJudgeAll(b *testing.B) {
 	st := newFakeStore()
 	for _, r := range live[1:] {
 		var ops []fleet.Op
-		for _, name := range members.Mine(r, names, 2) {
+		for _, name := range share(members, r, names, 2) {
 			v, _ := fleet.Encode(fleet.Verdict{State: health.StateHealthy, Verified: true, Reachable: true, Probed: true, Since: now})
 			ops = append(ops, fleet.Op{Key: st.of(r).VerdictKey(r, name), Value: v})
 		}
