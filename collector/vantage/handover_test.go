@@ -201,7 +201,7 @@ func TestRestartedVantagePointKeepsTheLatch(t *testing.T) {
 // TestNewViewLeaseWithALoneDissenterEjectsNothing: a replica's view moves
 // to a new lease (its verdicts under the old one end), while another
 // vantage point of the same backends is cut from them: the backends stay
-// in service everywhere, since the replica writes its verdicts again.
+// in service everywhere, and the replica's verdicts are live again.
 func TestNewViewLeaseWithALoneDissenterEjectsNothing(t *testing.T) {
 	r := newFleetRig(t, 3, 12, 2)
 	r.outcome = func(replica, _ string) health.Result {
@@ -219,6 +219,14 @@ func TestNewViewLeaseWithALoneDissenterEjectsNothing(t *testing.T) {
 			for _, name := range r.names {
 				if got := r.served(name, b); !got.InService() {
 					t.Errorf("%s (vantage points r1, and r2 cut from it) on %s: %v, want in service", b, name, got)
+				}
+			}
+			// Both vantage points speak again: r1's verdict, written
+			// anew under its new lease, is live beside r2's.
+			s, _ := r.pools["r3"].SnapshotOf(b)
+			for _, vp := range s.Fleet.VantagePoints {
+				if !vp.Live {
+					t.Errorf("%s on r3: vantage point %s has no live verdict after r1's new lease", b, vp.Replica)
 				}
 			}
 		}
